@@ -1,0 +1,636 @@
+//! The [`Emitter`]: the only writer of a machine-mode stream.
+//!
+//! It numbers every line (`aoi.seq` from 0, one `aoi.run` ULID), keeps the summary's counters
+//! itself so a caller cannot get them wrong, buffers for throughput, and flushes where a consumer
+//! needs to see the stream move: after `aoi:meta`, on `aoi:progress`, `aoi:heartbeat` and errors,
+//! on [`Emitter::flush`] (call it before blocking work), and at the summary.
+
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::cancel::{CancelToken, Signal};
+use super::flatten::{write_line, EnvelopeRef};
+use crate::wire::{
+    exit_code, CausedBy, Category, Check, Code, ErrorEvent, FrameworkEvent, Heartbeat, Identity,
+    Meta, Plan, Progress, Reason, Summary, Upstream, Warning, AOI_VERSION,
+};
+use crate::DomainEvent;
+
+/// Bytes buffered before a write to the underlying stream.
+const FLUSH_AT: usize = 64 * 1024;
+
+/// Why an event could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum EmitError {
+    /// The stream could not be written; for a closed pipe see [`EmitError::is_broken_pipe`].
+    #[error("writing the event stream failed: {0}")]
+    Io(#[from] io::Error),
+    /// The event did not serialize as a JSON object, or used a reserved name.
+    #[error("event could not be written: {0}")]
+    Serialize(String),
+    /// A domain event used an empty `type` or one in the `aoi:` namespace (§8.2).
+    #[error("invalid domain event type {0:?}: the `aoi:` namespace is reserved (spec §8.2)")]
+    InvalidType(String),
+    /// The run was cancelled by a signal; the caller should unwind.
+    #[error("the run was cancelled by {}", .0.name())]
+    Cancelled(Signal),
+    /// The summary has been written; nothing may follow it (§4).
+    #[error("the stream is finished: nothing may follow aoi:summary")]
+    Finished,
+}
+
+impl EmitError {
+    /// True when downstream closed the pipe (exit 141, quietly: §7).
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, EmitError::Io(e) if e.kind() == io::ErrorKind::BrokenPipe)
+    }
+}
+
+impl From<EmitError> for ErrorEvent {
+    fn from(e: EmitError) -> ErrorEvent {
+        let (category, code) = match &e {
+            EmitError::Io(io) if io.kind() == io::ErrorKind::BrokenPipe => {
+                (Category::Io, "BROKEN_PIPE")
+            }
+            EmitError::Io(_) => (Category::Io, "STDOUT_WRITE_FAILED"),
+            EmitError::Serialize(_) | EmitError::InvalidType(_) => {
+                (Category::Internal, "EVENT_NOT_SERIALIZABLE")
+            }
+            EmitError::Cancelled(_) => (Category::Cancelled, "CANCELLED"),
+            EmitError::Finished => (Category::Internal, "STREAM_FINISHED"),
+        };
+        ErrorEvent::new(category, Code::from_static(code), e.to_string())
+    }
+}
+
+/// How a run ended, as the tool sees it; the emitter turns it into the `aoi:summary`.
+///
+/// `ok` and `reason` can only be combined as §8.3 allows: [`Outcome::success`] and
+/// [`Outcome::skipped`] are `ok:true`; every other constructor is `ok:false` with its reason.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    ok: bool,
+    reason: Option<Reason>,
+    partial: Option<bool>,
+    truncated: bool,
+    next_cursor: Option<String>,
+    caused_by: Option<CausedBy>,
+    upstream: Option<Upstream>,
+    properties: Option<Map<String, Value>>,
+}
+
+impl Outcome {
+    fn new(ok: bool, reason: Option<Reason>) -> Outcome {
+        Outcome {
+            ok,
+            reason,
+            partial: None,
+            truncated: false,
+            next_cursor: None,
+            caused_by: None,
+            upstream: None,
+            properties: None,
+        }
+    }
+
+    /// `ok:true`: the tool accomplished what was asked.
+    pub fn success() -> Outcome {
+        Outcome::new(true, None)
+    }
+
+    /// `ok:true, reason:"skipped"`: the operation did not apply and did not run.
+    pub fn skipped() -> Outcome {
+        Outcome::new(true, Some(Reason::Skipped))
+    }
+
+    /// `ok:false, reason:"failed"`.
+    pub fn failed() -> Outcome {
+        Outcome::new(false, Some(Reason::Failed))
+    }
+
+    /// `ok:false, reason:"cancelled"`.
+    pub fn cancelled() -> Outcome {
+        Outcome::new(false, Some(Reason::Cancelled))
+    }
+
+    /// `ok:false, reason:"timeout"`.
+    pub fn timed_out() -> Outcome {
+        Outcome::new(false, Some(Reason::Timeout))
+    }
+
+    /// `ok:false, reason:"denied"`.
+    pub fn denied() -> Outcome {
+        Outcome::new(false, Some(Reason::Denied))
+    }
+
+    /// Whether this outcome is `ok:true`.
+    pub fn is_ok(&self) -> bool {
+        self.ok
+    }
+
+    /// Marks the output as cut by a bound, with the cursor to continue from (§15).
+    pub fn truncated(mut self, next_cursor: Option<String>) -> Outcome {
+        self.truncated = true;
+        self.next_cursor = next_cursor;
+        self
+    }
+
+    /// Overrides `partial`, which otherwise is true when at least one item-scope error was
+    /// emitted alongside at least one domain event.
+    pub fn partial(mut self, partial: bool) -> Outcome {
+        self.partial = Some(partial);
+        self
+    }
+
+    /// Records the upstream error that made this run fail (§13.1).
+    pub fn caused_by(mut self, caused_by: CausedBy) -> Outcome {
+        self.caused_by = Some(caused_by);
+        self
+    }
+
+    /// Records the direct upstream's identity (§13.1).
+    pub fn upstream(mut self, upstream: Upstream) -> Outcome {
+        self.upstream = Some(upstream);
+        self
+    }
+
+    /// Adds a tool-specific summary property.
+    pub fn property(mut self, key: impl Into<String>, value: impl Into<Value>) -> Outcome {
+        self.properties
+            .get_or_insert_with(Map::new)
+            .insert(key.into(), value.into());
+        self
+    }
+}
+
+/// The summary that was written and the exit code the run should end with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finished {
+    /// The terminal event as written.
+    pub summary: Summary,
+    /// The process exit code per §6.
+    pub exit_code: u8,
+}
+
+/// Configures and starts an [`Emitter`].
+#[derive(Debug, Clone)]
+pub struct EmitterBuilder {
+    identity: Identity,
+    meta: Meta,
+    timestamps: bool,
+    trace_id: Option<String>,
+    run: Option<String>,
+    flush_each_line: bool,
+    cancel: CancelToken,
+}
+
+impl EmitterBuilder {
+    /// Names the command in `aoi:meta.command`.
+    pub fn command(mut self, command: impl Into<String>) -> Self {
+        self.meta.command = Some(command.into());
+        self
+    }
+
+    /// Adds `aoi.t` (ms since meta) to every line.
+    pub fn timestamps(mut self, on: bool) -> Self {
+        self.timestamps = on;
+        self
+    }
+
+    /// Adds `aoi.trace_id` to every line.
+    pub fn trace_id(mut self, trace_id: impl Into<String>) -> Self {
+        self.trace_id = Some(trace_id.into());
+        self
+    }
+
+    /// Uses a given run id instead of a fresh ULID (for replaying a recorded run in tests).
+    pub fn run_id(mut self, run: impl Into<String>) -> Self {
+        self.run = Some(run.into());
+        self
+    }
+
+    /// Writes every line through at once (for interactive consumers); the default batches.
+    pub fn flush_each_line(mut self, on: bool) -> Self {
+        self.flush_each_line = on;
+        self
+    }
+
+    /// Sets `aoi:meta.args_redacted` and `args` (already redacted by the caller, §11).
+    pub fn args(mut self, args: Option<Vec<String>>, redacted: bool) -> Self {
+        self.meta.args = args;
+        self.meta.args_redacted = Some(redacted);
+        self
+    }
+
+    /// Sets `aoi:meta.input_fingerprint`.
+    pub fn input_fingerprint(mut self, fingerprint: impl Into<String>) -> Self {
+        self.meta.input_fingerprint = Some(fingerprint.into());
+        self
+    }
+
+    /// Adds a tool-specific `aoi:meta` property.
+    pub fn meta_property(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.meta
+            .properties
+            .get_or_insert_with(Map::new)
+            .insert(key.into(), value.into());
+        self
+    }
+
+    /// Shares a cancellation token (the harness passes the one its signal handler sets).
+    pub fn cancel_token(mut self, token: CancelToken) -> Self {
+        self.cancel = token;
+        self
+    }
+
+    /// Writes `aoi:meta` to `out`, flushes it, and returns the emitter.
+    pub fn start<W: Write>(self, out: W) -> Result<Emitter<W>, EmitError> {
+        let mut meta = self.meta;
+        meta.tool = Some(self.identity.tool.clone());
+        meta.tool_version = Some(self.identity.tool_version.clone());
+        meta.aoi_version = Some(AOI_VERSION.to_owned());
+        meta.schema_name = Some(self.identity.schema_name.clone());
+        meta.schema_version = Some(self.identity.schema_version.clone());
+        let core = Core {
+            out,
+            buf: Vec::with_capacity(FLUSH_AT + 4096),
+            committed: 0,
+            run: self.run.unwrap_or_else(new_run_id),
+            trace_id: self.trace_id,
+            started: Instant::now(),
+            timestamps: self.timestamps,
+            flush_each_line: self.flush_each_line,
+            seq: 0,
+            identity: self.identity,
+            counts: Counts::default(),
+            first_process_error: None,
+            state: State::Open,
+        };
+        let emitter = Emitter {
+            core: Arc::new(Mutex::new(core)),
+            cancel: self.cancel,
+        };
+        {
+            let mut core = emitter.lock();
+            core.write(Meta::TYPE, &meta)?;
+            core.flush()?;
+        }
+        Ok(emitter)
+    }
+}
+
+/// A fresh ULID for `aoi.run` (§8.1 recommends ULIDs: sortable, unique without coordination).
+pub fn new_run_id() -> String {
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0);
+    let mut random = [0u8; 16];
+    if getrandom::fill(&mut random).is_err() {
+        // No entropy source: fall back to the clock and pid, still unique per process start.
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        random = (nanos ^ (u128::from(std::process::id()) << 64)).to_le_bytes();
+    }
+    ulid::Ulid::from_parts(ms, u128::from_le_bytes(random)).to_string()
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Counts {
+    domain: u64,
+    warnings: u64,
+    errors: u64,
+    item_errors: u64,
+    upstream_warnings: u64,
+    upstream_errors: u64,
+    input: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Open,
+    Finished,
+}
+
+/// The emitter's state, shared with the harness's signal watcher through a mutex so that a
+/// cancelled summary is never interleaved with a half-written line.
+#[derive(Debug)]
+pub(crate) struct Core<W> {
+    out: W,
+    buf: Vec<u8>,
+    /// Length of `buf` up to the last complete line; a panic mid-event is repaired to here.
+    committed: usize,
+    run: String,
+    trace_id: Option<String>,
+    started: Instant,
+    timestamps: bool,
+    flush_each_line: bool,
+    seq: u64,
+    identity: Identity,
+    counts: Counts,
+    first_process_error: Option<Category>,
+    state: State,
+}
+
+impl<W: Write> Core<W> {
+    fn write<T: Serialize + ?Sized>(&mut self, ty: &str, body: &T) -> Result<(), EmitError> {
+        if self.state == State::Finished {
+            return Err(EmitError::Finished);
+        }
+        self.buf.truncate(self.committed);
+        let t = if self.timestamps {
+            Some(u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX))
+        } else {
+            None
+        };
+        let envelope = EnvelopeRef {
+            seq: self.seq,
+            run: &self.run,
+            t,
+            trace_id: self.trace_id.as_deref(),
+        };
+        if let Err(e) = write_line(&mut self.buf, ty, &envelope, body) {
+            self.buf.truncate(self.committed);
+            return Err(EmitError::Serialize(e.to_string()));
+        }
+        self.committed = self.buf.len();
+        self.seq += 1;
+        if self.flush_each_line || self.buf.len() >= FLUSH_AT {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), EmitError> {
+        self.buf.truncate(self.committed);
+        let result = self.out.write_all(&self.buf).and_then(|()| self.out.flush());
+        self.buf.clear();
+        self.committed = 0;
+        result.map_err(EmitError::Io)
+    }
+
+    pub(crate) fn is_finished(&self) -> bool {
+        self.state == State::Finished
+    }
+
+    pub(crate) fn finish(&mut self, outcome: Outcome) -> Result<Finished, EmitError> {
+        let Outcome {
+            mut ok,
+            mut reason,
+            partial,
+            truncated,
+            next_cursor,
+            caused_by,
+            upstream,
+            properties,
+        } = outcome;
+        // A process-scope error ends the run: success after one would be a lie (§9.1).
+        if ok && self.first_process_error.is_some() {
+            ok = false;
+            reason = Some(Reason::Failed);
+        }
+        let c = self.counts;
+        let exit_code = if ok {
+            exit_code::OK
+        } else if let Some(category) = self.first_process_error {
+            category.exit_code()
+        } else {
+            match reason {
+                Some(Reason::Cancelled) => exit_code::SIGINT,
+                Some(Reason::Timeout) => exit_code::TIMEOUT,
+                Some(Reason::Denied) => exit_code::NO_PERM,
+                _ => caused_by
+                    .as_ref()
+                    .map_or(exit_code::FAILURE, |cb| cb.category.exit_code()),
+            }
+        };
+        let summary = Summary {
+            ok,
+            reason,
+            event_count: Some(self.seq + 1),
+            count: Some(c.domain),
+            input_count: c.input,
+            warning_count: Some(c.warnings + c.upstream_warnings),
+            error_count: Some(c.errors + c.upstream_errors),
+            partial: Some(partial.unwrap_or(c.item_errors > 0 && c.domain > 0)),
+            truncated: Some(truncated),
+            next_cursor: if truncated { next_cursor } else { None },
+            elapsed_ms: Some(u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)),
+            caused_by,
+            upstream,
+            tool: Some(self.identity.tool.clone()),
+            tool_version: Some(self.identity.tool_version.clone()),
+            aoi_version: Some(AOI_VERSION.to_owned()),
+            schema_name: Some(self.identity.schema_name.clone()),
+            schema_version: Some(self.identity.schema_version.clone()),
+            properties,
+        };
+        self.write(Summary::TYPE, &summary)?;
+        self.state = State::Finished;
+        self.flush()?;
+        Ok(Finished { summary, exit_code })
+    }
+
+    /// Makes the stream usable again after a panic inside an event's `Serialize`.
+    pub(crate) fn repair(&mut self) {
+        self.buf.truncate(self.committed);
+    }
+}
+
+/// Writes one AOI stream. See the [module docs](self) and the crate's example stream.
+#[derive(Debug)]
+pub struct Emitter<W> {
+    core: Arc<Mutex<Core<W>>>,
+    cancel: CancelToken,
+}
+
+impl Emitter<()> {
+    /// Starts configuring an emitter for a tool.
+    pub fn builder(identity: Identity) -> EmitterBuilder {
+        EmitterBuilder {
+            identity,
+            meta: Meta::default(),
+            timestamps: false,
+            trace_id: None,
+            run: None,
+            flush_each_line: false,
+            cancel: CancelToken::new(),
+        }
+    }
+}
+
+impl<W: Write> Emitter<W> {
+    fn lock(&self) -> MutexGuard<'_, Core<W>> {
+        match self.core.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => {
+                let mut guard = poisoned.into_inner();
+                guard.repair();
+                guard
+            }
+        }
+    }
+
+    pub(crate) fn shared_core(&self) -> Arc<Mutex<Core<W>>> {
+        Arc::clone(&self.core)
+    }
+
+    #[inline]
+    fn live(&self) -> Result<(), EmitError> {
+        match self.cancel.cancelled() {
+            Some(signal) => Err(EmitError::Cancelled(signal)),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes a domain event. Fails with [`EmitError::Cancelled`] once a signal arrived.
+    pub fn emit<E: DomainEvent + ?Sized>(&mut self, event: &E) -> Result<(), EmitError> {
+        self.emit_as(event.event_type(), event)
+    }
+
+    /// Writes a domain event whose `type` is given separately, e.g. for a `serde_json::Value`.
+    pub fn emit_as<T: Serialize + ?Sized>(&mut self, ty: &str, body: &T) -> Result<(), EmitError> {
+        self.live()?;
+        if ty.is_empty() || ty.starts_with("aoi:") {
+            return Err(EmitError::InvalidType(ty.to_owned()));
+        }
+        let mut core = self.lock();
+        core.write(ty, body)?;
+        core.counts.domain += 1;
+        Ok(())
+    }
+
+    fn framework<T: FrameworkEvent>(&mut self, event: &T, flush: bool) -> Result<(), EmitError> {
+        self.live()?;
+        let mut core = self.lock();
+        core.write(T::TYPE, event)?;
+        if flush {
+            core.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Writes an `aoi:warning`.
+    pub fn warning(&mut self, warning: &Warning) -> Result<(), EmitError> {
+        self.framework(warning, false)?;
+        self.lock().counts.warnings += 1;
+        Ok(())
+    }
+
+    /// Writes an `aoi:error`. A process-scope error makes the summary `ok:false` whatever the
+    /// outcome passed to [`Emitter::finish`]; an item-scope one counts toward `partial`.
+    pub fn error(&mut self, error: &ErrorEvent) -> Result<(), EmitError> {
+        self.framework(error, true)?;
+        let mut core = self.lock();
+        core.counts.errors += 1;
+        if error.is_process_scope() {
+            core.first_process_error.get_or_insert(error.category);
+        } else {
+            core.counts.item_errors += 1;
+        }
+        Ok(())
+    }
+
+    /// Forwards an upstream `aoi:error` tagged with `origin` (§13.1). The error is counted once,
+    /// as consumed from upstream, and is not a local process failure.
+    pub fn forward_error(&mut self, error: &ErrorEvent, origin: &str) -> Result<(), EmitError> {
+        let mut forwarded = error.clone();
+        forwarded.origin.get_or_insert_with(|| origin.to_owned());
+        self.framework(&forwarded, true)?;
+        self.lock().counts.upstream_errors += 1;
+        Ok(())
+    }
+
+    /// Forwards an upstream `aoi:warning` tagged with `origin`, counted once as upstream.
+    pub fn forward_warning(&mut self, warning: &Warning, origin: &str) -> Result<(), EmitError> {
+        let mut forwarded = warning.clone();
+        forwarded.origin.get_or_insert_with(|| origin.to_owned());
+        self.framework(&forwarded, false)?;
+        self.lock().counts.upstream_warnings += 1;
+        Ok(())
+    }
+
+    /// Counts an upstream `aoi:error` consumed without forwarding it.
+    pub fn note_upstream_error(&mut self) {
+        self.lock().counts.upstream_errors += 1;
+    }
+
+    /// Counts an upstream `aoi:warning` consumed without forwarding it.
+    pub fn note_upstream_warning(&mut self) {
+        self.lock().counts.upstream_warnings += 1;
+    }
+
+    /// Counts `n` domain events consumed from stdin (`input_count`).
+    pub fn note_input(&mut self, n: u64) {
+        let mut core = self.lock();
+        *core.counts.input.get_or_insert(0) += n;
+    }
+
+    /// Writes an `aoi:check`.
+    pub fn check(&mut self, check: &Check) -> Result<(), EmitError> {
+        self.framework(check, false)
+    }
+
+    /// Writes an `aoi:plan`.
+    pub fn plan(&mut self, plan: &Plan) -> Result<(), EmitError> {
+        self.framework(plan, false)
+    }
+
+    /// Writes an `aoi:progress` and flushes.
+    pub fn progress(&mut self, progress: &Progress) -> Result<(), EmitError> {
+        self.framework(progress, true)
+    }
+
+    /// Writes an `aoi:heartbeat` and flushes.
+    pub fn heartbeat(&mut self, heartbeat: &Heartbeat) -> Result<(), EmitError> {
+        self.framework(heartbeat, true)
+    }
+
+    /// Writes buffered lines through. Call before blocking work so consumers see what is done.
+    pub fn flush(&mut self) -> Result<(), EmitError> {
+        self.lock().flush()
+    }
+
+    /// The run's cancellation token, for checking or sleeping in long work.
+    pub fn cancel_token(&self) -> CancelToken {
+        self.cancel.clone()
+    }
+
+    /// `Err(Cancelled)` once a signal arrived: a safe point for long work that emits nothing.
+    pub fn check_cancelled(&self) -> Result<(), EmitError> {
+        self.live()
+    }
+
+    /// The run id written in every line's `aoi.run`.
+    pub fn run_id(&self) -> String {
+        self.lock().run.clone()
+    }
+
+    /// Domain events written so far.
+    pub fn count(&self) -> u64 {
+        self.lock().counts.domain
+    }
+
+    /// Writes the terminal `aoi:summary` from `outcome` and the emitter's own counters.
+    pub fn finish(&mut self, outcome: Outcome) -> Result<Finished, EmitError> {
+        self.lock().finish(outcome)
+    }
+
+    /// Gives back the underlying writer (tests read what was written).
+    ///
+    /// # Panics
+    /// When a clone of the shared state is still alive, which only the harness holds.
+    pub fn into_writer(self) -> W {
+        let core = match Arc::try_unwrap(self.core) {
+            Ok(mutex) => mutex,
+            Err(_) => panic!("the emitter's state is still shared"),
+        };
+        core.into_inner().unwrap_or_else(|p| p.into_inner()).out
+    }
+}

@@ -1,0 +1,234 @@
+//! The process harness: whatever happens after `aoi:meta`, the run ends with an `aoi:summary`
+//! when the process is still in control (spec §4), and with the right exit code (§6).
+//!
+//! - A returned [`ErrorEvent`] becomes a process-scope `aoi:error` and an `ok:false` summary.
+//! - A panic becomes an `internal` `aoi:error` (`INTERNAL_PANIC`) and an `ok:false` summary; the
+//!   panic message goes into the event, nothing is printed to stderr, no backtrace anywhere.
+//! - A closed stdout (EPIPE) ends the process quietly with 141 (§7).
+//! - SIGINT/SIGTERM cancel the run: the emitter refuses further events so the tool unwinds, and
+//!   the harness writes a `reason:"cancelled"` summary and exits 130/143. A tool that does not
+//!   reach a safe point within the grace period (blocked in a read, say) is ended by the
+//!   harness itself, which writes the summary between two lines, never inside one; if even that
+//!   is impossible (the emitter is stuck writing to a full pipe) it exits without one, since
+//!   exiting promptly matters more (§7).
+
+use std::any::Any;
+use std::io::{self, Stdout, Write};
+use std::panic::{self, AssertUnwindSafe};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::cancel::{CancelToken, Signal};
+use super::emitter::{Core, EmitError, Emitter, EmitterBuilder, Outcome};
+use crate::wire::{exit_code, Category, Code, ErrorEvent};
+
+/// What a tool's body returns: an outcome, or the error that ended the run.
+pub type RunResult = Result<Outcome, ErrorEvent>;
+
+/// Runs a tool's machine-mode body under the §4 guarantees. See the [module docs](self).
+#[derive(Debug)]
+pub struct Harness {
+    builder: EmitterBuilder,
+    grace: Duration,
+}
+
+impl Harness {
+    /// A harness that will start the emitter `builder` describes on stdout.
+    pub fn new(builder: EmitterBuilder) -> Harness {
+        Harness {
+            builder,
+            grace: Duration::from_millis(1500),
+        }
+    }
+
+    /// How long a cancelled tool has to reach a safe point before the harness ends the run
+    /// itself (default 1.5 s).
+    pub fn grace(mut self, grace: Duration) -> Harness {
+        self.grace = grace;
+        self
+    }
+
+    /// Writes `aoi:meta`, runs `body`, writes the summary, and returns the exit code.
+    pub fn run<F>(self, body: F) -> ExitCode
+    where
+        F: FnOnce(&mut Emitter<Stdout>) -> RunResult,
+    {
+        install_quiet_panic_hook();
+        let cancel = CancelToken::new();
+        let builder = self.builder.cancel_token(cancel.clone());
+        let mut emitter = match builder.start(io::stdout()) {
+            Ok(emitter) => emitter,
+            Err(e) => return ExitCode::from(exit_for_lost_stdout(&e)),
+        };
+        watch_signals(emitter.shared_core(), cancel, self.grace);
+        ExitCode::from(drive(&mut emitter, body))
+    }
+}
+
+/// Runs `body` on a started emitter and ends the stream; returns the exit code. The signal-free
+/// core of [`Harness::run`], usable with any writer.
+pub fn drive<W, F>(emitter: &mut Emitter<W>, body: F) -> u8
+where
+    W: Write,
+    F: FnOnce(&mut Emitter<W>) -> RunResult,
+{
+    let result = panic::catch_unwind(AssertUnwindSafe(|| body(&mut *emitter)));
+    let cancelled = emitter.cancel_token().cancelled();
+    let outcome = match result {
+        Ok(Ok(outcome)) => Ok(outcome),
+        Ok(Err(error)) => Err(error),
+        Err(payload) => Err(panic_error(payload.as_ref())),
+    };
+    let ended = match (outcome, cancelled) {
+        (_, Some(signal)) => emitter
+            .finish(Outcome::cancelled().property("signal", signal.name()))
+            .map(|_| signal.exit_code()),
+        (Ok(outcome), None) => emitter.finish(outcome).map(|f| f.exit_code),
+        (Err(error), None) => end_with_error(emitter, error),
+    };
+    match ended {
+        Ok(code) => code,
+        // The signal watcher ended the stream first.
+        Err(EmitError::Finished) => emitter
+            .cancel_token()
+            .cancelled()
+            .map_or(exit_code::SOFTWARE, Signal::exit_code),
+        Err(e) => exit_for_lost_stdout(&e),
+    }
+}
+
+fn end_with_error<W: Write>(emitter: &mut Emitter<W>, error: ErrorEvent) -> Result<u8, EmitError> {
+    if error.category == Category::Io && error.code.as_str() == "BROKEN_PIPE" {
+        return Ok(exit_code::SIGPIPE);
+    }
+    let mut error = error.normalized();
+    error.scope = crate::wire::Scope::Process;
+    let outcome = match error.category {
+        Category::Cancelled => Outcome::cancelled(),
+        Category::Timeout => Outcome::timed_out(),
+        _ => Outcome::failed(),
+    };
+    emitter.error(&error)?;
+    emitter.finish(outcome).map(|f| f.exit_code)
+}
+
+/// The exit code when the stream itself cannot be written: 141 for a closed pipe (quietly), 74
+/// for any other I/O failure (with one line on stderr, the only place left to say it).
+fn exit_for_lost_stdout(error: &EmitError) -> u8 {
+    if error.is_broken_pipe() {
+        return exit_code::SIGPIPE;
+    }
+    let _ = writeln!(io::stderr(), "error: {error}");
+    match error {
+        EmitError::Io(_) => exit_code::IO_ERR,
+        _ => exit_code::SOFTWARE,
+    }
+}
+
+static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
+
+/// Replaces the default panic hook (which prints a message and maybe a backtrace to stderr)
+/// with one that records where the panic happened for the `aoi:error` event.
+fn install_quiet_panic_hook() {
+    panic::set_hook(Box::new(|info| {
+        let location = info
+            .location()
+            .map(|l| format!("{}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        *LAST_PANIC.lock().unwrap_or_else(|p| p.into_inner()) = Some(location);
+    }));
+}
+
+fn panic_error(payload: &(dyn Any + Send)) -> ErrorEvent {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic payload".to_owned());
+    let location = LAST_PANIC
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .filter(|l| !l.is_empty());
+    let mut error = ErrorEvent::new(
+        Category::Internal,
+        Code::from_static("INTERNAL_PANIC"),
+        format!("internal error: {message}"),
+    );
+    if let Some(location) = location {
+        error = error.detail("location", location);
+    }
+    error
+}
+
+/// Starts the thread that turns SIGINT/SIGTERM into cancellation. See the module docs.
+fn watch_signals<W: Write + Send + 'static>(
+    core: Arc<Mutex<Core<W>>>,
+    cancel: CancelToken,
+    grace: Duration,
+) {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        // Without a handler the default disposition stays: the process dies by the signal,
+        // which a consumer reads as a missing summary. Nothing better is possible.
+        return;
+    };
+    thread::spawn(move || {
+        let mut first = None;
+        for raw in signals.forever() {
+            let signal = if raw == SIGTERM {
+                Signal::Terminate
+            } else {
+                Signal::Interrupt
+            };
+            if first.is_some() {
+                // A second signal: the caller insists.
+                std::process::exit(i32::from(signal.exit_code()));
+            }
+            first = Some(signal);
+            cancel.cancel(signal);
+            let cancel = cancel.clone();
+            let core = Arc::clone(&core);
+            thread::spawn(move || take_over_after(grace, signal, &core, &cancel));
+        }
+    });
+}
+
+/// Ends a cancelled run that did not reach a safe point within `grace`.
+fn take_over_after<W: Write>(
+    grace: Duration,
+    signal: Signal,
+    core: &Mutex<Core<W>>,
+    _cancel: &CancelToken,
+) {
+    thread::sleep(grace);
+    let deadline = Instant::now() + grace;
+    loop {
+        match core.try_lock() {
+            Ok(mut guard) => {
+                if guard.is_finished() {
+                    // The tool wrote its summary and is on its way out.
+                    drop(guard);
+                    thread::sleep(grace);
+                    std::process::exit(i32::from(signal.exit_code()));
+                }
+                let _ = guard.finish(Outcome::cancelled().property("signal", signal.name()));
+                std::process::exit(i32::from(signal.exit_code()));
+            }
+            Err(std::sync::TryLockError::Poisoned(p)) => {
+                let mut guard = p.into_inner();
+                guard.repair();
+                let _ = guard.finish(Outcome::cancelled().property("signal", signal.name()));
+                std::process::exit(i32::from(signal.exit_code()));
+            }
+            Err(std::sync::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                thread::sleep(Duration::from_millis(5));
+            }
+            Err(std::sync::TryLockError::WouldBlock) => {
+                std::process::exit(i32::from(signal.exit_code()));
+            }
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! Writing a stream: the [`Emitter`], cancellation, and the process [`Harness`].
+
+mod cancel;
+mod emitter;
+mod flatten;
+pub mod harness;
+
+pub use cancel::{CancelToken, Signal};
+pub use emitter::{new_run_id, EmitError, Emitter, EmitterBuilder, Finished, Outcome};
+pub use harness::{drive, Harness, RunResult};

@@ -1,0 +1,77 @@
+//! `aoi`: the Machine Mode SDK, a complete implementation of AOI-CLI v1.0-alpha.
+//!
+//! One crate holds the wire contract, for producers and consumers alike:
+//!
+//! - [`wire`]: framework events, the `aoi` envelope, the error taxonomy, exit codes, versions;
+//! - [`emit`]: the [`Emitter`] (the only writer of a machine-mode stream) and the process
+//!   [`Harness`] that guarantees a summary on every exit under the tool's control;
+//! - [`read`]: strict line framing, typed decoding, the stream [`Verifier`], and
+//!   [`Session`](read::Session) for harnesses that run tools.
+//!
+//! # The stream
+//!
+//! A conforming run of `outline search "agent operable" --output jsonl --limit 2` looks like
+//! this: one JSON object per line, each ending in `\n`, `aoi.seq` counting lines from 0 under
+//! one `aoi.run`, `aoi:meta` first and `aoi:summary` last with `ok` explicit and `event_count`
+//! equal to the number of lines.
+//!
+//! ```text
+//! {"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9V6H0ZT7K8F2W3C1"},"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0","command":"search"}
+//! {"type":"hit","aoi":{"seq":1,"run":"01JZQ7X4TQ9V6H0ZT7K8F2W3C1"},"rank":1,"id":"doc_123","title":"Agent-Operable Tools"}
+//! {"type":"aoi:warning","aoi":{"seq":2,"run":"01JZQ7X4TQ9V6H0ZT7K8F2W3C1"},"code":"INDEX_STALE","message":"index is 2 days old"}
+//! {"type":"aoi:summary","aoi":{"seq":3,"run":"01JZQ7X4TQ9V6H0ZT7K8F2W3C1"},"ok":true,"event_count":4,"count":1,"warning_count":1,"error_count":0,"partial":false,"truncated":true,"next_cursor":"c2VhcmNoOjI","elapsed_ms":3,"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0"}
+//! ```
+//!
+//! # A complete minimal tool
+//!
+//! ```no_run
+//! use std::process::ExitCode;
+//! use aoi::{Category, Code, DomainEvent, Emitter, ErrorEvent, Harness, Identity, Outcome};
+//!
+//! #[derive(serde::Serialize)]
+//! struct Hit { rank: u32, id: String }
+//!
+//! impl DomainEvent for Hit {
+//!     fn event_type(&self) -> &str { "hit" }
+//! }
+//!
+//! fn main() -> ExitCode {
+//!     let identity = Identity::new("outline", "1.8.2", "com.example.outline.events", "1.0.0");
+//!     Harness::new(Emitter::builder(identity).command("search")).run(|out| {
+//!         for rank in 1..=2 {
+//!             out.emit(&Hit { rank, id: format!("doc_{rank}") })?;
+//!         }
+//!         if std::env::args().any(|a| a == "--fail") {
+//!             // Becomes a process-scope aoi:error, an ok:false summary, and exit 69.
+//!             return Err(ErrorEvent::new(Category::Unavailable, Code::from_static("INDEX_DOWN"), "index unreachable"));
+//!         }
+//!         Ok(Outcome::success())
+//!     })
+//! }
+//! ```
+//!
+//! # Reading and verifying
+//!
+//! ```
+//! use aoi::{Verifier, VerifyOptions, Verdict};
+//! let stream = b"{\"type\":\"aoi:summary\",\"aoi\":{\"seq\":0,\"run\":\"R\"},\"ok\":true,\"event_count\":1,\"count\":0}\n";
+//! let report = Verifier::verify_bytes(stream, VerifyOptions::default());
+//! assert_eq!(report.verdict, Verdict::Succeeded);
+//! // The same summary without its final newline is a cut stream, never a result (§2).
+//! let report = Verifier::verify_bytes(&stream[..stream.len() - 1], VerifyOptions::default());
+//! assert_eq!(report.verdict, Verdict::Violation);
+//! ```
+
+#![deny(missing_docs)]
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod emit;
+pub mod read;
+pub mod wire;
+
+pub use emit::{CancelToken, EmitError, Emitter, EmitterBuilder, Finished, Harness, Outcome, Signal};
+pub use read::{Finding, FindingCode, Report, Verdict, Verifier, VerifyOptions};
+pub use wire::{
+    exit_code, Category, CausedBy, Check, Code, DomainEvent, ErrorEvent, Heartbeat, Identity,
+    Meta, Plan, Progress, Reason, Scope, Summary, Upstream, Warning, AOI_VERSION,
+};

@@ -1,0 +1,237 @@
+//! Findings: what the verifier reports, each with a stable code and the spec section it enforces.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    /// A SHOULD not met, or a factor not claimed: the stream is still conforming.
+    Notice,
+    /// A MUST of Part I broken: the stream violates the protocol.
+    Violation,
+}
+
+impl Level {
+    /// `"notice"` or `"violation"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Level::Notice => "notice",
+            Level::Violation => "violation",
+        }
+    }
+}
+
+macro_rules! codes {
+    ($($(#[doc = $doc:literal])* $variant:ident = $code:literal, $section:literal;)*) => {
+        /// The stable identifier of a finding. The string form never changes once published.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum FindingCode {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl FindingCode {
+            /// Every code.
+            pub const ALL: &'static [FindingCode] = &[$(FindingCode::$variant,)*];
+
+            /// The wire spelling, e.g. `"SEQ_GAP"`.
+            pub const fn as_str(self) -> &'static str {
+                match self { $(FindingCode::$variant => $code,)* }
+            }
+
+            /// The spec section the rule comes from, e.g. `"§8.1"`.
+            pub const fn section(self) -> &'static str {
+                match self { $(FindingCode::$variant => $section,)* }
+            }
+
+            /// Parses a wire spelling.
+            pub fn parse(code: &str) -> Option<FindingCode> {
+                FindingCode::ALL.iter().copied().find(|c| c.as_str() == code)
+            }
+        }
+    };
+}
+
+codes! {
+    /// A line is not valid UTF-8.
+    InvalidUtf8 = "INVALID_UTF8", "§2";
+    /// A line is not valid JSON.
+    InvalidJson = "INVALID_JSON", "§2";
+    /// A line is empty.
+    EmptyLine = "EMPTY_LINE", "§2";
+    /// A line is JSON but not an object.
+    NotAnObject = "NOT_AN_OBJECT", "§2";
+    /// An object has no `type`.
+    TypeMissing = "TYPE_MISSING", "§8.1";
+    /// `type` is not a string.
+    TypeNotString = "TYPE_NOT_STRING", "§8.1";
+    /// An ANSI escape (ESC or CSI) in the stream.
+    AnsiEscape = "ANSI_ESCAPE", "§2";
+    /// A line ends in `\r\n`.
+    CrlfLineEnding = "CRLF_LINE_ENDING", "§2";
+    /// A line exceeds the reader's limit.
+    LineTooLong = "LINE_TOO_LONG", "§2";
+    /// The last line has no terminating `\n`.
+    TruncatedLine = "TRUNCATED_LINE", "§2";
+    /// `aoi:meta` is not the first line.
+    MetaNotFirst = "META_NOT_FIRST", "§13.1";
+    /// More than one `aoi:meta`.
+    MetaRepeated = "META_REPEATED", "§13.1";
+    /// No `aoi:meta` at all.
+    MetaMissing = "META_MISSING", "§4";
+    /// The identity triple is incomplete on meta or summary.
+    IdentityIncomplete = "IDENTITY_INCOMPLETE", "§5";
+    /// Meta and summary name different identities.
+    IdentityMismatch = "IDENTITY_MISMATCH", "§5";
+    /// An `aoi_version` whose major this verifier does not know.
+    AoiVersionUnknown = "AOI_VERSION_UNKNOWN", "§5";
+    /// Lines follow the `aoi:summary`.
+    SummaryNotLast = "SUMMARY_NOT_LAST", "§13.1";
+    /// More than one `aoi:summary`.
+    SummaryRepeated = "SUMMARY_REPEATED", "§13.1";
+    /// EOF without a terminal `aoi:summary`.
+    SummaryMissing = "SUMMARY_MISSING", "§4";
+    /// The summary has no `ok`.
+    OkMissing = "OK_MISSING", "§4";
+    /// `ok` is not a boolean.
+    OkNotBoolean = "OK_NOT_BOOLEAN", "§4";
+    /// `ok:false` without a `reason`.
+    ReasonMissing = "REASON_MISSING", "§8.3";
+    /// A `reason` outside the closed enum, or not allowed with this `ok`.
+    ReasonInvalid = "REASON_INVALID", "§8.3";
+    /// `ok:true` after a process-scope `aoi:error`.
+    OkAfterProcessError = "OK_AFTER_PROCESS_ERROR", "§9.1";
+    /// Some lines carry `aoi.seq` and this one does not.
+    SeqMissing = "SEQ_MISSING", "§8.1";
+    /// No line carries `aoi.seq`: the Verifiable factor is not claimed.
+    SeqAbsent = "SEQ_ABSENT", "§8.1";
+    /// `aoi.seq` is not a non-negative integer.
+    SeqInvalid = "SEQ_INVALID", "§8.1";
+    /// The first `aoi.seq` is not 0.
+    SeqNotZeroBased = "SEQ_NOT_ZERO_BASED", "§8.1";
+    /// `aoi.seq` skips or repeats: lines were lost or duplicated.
+    SeqGap = "SEQ_GAP", "§8.1";
+    /// `aoi.seq` without `aoi.run`, or `aoi.run` not a string.
+    RunMissing = "RUN_MISSING", "§8.1";
+    /// `aoi.run` changes within the stream.
+    RunChanged = "RUN_CHANGED", "§8.1";
+    /// `aoi` is not an object.
+    EnvelopeNotObject = "ENVELOPE_NOT_OBJECT", "§8.1";
+    /// The summary has no `event_count`: the Verifiable factor is not claimed.
+    EventCountMissing = "EVENT_COUNT_MISSING", "§8.3";
+    /// `event_count` differs from the lines received.
+    EventCountMismatch = "EVENT_COUNT_MISMATCH", "§8.3";
+    /// `count` differs from the domain events received.
+    CountMismatch = "COUNT_MISMATCH", "§8.3";
+    /// `error_count` is below the `aoi:error` events received.
+    ErrorCountMismatch = "ERROR_COUNT_MISMATCH", "§8.3";
+    /// `warning_count` is below the `aoi:warning` events received.
+    WarningCountMismatch = "WARNING_COUNT_MISMATCH", "§8.3";
+    /// A summary field has the wrong JSON type.
+    SummaryFieldInvalid = "SUMMARY_FIELD_INVALID", "§8.3";
+    /// `partial:true` with no error at all.
+    PartialWithoutErrors = "PARTIAL_WITHOUT_ERRORS", "§8.3";
+    /// An `aoi:error` without a `category`.
+    ErrorCategoryMissing = "ERROR_CATEGORY_MISSING", "§9.1";
+    /// A `category` outside the closed enum.
+    ErrorCategoryInvalid = "ERROR_CATEGORY_INVALID", "§9.2";
+    /// A missing `code` or one not matching `[A-Z][A-Z0-9_]*`.
+    ErrorCodeInvalid = "ERROR_CODE_INVALID", "§9.1";
+    /// A missing `message`, or one that is not a single line.
+    ErrorMessageInvalid = "ERROR_MESSAGE_INVALID", "§9.1";
+    /// `retryable` missing or not a boolean.
+    ErrorRetryableMissing = "ERROR_RETRYABLE_MISSING", "§9.3";
+    /// `retry_after_ms` with `retryable:false`.
+    RetryAfterNotRetryable = "RETRY_AFTER_NOT_RETRYABLE", "§9.1";
+    /// `retry_after_ms` not a non-negative integer.
+    RetryAfterInvalid = "RETRY_AFTER_INVALID", "§9.1";
+    /// Another `aoi:error` field has the wrong shape.
+    ErrorFieldInvalid = "ERROR_FIELD_INVALID", "§9.1";
+    /// An `aoi:check` without a string `name` and a boolean `ok`.
+    CheckInvalid = "CHECK_INVALID", "§8.3";
+    /// `seq`/`run` at the top level: the v0.2 flat envelope.
+    V02FlatEnvelope = "V02_FLAT_ENVELOPE", "§5.2";
+    /// The v0.2 category `temporary` (renamed `unavailable`).
+    V02CategoryTemporary = "V02_CATEGORY_TEMPORARY", "§5.2";
+    /// The v0.2 category `partial` (removed).
+    V02CategoryPartial = "V02_CATEGORY_PARTIAL", "§5.2";
+    /// `aoi:error.upstream` (renamed `wrapped`).
+    V02ErrorUpstream = "V02_ERROR_UPSTREAM", "§5.2";
+    /// An `aoi:` event type this version does not define.
+    UnknownFrameworkEvent = "UNKNOWN_FRAMEWORK_EVENT", "§13";
+    /// A top-level field on a framework event the spec does not define (belongs in `properties`).
+    FrameworkExtraField = "FRAMEWORK_EXTRA_FIELD", "§8.1";
+    /// The process exit status contradicts the summary.
+    ExitStatusMismatch = "EXIT_STATUS_MISMATCH", "§4.1";
+}
+
+impl fmt::Display for FindingCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for FindingCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for FindingCode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        FindingCode::parse(&s)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown finding code {s:?}")))
+    }
+}
+
+/// One thing the verifier found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    /// Stable code.
+    pub code: FindingCode,
+    /// Violation or notice.
+    pub level: Level,
+    /// 1-based line, when the finding is about one line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    /// The spec section, e.g. `"§8.1"`.
+    pub section: String,
+    /// One line saying what is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "line {line}: ")?,
+            None => f.write_str("stream: ")?,
+        }
+        write!(
+            f,
+            "{} {} ({}): {}",
+            self.level.as_str(),
+            self.code,
+            self.section,
+            self.message
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_stable_identifiers_with_sections() {
+        let mut seen = std::collections::HashSet::new();
+        for c in FindingCode::ALL {
+            assert!(seen.insert(c.as_str()), "duplicate {c}");
+            assert!(crate::wire::text::is_valid_code(c.as_str()));
+            assert!(c.section().starts_with('§'));
+            assert_eq!(FindingCode::parse(c.as_str()), Some(*c));
+        }
+    }
+}

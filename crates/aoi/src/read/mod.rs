@@ -1,0 +1,15 @@
+//! Reading a stream: strict line framing, typed decoding, the verifier, and the consumer API.
+
+mod consumer;
+mod event;
+mod finding;
+mod framing;
+mod head;
+mod verify;
+
+pub use consumer::{process_end, Completion, Outcome, Session};
+pub use event::{decode, DecodeError, Decoded, Event};
+pub use finding::{Finding, FindingCode, Level};
+pub use framing::{Frame, LineReader, DEFAULT_MAX_LINE};
+pub use head::{parse_head, Head, NotObject};
+pub use verify::{LineKind, ProcessEnd, Report, Verdict, Verifier, VerifyOptions};

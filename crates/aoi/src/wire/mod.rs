@@ -1,0 +1,36 @@
+//! The wire model of AOI-CLI v1.0-alpha: framework events, the envelope, the error taxonomy,
+//! exit codes and versions (spec §2, §4, §5, §6, §8, §9).
+
+pub mod category;
+pub mod error;
+pub mod events;
+pub mod mapping;
+pub mod text;
+
+pub use category::{exit_code, Category};
+pub use error::{ErrorEvent, Protocol, Scope, Wrapped};
+pub use events::{
+    CausedBy, Check, Envelope, FrameworkEvent, Heartbeat, Identity, Meta, Plan, Progress, Reason,
+    Severity, Summary, Upstream, Warning, AOI_VERSION, FRAMEWORK_TYPES,
+};
+pub use text::{single_line, Code, InvalidCode};
+
+/// Domain events: any serializable type that names its `type`.
+///
+/// The top-level names `type` and `aoi` are reserved (§8.1); the emitter refuses an event whose
+/// serialization uses them, and a `type` in the `aoi:` namespace (§8.2). Serialize the event as
+/// a struct or a map; an internally tagged enum (`#[serde(tag = "type")]`) would write `type`
+/// itself, so return the name from [`DomainEvent::event_type`] instead.
+///
+/// ```
+/// #[derive(serde::Serialize)]
+/// struct Hit { rank: u32, id: String, title: String }
+///
+/// impl aoi::DomainEvent for Hit {
+///     fn event_type(&self) -> &str { "hit" }
+/// }
+/// ```
+pub trait DomainEvent: serde::Serialize {
+    /// The event's `type`, unprefixed and owned by the tool's schema.
+    fn event_type(&self) -> &str;
+}

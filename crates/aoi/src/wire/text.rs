@@ -1,0 +1,184 @@
+//! Validated wire strings: error codes (`[A-Z][A-Z0-9_]*`, §9.1) and single-line messages.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A stable, tool-defined error code matching `[A-Z][A-Z0-9_]*` (spec §9.1).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Code(Cow<'static, str>);
+
+/// A string that is not a valid error code.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid error code {0:?}: codes match [A-Z][A-Z0-9_]* (spec §9.1)")]
+pub struct InvalidCode(pub String);
+
+impl Code {
+    /// Validates `code` against `[A-Z][A-Z0-9_]*`.
+    pub fn new(code: impl Into<String>) -> Result<Code, InvalidCode> {
+        let code = code.into();
+        if is_valid_code(&code) {
+            Ok(Code(Cow::Owned(code)))
+        } else {
+            Err(InvalidCode(code))
+        }
+    }
+
+    /// A code from a literal, checked at compile time when used in a `const`.
+    ///
+    /// ```
+    /// const NOT_FOUND: aoi::Code = aoi::Code::from_static("DOC_NOT_FOUND");
+    /// assert_eq!(NOT_FOUND.as_str(), "DOC_NOT_FOUND");
+    /// ```
+    ///
+    /// # Panics
+    /// When the literal is not a valid code; in a `const` that is a compile error.
+    pub const fn from_static(code: &'static str) -> Code {
+        assert!(
+            is_valid_code(code),
+            "error codes match [A-Z][A-Z0-9_]* (spec §9.1)"
+        );
+        Code(Cow::Borrowed(code))
+    }
+
+    /// The code as written on the wire.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// True when `code` matches `[A-Z][A-Z0-9_]*`.
+pub const fn is_valid_code(code: &str) -> bool {
+    let bytes = code.as_bytes();
+    if bytes.is_empty() || !bytes[0].is_ascii_uppercase() {
+        return false;
+    }
+    let mut i = 1;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if !(b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+impl Serialize for Code {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Code {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = String::deserialize(deserializer)?;
+        Code::new(raw).map_err(serde::de::Error::custom)
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Makes `text` a single line fit for a `message` or `hint` (§9.1: single line, no ANSI).
+///
+/// Line breaks (`\n`, `\r`, and the Unicode separators U+2028/U+2029/U+0085) and tabs become one
+/// space each, ANSI escape sequences are removed whole, and every other control character is
+/// dropped. Text that is already clean is returned without copying.
+pub fn single_line(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(needs_cleaning) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => skip_escape_sequence(&mut chars),
+            '\u{9b}' => skip_csi_body(&mut chars),
+            '\n' | '\r' | '\t' | '\u{2028}' | '\u{2029}' | '\u{85}' => {
+                if !out.ends_with(' ') {
+                    out.push(' ');
+                }
+            }
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out.trim_end().to_owned())
+}
+
+fn needs_cleaning(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+fn skip_escape_sequence(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    match chars.peek() {
+        Some('[') => {
+            chars.next();
+            skip_csi_body(chars);
+        }
+        Some(']') => {
+            // OSC: up to BEL or ESC \.
+            chars.next();
+            while let Some(c) = chars.next() {
+                if c == '\u{7}' {
+                    break;
+                }
+                if c == '\u{1b}' {
+                    if chars.peek() == Some(&'\\') {
+                        chars.next();
+                    }
+                    break;
+                }
+            }
+        }
+        Some(_) => {
+            chars.next();
+        }
+        None => {}
+    }
+}
+
+fn skip_csi_body(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    for c in chars.by_ref() {
+        if ('\u{40}'..='\u{7e}').contains(&c) {
+            break;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_follow_the_pattern() {
+        for ok in ["A", "UPSTREAM_RATE_LIMIT", "E404", "X_"] {
+            assert!(Code::new(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "a", "_X", "4XX", "Not-Found", "NOT FOUND", "NOT-FOUND", "ÉCHEC"] {
+            assert_eq!(Code::new(bad), Err(InvalidCode(bad.to_owned())), "{bad}");
+        }
+    }
+
+    #[test]
+    fn codes_deserialize_only_when_valid() {
+        assert!(serde_json::from_str::<Code>("\"BAD_THING\"").is_ok());
+        assert!(serde_json::from_str::<Code>("\"bad\"").is_err());
+    }
+
+    #[test]
+    fn single_line_strips_breaks_and_ansi() {
+        assert!(matches!(single_line("plain"), Cow::Borrowed("plain")));
+        assert_eq!(single_line("a\nb\r\nc"), "a b c");
+        assert_eq!(single_line("\u{1b}[31mred\u{1b}[0m text"), "red text");
+        assert_eq!(single_line("osc \u{1b}]0;title\u{7}done"), "osc done");
+        assert_eq!(single_line("bell\u{7} sep\u{2028}x"), "bell sep x");
+        assert_eq!(single_line("trailing\n"), "trailing");
+        assert_eq!(single_line("csi \u{9b}1mX"), "csi X");
+    }
+}
