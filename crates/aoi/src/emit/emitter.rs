@@ -634,3 +634,7 @@ impl<W: Write> Emitter<W> {
         core.into_inner().unwrap_or_else(|p| p.into_inner()).out
     }
 }
+
+#[cfg(test)]
+#[path = "emitter_tests.rs"]
+mod tests;

@@ -972,3 +972,7 @@ pub(crate) fn find_ansi(line: &[u8]) -> Option<usize> {
     }
     None
 }
+
+#[cfg(test)]
+#[path = "verify_tests.rs"]
+mod tests;

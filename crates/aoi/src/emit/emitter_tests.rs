@@ -1,0 +1,1 @@
+//! Unit tests for the emitter and the harness core.
