@@ -405,9 +405,9 @@ impl<W: Write> Core<W> {
                 Some(Reason::Cancelled) => exit_code::SIGINT,
                 Some(Reason::Timeout) => exit_code::TIMEOUT,
                 Some(Reason::Denied) => exit_code::NO_PERM,
-                _ => caused_by
-                    .as_ref()
-                    .map_or(exit_code::FAILURE, |cb| cb.category.exit_code()),
+                // An honest failure with no local process error (a failed check, an upstream
+                // error recorded in `caused_by`): the generic failure code.
+                _ => exit_code::FAILURE,
             }
         };
         let summary = Summary {

@@ -79,6 +79,12 @@ impl<R: Read> LineReader<R> {
         self.line
     }
 
+    /// True when the next call to [`LineReader::next`] can answer without reading: a relay
+    /// flushes what it forwarded before the reader blocks.
+    pub fn has_buffered_frame(&self) -> bool {
+        self.eof || memchr::memchr(b'\n', &self.buf[self.scanned..self.end]).is_some()
+    }
+
     /// The next frame, or `None` at a clean end of stream.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> io::Result<Option<Frame<'_>>> {

@@ -1,0 +1,519 @@
+//! `aoi verify`: the stream gate of spec §13.2.
+//!
+//! It replaces `jq -e 'select(.type=="aoi:summary") | .ok == true'` and catches what that cannot:
+//! a half-written last line (§2), lines lost in the middle (§8.1), a summary that lies about its
+//! counters, malformed errors (§9), v0.2 shapes (§5.2).
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+use aoi::read::{process_end, Frame, Level, LineReader, ProcessEnd};
+use aoi::{
+    exit_code, Category, Code, DomainEvent, ErrorEvent, Finding, Harness, Outcome, Report,
+    Upstream, Verdict, Verifier, VerifyOptions,
+};
+use serde::Serialize;
+
+use crate::cli::{OutputMode, VerifyArgs};
+use crate::machine;
+use crate::style::Style;
+
+/// Where the stream comes from.
+#[derive(Debug)]
+enum Source {
+    Stdin,
+    File(PathBuf),
+    Command(Vec<OsString>),
+}
+
+impl Source {
+    fn label(&self) -> String {
+        match self {
+            Source::Stdin => "standard input".to_owned(),
+            Source::File(path) => path.display().to_string(),
+            Source::Command(argv) => argv
+                .iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" "),
+        }
+    }
+}
+
+/// A checked stream and, for a command, how the process ended.
+struct Checked {
+    report: Report,
+    end: Option<ProcessEnd>,
+}
+
+/// Runs `aoi verify`.
+pub fn run(args: VerifyArgs) -> ExitCode {
+    let machine_mode = args.output.output == OutputMode::Jsonl;
+    let usage = |message: &str| -> ExitCode {
+        if machine_mode {
+            ExitCode::from(machine::usage_error(message))
+        } else {
+            let _ = writeln!(io::stderr(), "error: {message}\n\nFor more information, try 'aoi verify --help'.");
+            ExitCode::from(exit_code::USAGE)
+        }
+    };
+    let source = match (&args.file, args.command.is_empty()) {
+        (Some(_), false) => return usage("give either FILE or `-- COMMAND`, not both"),
+        (Some(path), true) if path.as_os_str() != "-" => Source::File(path.clone()),
+        (_, true) => Source::Stdin,
+        (None, false) => Source::Command(args.command.clone()),
+    };
+    if args.pass_through && machine_mode {
+        return usage("--pass-through forwards the stream on stdout, so it cannot be combined with --output jsonl");
+    }
+    let opts = VerifyOptions {
+        unbounded: args.unbounded,
+        max_findings: args.max_findings,
+    };
+    if machine_mode {
+        machine_run(&source, opts)
+    } else {
+        human_run(&args, &source, opts)
+    }
+}
+
+fn human_run(args: &VerifyArgs, source: &Source, opts: VerifyOptions) -> ExitCode {
+    let checked = if args.pass_through {
+        let stdout = io::stdout();
+        let mut relay = BufWriter::with_capacity(64 * 1024, stdout.lock());
+        let checked = check(source, opts, Some(&mut relay));
+        let flushed = relay.flush();
+        match (checked, flushed) {
+            (Ok(c), Ok(())) => Ok(c),
+            (Err(e), _) => Err(e),
+            (Ok(_), Err(e)) => Err(relay_error(&e)),
+        }
+    } else {
+        check(source, opts, None)
+    };
+    let checked = match checked {
+        Ok(c) => c,
+        Err(e) if e.code.as_str() == "BROKEN_PIPE" => return ExitCode::from(exit_code::SIGPIPE),
+        Err(e) => {
+            let style = Style::for_stream(&io::stderr(), args.output.no_color);
+            let mut line = format!("{} {}", style.bad("error:"), e.message);
+            if let Some(hint) = &e.hint {
+                line.push_str(&format!("\n  {} {hint}", style.dim("hint:")));
+            }
+            let _ = writeln!(io::stderr(), "{line}");
+            return ExitCode::from(e.category.exit_code());
+        }
+    };
+    if !args.quiet {
+        let text = if args.pass_through {
+            render(&checked, source, Style::for_stream(&io::stderr(), args.output.no_color))
+        } else {
+            render(&checked, source, Style::for_stream(&io::stdout(), args.output.no_color))
+        };
+        let written = if args.pass_through {
+            io::stderr().write_all(text.as_bytes())
+        } else {
+            io::stdout().write_all(text.as_bytes())
+        };
+        if let Err(e) = written {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                return ExitCode::from(exit_code::SIGPIPE);
+            }
+        }
+    }
+    ExitCode::from(verdict_exit(checked.report.verdict))
+}
+
+/// The exit status for a verdict: 0, 1 or 65.
+fn verdict_exit(verdict: Verdict) -> u8 {
+    match verdict {
+        Verdict::Succeeded | Verdict::Unterminated => exit_code::OK,
+        Verdict::Failed => exit_code::FAILURE,
+        Verdict::Violation => exit_code::DATA_ERR,
+    }
+}
+
+fn machine_run(source: &Source, opts: VerifyOptions) -> ExitCode {
+    Harness::new(machine::emitter("verify")).run(|out| {
+        let checked = check(source, opts, None)?;
+        let report = &checked.report;
+        for finding in &report.findings {
+            out.emit(&FindingEvent(finding))?;
+        }
+        out.emit(&VerdictEvent::new(&checked))?;
+        out.note_input(report.domain_events);
+        for _ in 0..report.warnings {
+            out.note_upstream_warning();
+        }
+        for _ in 0..report.errors {
+            out.note_upstream_error();
+        }
+        let upstream = report.meta.as_ref().and_then(Upstream::from_meta);
+        let with_upstream = |o: Outcome| match upstream.clone() {
+            Some(up) => o.upstream(up),
+            None => o,
+        };
+        match report.verdict {
+            Verdict::Succeeded | Verdict::Unterminated => Ok(with_upstream(Outcome::success())),
+            Verdict::Failed => {
+                let outcome = match report.caused_by.clone() {
+                    Some(cause) => Outcome::failed().caused_by(cause),
+                    None => Outcome::failed(),
+                };
+                Ok(with_upstream(outcome))
+            }
+            Verdict::Violation => {
+                out.error(&violation_error(report))?;
+                Ok(with_upstream(Outcome::failed()))
+            }
+        }
+    })
+}
+
+fn violation_error(report: &Report) -> ErrorEvent {
+    let first = report
+        .findings
+        .iter()
+        .find(|f| f.level == Level::Violation);
+    let mut message = format!(
+        "the stream violates AOI-CLI v1.0-alpha: {} violation(s)",
+        report.violations
+    );
+    if let Some(f) = first {
+        message.push_str(&format!(", first {} ({})", f.code, f.section));
+        if let Some(line) = f.line {
+            message.push_str(&format!(" at line {line}"));
+        }
+    }
+    ErrorEvent::new(
+        Category::Validation,
+        Code::from_static("STREAM_VIOLATES_PROTOCOL"),
+        message,
+    )
+}
+
+/// Reads and verifies the stream, forwarding complete lines to `relay` when given.
+fn check(
+    source: &Source,
+    opts: VerifyOptions,
+    relay: Option<&mut dyn Write>,
+) -> Result<Checked, ErrorEvent> {
+    match source {
+        Source::Stdin => {
+            let stdin = io::stdin();
+            let verifier = verify_stream(stdin.lock(), opts, relay)?;
+            Ok(Checked {
+                report: verifier.finish(None),
+                end: None,
+            })
+        }
+        Source::File(path) => {
+            let file = File::open(path).map_err(|e| open_error(path, &e))?;
+            let verifier = verify_stream(file, opts, relay)?;
+            Ok(Checked {
+                report: verifier.finish(None),
+                end: None,
+            })
+        }
+        Source::Command(argv) => {
+            let (program, rest) = argv
+                .split_first()
+                .ok_or_else(|| ErrorEvent::new(Category::Usage, Code::from_static("USAGE"), "no command after `--`"))?;
+            let mut child = Command::new(program)
+                .args(rest)
+                .stdout(Stdio::piped())
+                .spawn()
+                .map_err(|e| spawn_error(program, &e))?;
+            let stdout = child
+                .stdout
+                .take()
+                .ok_or_else(|| ErrorEvent::new(Category::Internal, Code::from_static("NO_CHILD_STDOUT"), "the command's stdout was not captured"))?;
+            let verified = verify_stream(stdout, opts, relay);
+            if verified.is_err() {
+                let _ = child.kill();
+            }
+            let status = child.wait().map_err(|e| {
+                ErrorEvent::new(Category::Io, Code::from_static("WAIT_FAILED"), format!("waiting for the command failed: {e}"))
+            })?;
+            let end = process_end(status);
+            Ok(Checked {
+                report: verified?.finish(Some(end)),
+                end: Some(end),
+            })
+        }
+    }
+}
+
+fn verify_stream<R: Read>(
+    source: R,
+    opts: VerifyOptions,
+    mut relay: Option<&mut dyn Write>,
+) -> Result<Verifier, ErrorEvent> {
+    let mut reader = LineReader::new(source);
+    let mut verifier = Verifier::new(opts);
+    loop {
+        if let Some(out) = relay.as_deref_mut() {
+            if !reader.has_buffered_frame() {
+                out.flush().map_err(|e| relay_error(&e))?;
+            }
+        }
+        let frame = match reader.next() {
+            Ok(Some(frame)) => frame,
+            Ok(None) => break,
+            Err(e) => {
+                return Err(ErrorEvent::new(
+                    Category::Io,
+                    Code::from_static("READ_FAILED"),
+                    format!("reading the stream failed: {e}"),
+                ))
+            }
+        };
+        if let (Some(out), Frame::Line { bytes, .. }) = (relay.as_deref_mut(), frame) {
+            out.write_all(bytes)
+                .and_then(|()| out.write_all(b"\n"))
+                .map_err(|e| relay_error(&e))?;
+        }
+        verifier.frame(frame);
+    }
+    Ok(verifier)
+}
+
+fn relay_error(e: &io::Error) -> ErrorEvent {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        ErrorEvent::new(Category::Io, Code::from_static("BROKEN_PIPE"), "downstream closed the pipe")
+    } else {
+        ErrorEvent::new(Category::Io, Code::from_static("WRITE_FAILED"), format!("forwarding the stream failed: {e}"))
+    }
+}
+
+fn open_error(path: &Path, e: &io::Error) -> ErrorEvent {
+    let (category, code) = match e.kind() {
+        io::ErrorKind::NotFound => (Category::NotFound, "FILE_NOT_FOUND"),
+        io::ErrorKind::PermissionDenied => (Category::Authz, "FILE_NOT_READABLE"),
+        _ => (Category::Io, "FILE_OPEN_FAILED"),
+    };
+    ErrorEvent::new(category, Code::from_static(code), format!("cannot open {}: {e}", path.display()))
+        .target(path.display().to_string())
+}
+
+fn spawn_error(program: &OsString, e: &io::Error) -> ErrorEvent {
+    let name = program.to_string_lossy();
+    let (category, code) = match e.kind() {
+        io::ErrorKind::NotFound => (Category::NotFound, "COMMAND_NOT_FOUND"),
+        io::ErrorKind::PermissionDenied => (Category::Authz, "COMMAND_NOT_EXECUTABLE"),
+        _ => (Category::Unavailable, "SPAWN_FAILED"),
+    };
+    ErrorEvent::new(category, Code::from_static(code), format!("cannot run {name}: {e}"))
+        .retryable(false)
+        .target(name.into_owned())
+}
+
+/// A finding as a domain event of `aoi`'s schema.
+#[derive(Debug, Serialize)]
+struct FindingEvent<'a>(&'a Finding);
+
+impl DomainEvent for FindingEvent<'_> {
+    fn event_type(&self) -> &str {
+        "finding"
+    }
+}
+
+/// The verdict on the stream, one per run.
+#[derive(Debug, Serialize)]
+struct VerdictEvent<'a> {
+    verdict: &'static str,
+    lines: u64,
+    domain_events: u64,
+    errors: u64,
+    warnings: u64,
+    violations: u64,
+    notices: usize,
+    suppressed: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ok: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<aoi::Reason>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signal: Option<i32>,
+}
+
+impl<'a> VerdictEvent<'a> {
+    fn new(checked: &'a Checked) -> VerdictEvent<'a> {
+        let r = &checked.report;
+        VerdictEvent {
+            verdict: r.verdict.as_str(),
+            lines: r.lines,
+            domain_events: r.domain_events,
+            errors: r.errors,
+            warnings: r.warnings,
+            violations: r.violations,
+            notices: r.findings.iter().filter(|f| f.level == Level::Notice).count(),
+            suppressed: r.suppressed,
+            run: r.run.as_deref(),
+            ok: r.summary.as_ref().map(|s| s.ok),
+            reason: r.summary.as_ref().and_then(|s| s.reason),
+            exit_code: match checked.end {
+                Some(ProcessEnd::Exited(code)) => Some(code),
+                _ => None,
+            },
+            signal: match checked.end {
+                Some(ProcessEnd::Signaled(sig)) => Some(sig),
+                _ => None,
+            },
+        }
+    }
+}
+
+impl DomainEvent for VerdictEvent<'_> {
+    fn event_type(&self) -> &str {
+        "verdict"
+    }
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The human report.
+fn render(checked: &Checked, source: &Source, style: Style) -> String {
+    let r = &checked.report;
+    let notices = r.findings.iter().filter(|f| f.level == Level::Notice).count() as u64;
+    let mut out = String::new();
+    let headline = match r.verdict {
+        Verdict::Succeeded => format!(
+            "{} conforming AOI stream; the run succeeded (ok:true)",
+            style.good("✓")
+        ),
+        Verdict::Failed => {
+            let reason = r
+                .summary
+                .as_ref()
+                .and_then(|s| s.reason)
+                .map_or("none given", |r| r.as_str());
+            format!(
+                "{} conforming AOI stream; the run {} (ok:false, reason: {reason})",
+                style.warn("✓"),
+                style.warn("failed")
+            )
+        }
+        Verdict::Unterminated => format!(
+            "{} conforming unbounded AOI stream; it ended without a summary",
+            style.good("✓")
+        ),
+        Verdict::Violation => format!(
+            "{} {} AOI-CLI v1.0-alpha: {}, {}",
+            style.bad("✗"),
+            style.bad("the stream violates"),
+            plural(r.violations, "violation", "violations"),
+            plural(notices, "notice", "notices")
+        ),
+    };
+    out.push_str(&headline);
+    out.push('\n');
+    let mut facts = Vec::new();
+    if let Some(meta) = &r.meta {
+        let mut who = meta.tool.clone().unwrap_or_else(|| "unknown tool".into());
+        if let Some(v) = &meta.tool_version {
+            who.push(' ');
+            who.push_str(v);
+        }
+        if let (Some(name), Some(version)) = (&meta.schema_name, &meta.schema_version) {
+            who.push_str(&format!(" · {name} {version}"));
+        }
+        if let Some(v) = &meta.aoi_version {
+            who.push_str(&format!(" · aoi {v}"));
+        }
+        facts.push(("from", who));
+    }
+    facts.push(("source", source.label()));
+    if let Some(end) = checked.end {
+        facts.push((
+            "process",
+            match end {
+                ProcessEnd::Exited(code) => format!("exited {code}"),
+                ProcessEnd::Signaled(sig) => format!("killed by signal {sig}"),
+            },
+        ));
+    }
+    facts.push((
+        "lines",
+        format!(
+            "{}: {}, {}, {}",
+            r.lines,
+            plural(r.domain_events, "domain event", "domain events"),
+            plural(r.warnings, "warning", "warnings"),
+            plural(r.errors, "error", "errors"),
+        ),
+    ));
+    if let Some(run) = &r.run {
+        facts.push(("run", run.clone()));
+    }
+    if r.verdict == Verdict::Failed {
+        if let Some(c) = &r.caused_by {
+            let mut text = format!("{} {}", c.category, c.code);
+            if let Some(origin) = &c.origin {
+                text.push_str(&format!(" from {origin}"));
+            }
+            text.push_str(if c.retryable { ", retryable" } else { ", not retryable" });
+            if let Some(ms) = c.retry_after_ms {
+                text.push_str(&format!(" after {ms} ms"));
+            }
+            facts.push(("caused by", text));
+        }
+    }
+    for (key, value) in facts {
+        out.push_str(&format!("  {} {value}\n", style.dim(&format!("{key:>9}"))));
+    }
+    if !r.findings.is_empty() {
+        out.push('\n');
+        out.push_str(&findings_table(&r.findings, style));
+    }
+    if r.suppressed > 0 {
+        out.push_str(&format!(
+            "  {}\n",
+            style.dim(&format!("… and {} more (raise --max-findings to see them)", r.suppressed))
+        ));
+    }
+    out
+}
+
+fn findings_table(findings: &[Finding], style: Style) -> String {
+    let line_w = findings
+        .iter()
+        .map(|f| f.line.map_or(1, |l| l.to_string().len()))
+        .max()
+        .unwrap_or(1)
+        .max(4);
+    let code_w = findings.iter().map(|f| f.code.as_str().len()).max().unwrap_or(4);
+    let sect_w = findings.iter().map(|f| f.section.chars().count()).max().unwrap_or(7).max(7);
+    let mut out = format!(
+        "  {}\n",
+        style.bold(&format!(
+            "{:>line_w$}  {:<9}  {:<code_w$}  {:<sect_w$}  MESSAGE",
+            "LINE", "LEVEL", "CODE", "SECTION"
+        ))
+    );
+    for f in findings {
+        let line = f.line.map_or_else(|| "-".to_owned(), |l| l.to_string());
+        let level = match f.level {
+            Level::Violation => style.bad(&format!("{:<9}", "violation")),
+            Level::Notice => style.warn(&format!("{:<9}", "notice")),
+        };
+        let section_pad = sect_w - f.section.chars().count();
+        out.push_str(&format!(
+            "  {line:>line_w$}  {level}  {:<code_w$}  {}{}  {}\n",
+            f.code.as_str(),
+            f.section,
+            " ".repeat(section_pad),
+            f.message
+        ));
+    }
+    out
+}

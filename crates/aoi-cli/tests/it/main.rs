@@ -1,0 +1,5 @@
+//! End-to-end tests of the `aoi` binary, run as a real process on real pipes.
+
+mod harness;
+mod support;
+mod verify;
