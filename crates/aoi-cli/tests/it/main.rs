@@ -1,5 +1,6 @@
 //! End-to-end tests of the `aoi` binary, run as a real process on real pipes.
 
+mod consumer;
 mod harness;
 mod support;
 mod verify;
