@@ -12,7 +12,12 @@ pub const SCHEMA_VERSION: &str = "1.0.0";
 
 /// `aoi`'s identity triple.
 pub fn identity() -> Identity {
-    Identity::new("aoi", env!("CARGO_PKG_VERSION"), SCHEMA_NAME, SCHEMA_VERSION)
+    Identity::new(
+        "aoi",
+        env!("CARGO_PKG_VERSION"),
+        SCHEMA_NAME,
+        SCHEMA_VERSION,
+    )
 }
 
 /// An emitter builder for one `aoi` subcommand.
@@ -51,8 +56,8 @@ pub fn clap_usage_error(error: &clap::Error) -> u8 {
 
 /// Reports a usage error as a complete AOI stream. Returns 64.
 pub fn usage_error(message: &str) -> u8 {
-    let event = ErrorEvent::new(Category::Usage, Code::from_static("USAGE"), message)
-        .hint("aoi --help");
+    let event =
+        ErrorEvent::new(Category::Usage, Code::from_static("USAGE"), message).hint("aoi --help");
     let code = emitter("usage")
         .start(io::stdout())
         .and_then(|mut out| {

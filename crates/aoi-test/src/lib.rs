@@ -63,7 +63,10 @@ pub fn events(stdout: &[u8]) -> Vec<Event> {
     while let Some(frame) = reader.next().expect("reading from memory") {
         if let Frame::Line { bytes, .. } = frame {
             let Decoded { event, .. } = decode(bytes).unwrap_or_else(|e| {
-                panic!("line does not decode ({e}): {}", String::from_utf8_lossy(bytes))
+                panic!(
+                    "line does not decode ({e}): {}",
+                    String::from_utf8_lossy(bytes)
+                )
             });
             out.push(event);
         }

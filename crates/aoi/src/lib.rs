@@ -43,7 +43,7 @@
 //!         }
 //!         if std::env::args().any(|a| a == "--fail") {
 //!             // Becomes a process-scope aoi:error, an ok:false summary, and exit 69.
-//!             return Err(ErrorEvent::new(Category::Unavailable, Code::from_static("INDEX_DOWN"), "index unreachable"));
+//!             return Err(ErrorEvent::new(Category::Unavailable, Code::from_static("INDEX_DOWN"), "index unreachable").into());
 //!         }
 //!         Ok(Outcome::success())
 //!     })
@@ -69,9 +69,11 @@ pub mod emit;
 pub mod read;
 pub mod wire;
 
-pub use emit::{CancelToken, EmitError, Emitter, EmitterBuilder, Finished, Harness, Outcome, Signal};
+pub use emit::{
+    CancelToken, EmitError, Emitter, EmitterBuilder, Failure, Finished, Harness, Outcome, Signal,
+};
 pub use read::{Finding, FindingCode, Report, Verdict, Verifier, VerifyOptions};
 pub use wire::{
-    exit_code, Category, CausedBy, Check, Code, DomainEvent, ErrorEvent, Heartbeat, Identity,
-    Meta, Plan, Progress, Reason, Scope, Summary, Upstream, Warning, AOI_VERSION,
+    exit_code, Category, CausedBy, Check, Code, DomainEvent, ErrorEvent, Heartbeat, Identity, Meta,
+    Plan, Progress, Reason, Scope, Summary, Upstream, Warning, AOI_VERSION,
 };

@@ -12,7 +12,7 @@ use std::process::{Command, ExitCode, Stdio};
 
 use aoi::read::{process_end, Frame, Level, LineReader, ProcessEnd};
 use aoi::{
-    exit_code, Category, Code, DomainEvent, ErrorEvent, Finding, Harness, Outcome, Report,
+    exit_code, Category, Code, DomainEvent, ErrorEvent, Failure, Finding, Harness, Outcome, Report,
     Upstream, Verdict, Verifier, VerifyOptions,
 };
 use serde::Serialize;
@@ -56,7 +56,10 @@ pub fn run(args: VerifyArgs) -> ExitCode {
         if machine_mode {
             ExitCode::from(machine::usage_error(message))
         } else {
-            let _ = writeln!(io::stderr(), "error: {message}\n\nFor more information, try 'aoi verify --help'.");
+            let _ = writeln!(
+                io::stderr(),
+                "error: {message}\n\nFor more information, try 'aoi verify --help'."
+            );
             ExitCode::from(exit_code::USAGE)
         }
     };
@@ -89,15 +92,18 @@ fn human_run(args: &VerifyArgs, source: &Source, opts: VerifyOptions) -> ExitCod
         match (checked, flushed) {
             (Ok(c), Ok(())) => Ok(c),
             (Err(e), _) => Err(e),
-            (Ok(_), Err(e)) => Err(relay_error(&e)),
+            (Ok(_), Err(e)) => Err(relay_error(&e).into()),
         }
     } else {
         check(source, opts, None)
     };
     let checked = match checked {
         Ok(c) => c,
-        Err(e) if e.code.as_str() == "BROKEN_PIPE" => return ExitCode::from(exit_code::SIGPIPE),
+        Err(e) if e.event().code.as_str() == "BROKEN_PIPE" => {
+            return ExitCode::from(exit_code::SIGPIPE)
+        }
         Err(e) => {
+            let e = e.into_event();
             let style = Style::for_stream(&io::stderr(), args.output.no_color);
             let mut line = format!("{} {}", style.bad("error:"), e.message);
             if let Some(hint) = &e.hint {
@@ -109,9 +115,17 @@ fn human_run(args: &VerifyArgs, source: &Source, opts: VerifyOptions) -> ExitCod
     };
     if !args.quiet {
         let text = if args.pass_through {
-            render(&checked, source, Style::for_stream(&io::stderr(), args.output.no_color))
+            render(
+                &checked,
+                source,
+                Style::for_stream(&io::stderr(), args.output.no_color),
+            )
         } else {
-            render(&checked, source, Style::for_stream(&io::stdout(), args.output.no_color))
+            render(
+                &checked,
+                source,
+                Style::for_stream(&io::stdout(), args.output.no_color),
+            )
         };
         let written = if args.pass_through {
             io::stderr().write_all(text.as_bytes())
@@ -174,10 +188,7 @@ fn machine_run(source: &Source, opts: VerifyOptions) -> ExitCode {
 }
 
 fn violation_error(report: &Report) -> ErrorEvent {
-    let first = report
-        .findings
-        .iter()
-        .find(|f| f.level == Level::Violation);
+    let first = report.findings.iter().find(|f| f.level == Level::Violation);
     let mut message = format!(
         "the stream violates AOI-CLI v1.0-alpha: {} violation(s)",
         report.violations
@@ -200,7 +211,7 @@ fn check(
     source: &Source,
     opts: VerifyOptions,
     relay: Option<&mut dyn Write>,
-) -> Result<Checked, ErrorEvent> {
+) -> Result<Checked, Failure> {
     match source {
         Source::Stdin => {
             let stdin = io::stdin();
@@ -219,24 +230,35 @@ fn check(
             })
         }
         Source::Command(argv) => {
-            let (program, rest) = argv
-                .split_first()
-                .ok_or_else(|| ErrorEvent::new(Category::Usage, Code::from_static("USAGE"), "no command after `--`"))?;
+            let (program, rest) = argv.split_first().ok_or_else(|| {
+                ErrorEvent::new(
+                    Category::Usage,
+                    Code::from_static("USAGE"),
+                    "no command after `--`",
+                )
+            })?;
             let mut child = Command::new(program)
                 .args(rest)
                 .stdout(Stdio::piped())
                 .spawn()
                 .map_err(|e| spawn_error(program, &e))?;
-            let stdout = child
-                .stdout
-                .take()
-                .ok_or_else(|| ErrorEvent::new(Category::Internal, Code::from_static("NO_CHILD_STDOUT"), "the command's stdout was not captured"))?;
+            let stdout = child.stdout.take().ok_or_else(|| {
+                ErrorEvent::new(
+                    Category::Internal,
+                    Code::from_static("NO_CHILD_STDOUT"),
+                    "the command's stdout was not captured",
+                )
+            })?;
             let verified = verify_stream(stdout, opts, relay);
             if verified.is_err() {
                 let _ = child.kill();
             }
             let status = child.wait().map_err(|e| {
-                ErrorEvent::new(Category::Io, Code::from_static("WAIT_FAILED"), format!("waiting for the command failed: {e}"))
+                ErrorEvent::new(
+                    Category::Io,
+                    Code::from_static("WAIT_FAILED"),
+                    format!("waiting for the command failed: {e}"),
+                )
             })?;
             let end = process_end(status);
             Ok(Checked {
@@ -251,7 +273,7 @@ fn verify_stream<R: Read>(
     source: R,
     opts: VerifyOptions,
     mut relay: Option<&mut dyn Write>,
-) -> Result<Verifier, ErrorEvent> {
+) -> Result<Verifier, Failure> {
     let mut reader = LineReader::new(source);
     let mut verifier = Verifier::new(opts);
     loop {
@@ -268,7 +290,8 @@ fn verify_stream<R: Read>(
                     Category::Io,
                     Code::from_static("READ_FAILED"),
                     format!("reading the stream failed: {e}"),
-                ))
+                )
+                .into())
             }
         };
         if let (Some(out), Frame::Line { bytes, .. }) = (relay.as_deref_mut(), frame) {
@@ -283,9 +306,17 @@ fn verify_stream<R: Read>(
 
 fn relay_error(e: &io::Error) -> ErrorEvent {
     if e.kind() == io::ErrorKind::BrokenPipe {
-        ErrorEvent::new(Category::Io, Code::from_static("BROKEN_PIPE"), "downstream closed the pipe")
+        ErrorEvent::new(
+            Category::Io,
+            Code::from_static("BROKEN_PIPE"),
+            "downstream closed the pipe",
+        )
     } else {
-        ErrorEvent::new(Category::Io, Code::from_static("WRITE_FAILED"), format!("forwarding the stream failed: {e}"))
+        ErrorEvent::new(
+            Category::Io,
+            Code::from_static("WRITE_FAILED"),
+            format!("forwarding the stream failed: {e}"),
+        )
     }
 }
 
@@ -295,8 +326,12 @@ fn open_error(path: &Path, e: &io::Error) -> ErrorEvent {
         io::ErrorKind::PermissionDenied => (Category::Authz, "FILE_NOT_READABLE"),
         _ => (Category::Io, "FILE_OPEN_FAILED"),
     };
-    ErrorEvent::new(category, Code::from_static(code), format!("cannot open {}: {e}", path.display()))
-        .target(path.display().to_string())
+    ErrorEvent::new(
+        category,
+        Code::from_static(code),
+        format!("cannot open {}: {e}", path.display()),
+    )
+    .target(path.display().to_string())
 }
 
 fn spawn_error(program: &OsString, e: &io::Error) -> ErrorEvent {
@@ -306,9 +341,13 @@ fn spawn_error(program: &OsString, e: &io::Error) -> ErrorEvent {
         io::ErrorKind::PermissionDenied => (Category::Authz, "COMMAND_NOT_EXECUTABLE"),
         _ => (Category::Unavailable, "SPAWN_FAILED"),
     };
-    ErrorEvent::new(category, Code::from_static(code), format!("cannot run {name}: {e}"))
-        .retryable(false)
-        .target(name.into_owned())
+    ErrorEvent::new(
+        category,
+        Code::from_static(code),
+        format!("cannot run {name}: {e}"),
+    )
+    .retryable(false)
+    .target(name.into_owned())
 }
 
 /// A finding as a domain event of `aoi`'s schema.
@@ -354,7 +393,11 @@ impl<'a> VerdictEvent<'a> {
             errors: r.errors,
             warnings: r.warnings,
             violations: r.violations,
-            notices: r.findings.iter().filter(|f| f.level == Level::Notice).count(),
+            notices: r
+                .findings
+                .iter()
+                .filter(|f| f.level == Level::Notice)
+                .count(),
             suppressed: r.suppressed,
             run: r.run.as_deref(),
             ok: r.summary.as_ref().map(|s| s.ok),
@@ -384,7 +427,11 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 /// The human report.
 fn render(checked: &Checked, source: &Source, style: Style) -> String {
     let r = &checked.report;
-    let notices = r.findings.iter().filter(|f| f.level == Level::Notice).count() as u64;
+    let notices = r
+        .findings
+        .iter()
+        .filter(|f| f.level == Level::Notice)
+        .count() as u64;
     let mut out = String::new();
     let headline = match r.verdict {
         Verdict::Succeeded => format!(
@@ -461,7 +508,11 @@ fn render(checked: &Checked, source: &Source, style: Style) -> String {
             if let Some(origin) = &c.origin {
                 text.push_str(&format!(" from {origin}"));
             }
-            text.push_str(if c.retryable { ", retryable" } else { ", not retryable" });
+            text.push_str(if c.retryable {
+                ", retryable"
+            } else {
+                ", not retryable"
+            });
             if let Some(ms) = c.retry_after_ms {
                 text.push_str(&format!(" after {ms} ms"));
             }
@@ -478,7 +529,10 @@ fn render(checked: &Checked, source: &Source, style: Style) -> String {
     if r.suppressed > 0 {
         out.push_str(&format!(
             "  {}\n",
-            style.dim(&format!("… and {} more (raise --max-findings to see them)", r.suppressed))
+            style.dim(&format!(
+                "… and {} more (raise --max-findings to see them)",
+                r.suppressed
+            ))
         ));
     }
     out
@@ -491,8 +545,17 @@ fn findings_table(findings: &[Finding], style: Style) -> String {
         .max()
         .unwrap_or(1)
         .max(4);
-    let code_w = findings.iter().map(|f| f.code.as_str().len()).max().unwrap_or(4);
-    let sect_w = findings.iter().map(|f| f.section.chars().count()).max().unwrap_or(7).max(7);
+    let code_w = findings
+        .iter()
+        .map(|f| f.code.as_str().len())
+        .max()
+        .unwrap_or(4);
+    let sect_w = findings
+        .iter()
+        .map(|f| f.section.chars().count())
+        .max()
+        .unwrap_or(7)
+        .max(7);
     let mut out = format!(
         "  {}\n",
         style.bold(&format!(

@@ -21,7 +21,10 @@ fn a_successful_run_yields_typed_events_then_succeeded() {
     while let Some(event) = s.next_event().unwrap() {
         types.push(event.unwrap().event.event_type().to_owned());
     }
-    assert_eq!(types, ["aoi:meta", "hit", "hit", "hit", "hit", "aoi:summary"]);
+    assert_eq!(
+        types,
+        ["aoi:meta", "hit", "hit", "hit", "hit", "aoi:summary"]
+    );
     let done = s.finish().unwrap();
     assert!(done.status.success());
     match done.outcome() {
@@ -53,7 +56,9 @@ fn a_stream_without_summary_is_a_protocol_violation_even_with_exit_0() {
     assert!(done.status.success());
     match done.outcome() {
         Outcome::ProtocolViolation { findings } => {
-            assert!(findings.iter().any(|f| f.code.as_str() == "SUMMARY_MISSING"));
+            assert!(findings
+                .iter()
+                .any(|f| f.code.as_str() == "SUMMARY_MISSING"));
         }
         other => panic!("expected a violation, got {other:?}"),
     }
@@ -64,7 +69,11 @@ fn events_arrive_while_the_tool_runs_and_a_killed_tool_is_reported_as_killed() {
     let mut s = session(&["watch"]);
     // A heartbeat arrives while the process is still running.
     loop {
-        let event = s.next_event().unwrap().expect("the stream is open").unwrap();
+        let event = s
+            .next_event()
+            .unwrap()
+            .expect("the stream is open")
+            .unwrap();
         if matches!(event.event, Event::Heartbeat(_)) {
             break;
         }

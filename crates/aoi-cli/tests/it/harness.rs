@@ -53,7 +53,11 @@ fn a_closed_pipe_ends_the_tool_quietly_with_141() {
     drop(stdout);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(141), "{}", transcript(&out));
-    assert!(out.stderr.is_empty(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -82,13 +86,25 @@ fn head_n_1_in_a_real_shell_pipeline_prints_no_stack_trace() {
 fn cancel_run(mode: &str, sig: &str, exit: i32) {
     let mut child = spawn_tool(&[mode]);
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut seen = read_until(&mut stdout, if mode == "watch" { "aoi:heartbeat" } else { "\"hit\"" });
+    let mut seen = read_until(
+        &mut stdout,
+        if mode == "watch" {
+            "aoi:heartbeat"
+        } else {
+            "\"hit\""
+        },
+    );
     signal(&child, sig);
     stdout.read_to_string(&mut seen).unwrap();
     // The stdin of `block` is still open: the harness must end the run by itself.
     let status = child.wait().unwrap();
     let mut stderr = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
     assert_eq!(status.code(), Some(exit), "{seen}");
     assert_eq!(stderr, "");
     let report = aoi_test::assert_conforms(seen.as_bytes());
@@ -122,7 +138,11 @@ fn a_tool_blocked_outside_the_emitter_is_ended_by_the_harness_with_a_summary() {
 fn a_panic_becomes_an_internal_error_and_a_summary_with_nothing_on_stderr() {
     let out = Command::new(fake_tool()).arg("panic").output().unwrap();
     assert_eq!(out.status.code(), Some(70), "{}", transcript(&out));
-    assert!(out.stderr.is_empty(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report = aoi_test::assert_conforms(&out.stdout);
     assert_eq!(report.verdict, Verdict::Failed);
     let error = aoi_test::events(&out.stdout)
@@ -149,7 +169,12 @@ fn aoi_verify_gates_a_tool_built_on_the_sdk() {
             .args(["verify", "-q", "--", tool, mode, "6"])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(exit), "{mode}: {}", transcript(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(exit),
+            "{mode}: {}",
+            transcript(&out)
+        );
     }
 }
 

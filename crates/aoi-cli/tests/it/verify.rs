@@ -92,7 +92,10 @@ fn a_line_lost_in_the_middle_is_caught_although_the_summary_survived() {
     assert_eq!(out.status.code(), Some(65));
     let codes = finding_codes(&out.stdout);
     assert!(codes.contains(&"SEQ_GAP".to_owned()), "{codes:?}");
-    assert!(codes.contains(&"EVENT_COUNT_MISMATCH".to_owned()), "{codes:?}");
+    assert!(
+        codes.contains(&"EVENT_COUNT_MISMATCH".to_owned()),
+        "{codes:?}"
+    );
     assert!(codes.contains(&"COUNT_MISMATCH".to_owned()), "{codes:?}");
 }
 
@@ -151,7 +154,10 @@ fn reads_a_file_or_dash_and_reports_a_missing_file() {
     assert!(stderr.starts_with("error: cannot open "), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "one line, no trace: {stderr}");
 
-    let out = run_aoi(&["verify", "--output", "jsonl", missing.to_str().unwrap()], b"");
+    let out = run_aoi(
+        &["verify", "--output", "jsonl", missing.to_str().unwrap()],
+        b"",
+    );
     assert_eq!(out.status.code(), Some(66));
     aoi_test::assert_conforms(&out.stdout);
     let error = aoi_test::events(&out.stdout)
@@ -180,7 +186,12 @@ fn runs_a_command_and_judges_its_stream_and_exit_status() {
         (
             &["flat-v02"],
             65,
-            &["V02_FLAT_ENVELOPE", "V02_CATEGORY_TEMPORARY", "ERROR_RETRYABLE_MISSING", "REASON_MISSING"],
+            &[
+                "V02_FLAT_ENVELOPE",
+                "V02_CATEGORY_TEMPORARY",
+                "ERROR_RETRYABLE_MISSING",
+                "REASON_MISSING",
+            ],
         ),
         (&["lying-count"], 65, &["COUNT_MISMATCH"]),
     ];
@@ -188,11 +199,19 @@ fn runs_a_command_and_judges_its_stream_and_exit_status() {
         let mut argv = vec!["verify", "--output", "jsonl", "--", tool];
         argv.extend_from_slice(args);
         let out = run_aoi(&argv, b"");
-        assert_eq!(out.status.code(), Some(*exit), "{args:?}\n{}", transcript(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(*exit),
+            "{args:?}\n{}",
+            transcript(&out)
+        );
         aoi_test::assert_conforms(&out.stdout);
         let codes = finding_codes(&out.stdout);
         for code in *expected {
-            assert!(codes.contains(&(*code).to_owned()), "{args:?}: {code} not in {codes:?}");
+            assert!(
+                codes.contains(&(*code).to_owned()),
+                "{args:?}: {code} not in {codes:?}"
+            );
         }
     }
 }
@@ -200,7 +219,10 @@ fn runs_a_command_and_judges_its_stream_and_exit_status() {
 #[test]
 fn an_ok_summary_from_a_process_that_exits_non_zero_is_a_violation() {
     let script = format!("printf '%s' '{}'; exit 3", OK_STREAM.replace('\'', ""));
-    let out = run_aoi(&["verify", "--output", "jsonl", "--", "sh", "-c", &script], b"");
+    let out = run_aoi(
+        &["verify", "--output", "jsonl", "--", "sh", "-c", &script],
+        b"",
+    );
     assert_eq!(out.status.code(), Some(65), "{}", transcript(&out));
     assert!(finding_codes(&out.stdout).contains(&"EXIT_STATUS_MISMATCH".to_owned()));
 }
@@ -223,7 +245,11 @@ fn pass_through_forwards_complete_lines_only_and_reports_on_stderr() {
     let out = run_aoi(&["verify", "--pass-through", "-q"], cut);
     assert_eq!(out.status.code(), Some(65));
     let forwarded = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(forwarded.lines().count(), 2, "the cut summary is not forwarded");
+    assert_eq!(
+        forwarded.lines().count(),
+        2,
+        "the cut summary is not forwarded"
+    );
     assert!(forwarded.ends_with('\n'));
     assert!(out.stderr.is_empty());
 }
@@ -266,15 +292,21 @@ fn unbounded_streams_may_end_without_a_summary() {
         r#"{"type":"aoi:heartbeat","aoi":{"seq":1,"run":"W"}}"#,
         "\n"
     );
-    assert_eq!(run_aoi(&["verify", "-q"], watch.as_bytes()).status.code(), Some(65));
-    let out = run_aoi(&["verify", "--unbounded", "--output", "jsonl"], watch.as_bytes());
+    assert_eq!(
+        run_aoi(&["verify", "-q"], watch.as_bytes()).status.code(),
+        Some(65)
+    );
+    let out = run_aoi(
+        &["verify", "--unbounded", "--output", "jsonl"],
+        watch.as_bytes(),
+    );
     assert_eq!(out.status.code(), Some(0), "{}", transcript(&out));
     let findings: Vec<_> = aoi_test::events(&out.stdout)
         .into_iter()
         .filter_map(|e| match e {
-            Event::Domain { ty, fields } if ty == "finding" => {
-                Some(serde_json::from_value::<aoi::Finding>(serde_json::Value::Object(fields)).unwrap())
-            }
+            Event::Domain { ty, fields } if ty == "finding" => Some(
+                serde_json::from_value::<aoi::Finding>(serde_json::Value::Object(fields)).unwrap(),
+            ),
             _ => None,
         })
         .collect();
@@ -300,7 +332,14 @@ fn replaces_the_jq_one_liner_and_catches_what_it_cannot() {
         .spawn()
         .expect("jq is installed (see .ci/run)");
     use std::io::Write;
-    jq.stdin.take().unwrap().write_all(elided.as_bytes()).unwrap();
+    jq.stdin
+        .take()
+        .unwrap()
+        .write_all(elided.as_bytes())
+        .unwrap();
     assert!(jq.wait().unwrap().success(), "jq accepts the elided stream");
-    assert_eq!(run_aoi(&["verify", "-q"], elided.as_bytes()).status.code(), Some(65));
+    assert_eq!(
+        run_aoi(&["verify", "-q"], elided.as_bytes()).status.code(),
+        Some(65)
+    );
 }

@@ -48,7 +48,12 @@ fn main() -> ExitCode {
     if let Some(code) = raw(mode) {
         return code;
     }
-    let identity = Identity::new("aoi-fake-tool", "0.0.1", "io.machinemode.fake.events", "1.0.0");
+    let identity = Identity::new(
+        "aoi-fake-tool",
+        "0.0.1",
+        "io.machinemode.fake.events",
+        "1.0.0",
+    );
     let harness = Harness::new(Emitter::builder(identity).command(mode.to_owned()))
         .grace(Duration::from_millis(300));
     let mode = mode.to_owned();
@@ -66,15 +71,20 @@ fn main() -> ExitCode {
                 Code::from_static("INDEX_UNAVAILABLE"),
                 "the index is unavailable",
             )
-            .retry_after_ms(2500))
+            .retry_after_ms(2500)
+            .into())
         }
         "items" => {
             for rank in 1..=n {
                 if rank % 3 == 0 {
                     out.error(
-                        &ErrorEvent::new(Category::Validation, Code::from_static("BAD_ITEM"), "bad item")
-                            .item()
-                            .line_number(rank),
+                        &ErrorEvent::new(
+                            Category::Validation,
+                            Code::from_static("BAD_ITEM"),
+                            "bad item",
+                        )
+                        .item()
+                        .line_number(rank),
                     )?;
                 } else {
                     out.emit(&hit(rank))?;
@@ -112,7 +122,8 @@ fn main() -> ExitCode {
             Category::Usage,
             Code::from_static("UNKNOWN_MODE"),
             format!("unknown mode {other:?}"),
-        )),
+        )
+        .into()),
     })
 }
 

@@ -1,7 +1,7 @@
 //! The process harness: whatever happens after `aoi:meta`, the run ends with an `aoi:summary`
 //! when the process is still in control (spec §4), and with the right exit code (§6).
 //!
-//! - A returned [`ErrorEvent`] becomes a process-scope `aoi:error` and an `ok:false` summary.
+//! - A returned [`Failure`] (an [`ErrorEvent`]) becomes a process-scope `aoi:error` and an `ok:false` summary.
 //! - A panic becomes an `internal` `aoi:error` (`INTERNAL_PANIC`) and an `ok:false` summary; the
 //!   panic message goes into the event, nothing is printed to stderr, no backtrace anywhere.
 //! - A closed stdout (EPIPE) ends the process quietly with 141 (§7).
@@ -25,7 +25,46 @@ use super::emitter::{Core, EmitError, Emitter, EmitterBuilder, Outcome};
 use crate::wire::{exit_code, Category, Code, ErrorEvent};
 
 /// What a tool's body returns: an outcome, or the error that ended the run.
-pub type RunResult = Result<Outcome, ErrorEvent>;
+pub type RunResult = Result<Outcome, Failure>;
+
+/// The error that ended a run: becomes a process-scope `aoi:error` and an `ok:false` summary.
+///
+/// Boxed so that `Result<_, Failure>` stays small; `?` converts from [`ErrorEvent`] and from
+/// [`EmitError`], and `Err(event.into())` returns one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure(Box<ErrorEvent>);
+
+impl Failure {
+    /// The error event.
+    pub fn event(&self) -> &ErrorEvent {
+        &self.0
+    }
+
+    /// The error event, owned.
+    pub fn into_event(self) -> ErrorEvent {
+        *self.0
+    }
+}
+
+impl From<ErrorEvent> for Failure {
+    fn from(event: ErrorEvent) -> Failure {
+        Failure(Box::new(event))
+    }
+}
+
+impl From<EmitError> for Failure {
+    fn from(error: EmitError) -> Failure {
+        Failure(Box::new(ErrorEvent::from(error)))
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.0.category, self.0.code, self.0.message)
+    }
+}
+
+impl std::error::Error for Failure {}
 
 /// Runs a tool's machine-mode body under the §4 guarantees. See the [module docs](self).
 #[derive(Debug)]
@@ -78,7 +117,7 @@ where
     let cancelled = emitter.cancel_token().cancelled();
     let outcome = match result {
         Ok(Ok(outcome)) => Ok(outcome),
-        Ok(Err(error)) => Err(error),
+        Ok(Err(failure)) => Err(failure.into_event()),
         Err(payload) => Err(panic_error(payload.as_ref())),
     };
     let ended = match (outcome, cancelled) {

@@ -7,4 +7,4 @@ pub mod harness;
 
 pub use cancel::{CancelToken, Signal};
 pub use emitter::{new_run_id, EmitError, Emitter, EmitterBuilder, Finished, Outcome};
-pub use harness::{drive, Harness, RunResult};
+pub use harness::{drive, Failure, Harness, RunResult};
