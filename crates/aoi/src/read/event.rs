@@ -150,9 +150,12 @@ mod tests {
 
     #[test]
     fn decodes_framework_and_domain_events_ignoring_unknown_fields() {
-        let d = decode(br#"{"type":"hit","aoi":{"seq":1,"run":"R"},"rank":1,"future":true}"#).unwrap();
+        let d =
+            decode(br#"{"type":"hit","aoi":{"seq":1,"run":"R"},"rank":1,"future":true}"#).unwrap();
         assert_eq!(d.envelope.unwrap().seq, Some(1));
-        assert!(matches!(d.event, Event::Domain { ref ty, ref fields } if ty == "hit" && fields.len() == 2));
+        assert!(
+            matches!(d.event, Event::Domain { ref ty, ref fields } if ty == "hit" && fields.len() == 2)
+        );
         let d = decode(br#"{"type":"aoi:summary","aoi":{"seq":2,"run":"R"},"ok":true,"count":1,"new_field":1}"#).unwrap();
         assert!(matches!(d.event, Event::Summary(ref s) if s.ok && s.count == Some(1)));
         let d = decode(br#"{"type":"aoi:later","x":1}"#).unwrap();
@@ -162,7 +165,9 @@ mod tests {
     #[test]
     fn an_unknown_category_is_routed_as_internal_and_kept() {
         let d = decode(br#"{"type":"aoi:error","category":"quantum","code":"Q","message":"m","retryable":true}"#).unwrap();
-        let Event::Error(e) = d.event else { panic!("not an error") };
+        let Event::Error(e) = d.event else {
+            panic!("not an error")
+        };
         assert_eq!(e.category, Category::Internal);
         assert!(e.retryable, "retryable stays authoritative");
         assert_eq!(e.details.unwrap()["category"], "quantum");
@@ -170,8 +175,14 @@ mod tests {
 
     #[test]
     fn malformed_framework_events_are_errors_not_panics() {
-        assert!(matches!(decode(br#"{"type":"aoi:summary"}"#), Err(DecodeError::Framework { .. })));
-        assert!(matches!(decode(br#"{"no":"type"}"#), Err(DecodeError::NoType)));
+        assert!(matches!(
+            decode(br#"{"type":"aoi:summary"}"#),
+            Err(DecodeError::Framework { .. })
+        ));
+        assert!(matches!(
+            decode(br#"{"no":"type"}"#),
+            Err(DecodeError::NoType)
+        ));
         assert!(matches!(decode(b"[1]"), Err(DecodeError::Json(_))));
     }
 }

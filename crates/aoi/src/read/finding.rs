@@ -81,6 +81,8 @@ codes! {
     MetaRepeated = "META_REPEATED", "§13.1";
     /// No `aoi:meta` at all.
     MetaMissing = "META_MISSING", "§4";
+    /// An `aoi:meta` field has the wrong JSON type.
+    MetaFieldInvalid = "META_FIELD_INVALID", "§8.3";
     /// The identity triple is incomplete on meta or summary.
     IdentityIncomplete = "IDENTITY_INCOMPLETE", "§5";
     /// Meta and summary name different identities.

@@ -189,15 +189,24 @@ mod tests {
     #[test]
     fn a_last_line_without_newline_is_truncated_even_if_valid_json() {
         assert_eq!(
-            frames(b"{\"a\":1}\n{\"type\":\"aoi:summary\",\"ok\":true}", 1 << 20),
-            ["1:{\"a\":1}", "2:truncated {\"type\":\"aoi:summary\",\"ok\":true}"]
+            frames(
+                b"{\"a\":1}\n{\"type\":\"aoi:summary\",\"ok\":true}",
+                1 << 20
+            ),
+            [
+                "1:{\"a\":1}",
+                "2:truncated {\"type\":\"aoi:summary\",\"ok\":true}"
+            ]
         );
     }
 
     #[test]
     fn splits_on_line_feed_only() {
         let input = "a\u{2028}b\rc\u{85}d\n\ne\n".as_bytes();
-        assert_eq!(frames(input, 1 << 20), ["1:a\u{2028}b\rc\u{85}d", "2:", "3:e"]);
+        assert_eq!(
+            frames(input, 1 << 20),
+            ["1:a\u{2028}b\rc\u{85}d", "2:", "3:e"]
+        );
         assert!(frames(b"", 10).is_empty());
     }
 

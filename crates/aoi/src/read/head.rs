@@ -306,9 +306,10 @@ mod tests {
 
     #[test]
     fn extracts_type_seq_and_run_and_skips_the_rest() {
-        let h = parse_head(br#"{"type":"hit","x":[1,{"type":"no"}],"aoi":{"seq":3,"run":"R","t":5}}"#)
-            .unwrap()
-            .unwrap();
+        let h =
+            parse_head(br#"{"type":"hit","x":[1,{"type":"no"}],"aoi":{"seq":3,"run":"R","t":5}}"#)
+                .unwrap()
+                .unwrap();
         assert_eq!(h.ty.as_deref(), Some("hit"));
         assert!(matches!(h.ty, Some(Cow::Borrowed(_))));
         assert_eq!((h.seq, h.run.as_deref()), (Some(3), Some("R")));

@@ -14,7 +14,7 @@ use super::finding::{Finding, FindingCode, Level};
 use super::framing::{Frame, LineReader};
 use super::head::{parse_head, Head};
 use crate::wire::{
-    CausedBy, Category, Code, ErrorEvent, Meta, Reason, Summary, AOI_VERSION, FRAMEWORK_TYPES,
+    Category, CausedBy, Code, ErrorEvent, Meta, Reason, Summary, AOI_VERSION, FRAMEWORK_TYPES,
 };
 
 /// How to verify.
@@ -128,6 +128,8 @@ pub struct Verifier {
     process_errors: u64,
     worst_error: Option<(bool, ErrorEvent)>,
     flat_domain_reported: bool,
+    /// The meta claims a later 1.x AOI version, whose enums may have grown (§9.2).
+    newer_aoi_minor: bool,
 }
 
 /// What a line turned out to be.
@@ -166,6 +168,7 @@ impl Verifier {
             process_errors: 0,
             worst_error: None,
             flat_domain_reported: false,
+            newer_aoi_minor: false,
         }
     }
 
@@ -273,7 +276,11 @@ impl Verifier {
             None => bytes,
         };
         if bytes.is_empty() {
-            self.violation(FindingCode::EmptyLine, number, "empty line: every line must be one JSON object");
+            self.violation(
+                FindingCode::EmptyLine,
+                number,
+                "empty line: every line must be one JSON object",
+            );
             self.skip_seq();
             return LineKind::Invalid;
         }
@@ -360,7 +367,11 @@ impl Verifier {
             Ok(fields) => fields,
             // The head parse accepted it; only absurd nesting depth gets here.
             Err(e) => {
-                self.violation(FindingCode::InvalidJson, number, format!("invalid JSON: {e}"));
+                self.violation(
+                    FindingCode::InvalidJson,
+                    number,
+                    format!("invalid JSON: {e}"),
+                );
                 return LineKind::Invalid;
             }
         };
@@ -378,14 +389,26 @@ impl Verifier {
 
     fn envelope(&mut self, number: u64, head: &Head<'_>) {
         if head.envelope_not_object {
-            self.violation(FindingCode::EnvelopeNotObject, number, "`aoi` is not an object");
+            self.violation(
+                FindingCode::EnvelopeNotObject,
+                number,
+                "`aoi` is not an object",
+            );
         }
         if head.seq_invalid {
-            self.violation(FindingCode::SeqInvalid, number, "`aoi.seq` is not a non-negative integer");
+            self.violation(
+                FindingCode::SeqInvalid,
+                number,
+                "`aoi.seq` is not a non-negative integer",
+            );
         }
         let has_seq = head.seq.is_some() || head.seq_invalid;
         if self.seq_mode == SeqMode::Unknown {
-            self.seq_mode = if has_seq { SeqMode::Present } else { SeqMode::Absent };
+            self.seq_mode = if has_seq {
+                SeqMode::Present
+            } else {
+                SeqMode::Absent
+            };
         }
         match (self.seq_mode, head.seq) {
             (SeqMode::Present, Some(seq)) => {
@@ -410,7 +433,10 @@ impl Verifier {
                         self.violation(
                             FindingCode::SeqGap,
                             number,
-                            format!("`aoi.seq` {seq} repeats or goes back (expected {})", self.next_seq),
+                            format!(
+                                "`aoi.seq` {seq} repeats or goes back (expected {})",
+                                self.next_seq
+                            ),
                         );
                     }
                 }
@@ -448,7 +474,11 @@ impl Verifier {
                 None => self.run = Some(run.as_ref().to_owned()),
             },
             (None, true) if !head.run_invalid => {
-                self.violation(FindingCode::RunMissing, number, "`aoi.seq` without `aoi.run`");
+                self.violation(
+                    FindingCode::RunMissing,
+                    number,
+                    "`aoi.seq` without `aoi.run`",
+                );
             }
             _ => {}
         }
@@ -457,17 +487,52 @@ impl Verifier {
     fn extra_fields(&mut self, number: u64, ty: &str, fields: &Map<String, Value>) {
         let known: &[&str] = match ty {
             "aoi:meta" => &[
-                "tool", "tool_version", "aoi_version", "schema_name", "schema_version", "command",
-                "args", "args_redacted", "input_fingerprint",
+                "tool",
+                "tool_version",
+                "aoi_version",
+                "schema_name",
+                "schema_version",
+                "command",
+                "args",
+                "args_redacted",
+                "input_fingerprint",
             ],
             "aoi:summary" => &[
-                "ok", "reason", "event_count", "count", "input_count", "warning_count",
-                "error_count", "partial", "truncated", "next_cursor", "elapsed_ms", "caused_by",
-                "upstream", "tool", "tool_version", "aoi_version", "schema_name", "schema_version",
+                "ok",
+                "reason",
+                "event_count",
+                "count",
+                "input_count",
+                "warning_count",
+                "error_count",
+                "partial",
+                "truncated",
+                "next_cursor",
+                "elapsed_ms",
+                "caused_by",
+                "upstream",
+                "tool",
+                "tool_version",
+                "aoi_version",
+                "schema_name",
+                "schema_version",
             ],
             "aoi:error" => &[
-                "category", "code", "message", "retryable", "retry_after_ms", "domain", "origin",
-                "scope", "target", "item_index", "line_number", "field", "wrapped", "hint", "docs",
+                "category",
+                "code",
+                "message",
+                "retryable",
+                "retry_after_ms",
+                "domain",
+                "origin",
+                "scope",
+                "target",
+                "item_index",
+                "line_number",
+                "field",
+                "wrapped",
+                "hint",
+                "docs",
                 "details",
             ],
             "aoi:check" => &["name", "ok", "severity", "detail", "hint"],
@@ -477,7 +542,9 @@ impl Verifier {
         let extra: Vec<&str> = fields
             .keys()
             .map(String::as_str)
-            .filter(|k| !matches!(*k, "type" | "aoi" | "properties" | "seq" | "run" | "upstream"))
+            .filter(|k| !matches!(*k, "type" | "aoi" | "properties" | "seq" | "run"))
+            // Reported as V02_ERROR_UPSTREAM on an error; an extra field anywhere else but the summary.
+            .filter(|k| !(ty == "aoi:error" && *k == "upstream"))
             .filter(|k| !known.contains(k))
             .collect();
         if !extra.is_empty() {
@@ -494,22 +561,47 @@ impl Verifier {
 
     fn meta(&mut self, number: u64, fields: Map<String, Value>) {
         if self.meta_line.is_some() {
-            self.violation(FindingCode::MetaRepeated, number, "a second aoi:meta: a stream carries at most one");
+            self.violation(
+                FindingCode::MetaRepeated,
+                number,
+                "a second aoi:meta: a stream carries at most one",
+            );
             return;
         }
         self.meta_line = Some(number);
         if number != 1 {
-            self.violation(FindingCode::MetaNotFirst, number, "aoi:meta is not the first line");
+            self.violation(
+                FindingCode::MetaNotFirst,
+                number,
+                "aoi:meta is not the first line",
+            );
         }
         self.identity(number, "aoi:meta", &fields);
+        if let Err(e) = serde_json::from_value::<Meta>(Value::Object(fields.clone())) {
+            self.violation(
+                FindingCode::MetaFieldInvalid,
+                number,
+                format!("aoi:meta has a field of the wrong type: {e}"),
+            );
+        }
+        self.newer_aoi_minor = fields
+            .get("aoi_version")
+            .and_then(Value::as_str)
+            .is_some_and(|v| major(v) == major(AOI_VERSION) && v != AOI_VERSION);
         self.meta = Some(fields);
     }
 
     fn identity(&mut self, number: u64, ty: &str, fields: &Map<String, Value>) {
-        let missing: Vec<&str> = ["tool", "tool_version", "aoi_version", "schema_name", "schema_version"]
-            .into_iter()
-            .filter(|k| !fields.get(*k).is_some_and(Value::is_string))
-            .collect();
+        let missing: Vec<&str> = [
+            "tool",
+            "tool_version",
+            "aoi_version",
+            "schema_name",
+            "schema_version",
+        ]
+        .into_iter()
+        .filter(|k| !fields.get(*k).is_some_and(Value::is_string))
+        .collect();
         if !missing.is_empty() {
             self.notice(
                 FindingCode::IdentityIncomplete,
@@ -522,7 +614,10 @@ impl Verifier {
                 self.notice(
                     FindingCode::AoiVersionUnknown,
                     number,
-                    format!("aoi_version {version:?} has a major other than {}", major(AOI_VERSION)),
+                    format!(
+                        "aoi_version {version:?} has a major other than {}",
+                        major(AOI_VERSION)
+                    ),
                 );
             }
         }
@@ -530,35 +625,56 @@ impl Verifier {
 
     fn summary(&mut self, number: u64, fields: Map<String, Value>) {
         if self.summary_line.is_some() {
-            self.violation(FindingCode::SummaryRepeated, number, "a second aoi:summary: a stream carries at most one");
+            self.violation(
+                FindingCode::SummaryRepeated,
+                number,
+                "a second aoi:summary: a stream carries at most one",
+            );
             return;
         }
         self.summary_line = Some(number);
+        let violations_before = self.violations;
         let ok = match fields.get("ok") {
             None => {
-                self.violation(FindingCode::OkMissing, number, "aoi:summary has no `ok`: it has no default");
+                self.violation(
+                    FindingCode::OkMissing,
+                    number,
+                    "aoi:summary has no `ok`: it has no default",
+                );
                 None
             }
             Some(Value::Bool(ok)) => Some(*ok),
             Some(other) => {
-                self.violation(FindingCode::OkNotBoolean, number, format!("`ok` is {other}, not a boolean"));
+                self.violation(
+                    FindingCode::OkNotBoolean,
+                    number,
+                    format!("`ok` is {other}, not a boolean"),
+                );
                 None
             }
         };
         match (ok, fields.get("reason")) {
             (Some(false), None) => {
-                self.violation(FindingCode::ReasonMissing, number, "`ok:false` requires a `reason`");
+                self.violation(
+                    FindingCode::ReasonMissing,
+                    number,
+                    "`ok:false` requires a `reason`",
+                );
             }
             (_, Some(Value::String(r))) => match (ok, Reason::parse(r)) {
                 (_, None) => self.violation(
                     FindingCode::ReasonInvalid,
                     number,
-                    format!("reason {r:?} is not one of failed, cancelled, timeout, denied, skipped"),
+                    format!(
+                        "reason {r:?} is not one of failed, cancelled, timeout, denied, skipped"
+                    ),
                 ),
                 (Some(true), Some(reason)) if reason.is_failure() => self.violation(
                     FindingCode::ReasonInvalid,
                     number,
-                    format!("reason {r:?} contradicts `ok:true` (only \"skipped\" is valid with it)"),
+                    format!(
+                        "reason {r:?} contradicts `ok:true` (only \"skipped\" is valid with it)"
+                    ),
                 ),
                 (Some(false), Some(Reason::Skipped)) => self.violation(
                     FindingCode::ReasonInvalid,
@@ -568,11 +684,22 @@ impl Verifier {
                 _ => {}
             },
             (_, Some(other)) if !other.is_null() || ok == Some(false) => {
-                self.violation(FindingCode::ReasonInvalid, number, format!("`reason` is {other}, not a string"));
+                self.violation(
+                    FindingCode::ReasonInvalid,
+                    number,
+                    format!("`reason` is {other}, not a string"),
+                );
             }
             _ => {}
         }
-        for key in ["event_count", "count", "input_count", "warning_count", "error_count", "elapsed_ms"] {
+        for key in [
+            "event_count",
+            "count",
+            "input_count",
+            "warning_count",
+            "error_count",
+            "elapsed_ms",
+        ] {
             if let Some(v) = fields.get(key) {
                 if !v.is_u64() {
                     self.violation(
@@ -586,13 +713,21 @@ impl Verifier {
         for key in ["partial", "truncated"] {
             if let Some(v) = fields.get(key) {
                 if !v.is_boolean() {
-                    self.violation(FindingCode::SummaryFieldInvalid, number, format!("`{key}` is {v}, not a boolean"));
+                    self.violation(
+                        FindingCode::SummaryFieldInvalid,
+                        number,
+                        format!("`{key}` is {v}, not a boolean"),
+                    );
                 }
             }
         }
         if let Some(v) = fields.get("next_cursor") {
             if !(v.is_string() || v.is_null()) {
-                self.violation(FindingCode::SummaryFieldInvalid, number, format!("`next_cursor` is {v}, not a string"));
+                self.violation(
+                    FindingCode::SummaryFieldInvalid,
+                    number,
+                    format!("`next_cursor` is {v}, not a string"),
+                );
             }
         }
         if let Some(v) = fields.get("caused_by") {
@@ -617,7 +752,21 @@ impl Verifier {
                 self.violation(
                     FindingCode::IdentityMismatch,
                     number,
-                    format!("aoi:summary and aoi:meta disagree on {}", differs.join(", ")),
+                    format!(
+                        "aoi:summary and aoi:meta disagree on {}",
+                        differs.join(", ")
+                    ),
+                );
+            }
+        }
+        // The verdict is read from the decoded summary: one that does not decode must not pass
+        // for a stream without a summary (Verdict::Unterminated) with no violation to say why.
+        if self.violations == violations_before {
+            if let Err(e) = serde_json::from_value::<Summary>(Value::Object(fields.clone())) {
+                self.violation(
+                    FindingCode::SummaryFieldInvalid,
+                    number,
+                    format!("aoi:summary does not decode: {e}"),
                 );
             }
         }
@@ -628,7 +777,11 @@ impl Verifier {
         self.errors += 1;
         let category = match fields.get("category") {
             None => {
-                self.violation(FindingCode::ErrorCategoryMissing, number, "aoi:error has no `category`");
+                self.violation(
+                    FindingCode::ErrorCategoryMissing,
+                    number,
+                    "aoi:error has no `category`",
+                );
                 None
             }
             Some(Value::String(c)) => match (Category::parse(c), c.as_str()) {
@@ -650,49 +803,93 @@ impl Verifier {
                     None
                 }
                 (None, other) => {
-                    self.violation(
-                        FindingCode::ErrorCategoryInvalid,
-                        number,
-                        format!("category {other:?} is not in the closed enum of §9.2"),
-                    );
+                    // §9.2: a new category is a minor version bump, and §9.4 forbids failing on
+                    // one; only a producer that claims exactly this version is held to the enum.
+                    if self.newer_aoi_minor {
+                        self.notice(
+                            FindingCode::ErrorCategoryInvalid,
+                            number,
+                            format!("category {other:?} is not in the v1.0-alpha enum; routed as internal (§9.4)"),
+                        );
+                    } else {
+                        self.violation(
+                            FindingCode::ErrorCategoryInvalid,
+                            number,
+                            format!("category {other:?} is not in the closed enum of §9.2"),
+                        );
+                    }
                     None
                 }
             },
             Some(other) => {
-                self.violation(FindingCode::ErrorCategoryInvalid, number, format!("`category` is {other}, not a string"));
+                self.violation(
+                    FindingCode::ErrorCategoryInvalid,
+                    number,
+                    format!("`category` is {other}, not a string"),
+                );
                 None
             }
         };
         let code = match fields.get("code") {
-            Some(Value::String(c)) if crate::wire::text::is_valid_code(c) => Code::new(c.clone()).ok(),
+            Some(Value::String(c)) if crate::wire::text::is_valid_code(c) => {
+                Code::new(c.clone()).ok()
+            }
             Some(Value::String(c)) => {
-                self.violation(FindingCode::ErrorCodeInvalid, number, format!("code {c:?} does not match [A-Z][A-Z0-9_]*"));
+                self.violation(
+                    FindingCode::ErrorCodeInvalid,
+                    number,
+                    format!("code {c:?} does not match [A-Z][A-Z0-9_]*"),
+                );
                 None
             }
             Some(other) => {
-                self.violation(FindingCode::ErrorCodeInvalid, number, format!("`code` is {other}, not a string"));
+                self.violation(
+                    FindingCode::ErrorCodeInvalid,
+                    number,
+                    format!("`code` is {other}, not a string"),
+                );
                 None
             }
             None => {
-                self.violation(FindingCode::ErrorCodeInvalid, number, "aoi:error has no `code`");
+                self.violation(
+                    FindingCode::ErrorCodeInvalid,
+                    number,
+                    "aoi:error has no `code`",
+                );
                 None
             }
         };
         match fields.get("message") {
             Some(Value::String(m)) => {
                 if let Some(problem) = single_line_problem(m) {
-                    self.violation(FindingCode::ErrorMessageInvalid, number, format!("`message` {problem}"));
+                    self.violation(
+                        FindingCode::ErrorMessageInvalid,
+                        number,
+                        format!("`message` {problem}"),
+                    );
                 }
             }
             Some(other) => {
-                self.violation(FindingCode::ErrorMessageInvalid, number, format!("`message` is {other}, not a string"));
+                self.violation(
+                    FindingCode::ErrorMessageInvalid,
+                    number,
+                    format!("`message` is {other}, not a string"),
+                );
             }
-            None => self.violation(FindingCode::ErrorMessageInvalid, number, "aoi:error has no `message`"),
+            None => self.violation(
+                FindingCode::ErrorMessageInvalid,
+                number,
+                "aoi:error has no `message`",
+            ),
         }
         let retryable = match fields.get("retryable") {
             Some(Value::Bool(r)) => Some(*r),
             Some(other) => {
-                self.violation(FindingCode::ErrorRetryableMissing, number, format!("`retryable` is {other}, not a boolean"));
+                self.violation(
+                    FindingCode::ErrorRetryableMissing,
+                    number,
+                    format!("`retryable` is {other}, not a boolean"),
+                );
                 None
             }
             None => {
@@ -707,7 +904,11 @@ impl Verifier {
         let retry_after = fields.get("retry_after_ms");
         if let Some(v) = retry_after {
             if !v.is_u64() {
-                self.violation(FindingCode::RetryAfterInvalid, number, format!("`retry_after_ms` is {v}, not a non-negative integer"));
+                self.violation(
+                    FindingCode::RetryAfterInvalid,
+                    number,
+                    format!("`retry_after_ms` is {v}, not a non-negative integer"),
+                );
             }
             if retryable == Some(false) {
                 self.violation(
@@ -723,14 +924,22 @@ impl Verifier {
             Some(Value::String(s)) if s == "process" => false,
             Some(Value::String(s)) if s == "item" => true,
             Some(other) => {
-                self.violation(FindingCode::ErrorFieldInvalid, number, format!("`scope` is {other}, not \"process\" or \"item\""));
+                self.violation(
+                    FindingCode::ErrorFieldInvalid,
+                    number,
+                    format!("`scope` is {other}, not \"process\" or \"item\""),
+                );
                 false
             }
         };
         for key in ["item_index", "line_number"] {
             if let Some(v) = fields.get(key) {
                 if !v.is_u64() {
-                    self.violation(FindingCode::ErrorFieldInvalid, number, format!("`{key}` is {v}, not a non-negative integer"));
+                    self.violation(
+                        FindingCode::ErrorFieldInvalid,
+                        number,
+                        format!("`{key}` is {v}, not a non-negative integer"),
+                    );
                 }
             }
         }
@@ -764,7 +973,11 @@ impl Verifier {
                 e = e.origin(origin);
             }
             let process = !is_item;
-            if self.worst_error.as_ref().is_none_or(|(p, _)| process && !*p) {
+            if self
+                .worst_error
+                .as_ref()
+                .is_none_or(|(p, _)| process && !*p)
+            {
                 self.worst_error = Some((process, e));
             }
         }
@@ -774,7 +987,11 @@ impl Verifier {
         let name_ok = fields.get("name").is_some_and(Value::is_string);
         let ok_ok = fields.get("ok").is_some_and(Value::is_boolean);
         if !(name_ok && ok_ok) {
-            self.violation(FindingCode::CheckInvalid, number, "aoi:check needs a string `name` and a boolean `ok`");
+            self.violation(
+                FindingCode::CheckInvalid,
+                number,
+                "aoi:check needs a string `name` and a boolean `ok`",
+            );
         }
     }
 
@@ -782,7 +999,12 @@ impl Verifier {
     pub fn finish(mut self, end: Option<ProcessEnd>) -> Report {
         let last = self.lines;
         if self.meta_line.is_none() && last > 0 {
-            self.report(FindingCode::MetaMissing, Level::Notice, None, "no aoi:meta: the stream does not say what it is".into());
+            self.report(
+                FindingCode::MetaMissing,
+                Level::Notice,
+                None,
+                "no aoi:meta: the stream does not say what it is".into(),
+            );
         }
         if self.seq_mode == SeqMode::Absent {
             self.report(
@@ -796,7 +1018,11 @@ impl Verifier {
         match (&summary_fields, self.summary_line) {
             (Some(fields), Some(line)) => self.reconcile(fields, line),
             _ => {
-                let level = if self.opts.unbounded { Level::Notice } else { Level::Violation };
+                let level = if self.opts.unbounded {
+                    Level::Notice
+                } else {
+                    Level::Violation
+                };
                 let message = match end {
                     Some(ProcessEnd::Signaled(sig)) => {
                         format!("EOF without aoi:summary: the producer was killed by signal {sig}")
@@ -806,7 +1032,10 @@ impl Verifier {
                 self.report(FindingCode::SummaryMissing, level, None, message);
             }
         }
-        let ok = summary_fields.as_ref().and_then(|s| s.get("ok")).and_then(Value::as_bool);
+        let ok = summary_fields
+            .as_ref()
+            .and_then(|s| s.get("ok"))
+            .and_then(Value::as_bool);
         if let (Some(ProcessEnd::Exited(code)), Some(ok)) = (end, ok) {
             if ok && code != 0 {
                 self.report(
@@ -824,8 +1053,12 @@ impl Verifier {
                 );
             }
         }
-        let summary: Option<Summary> = summary_fields.and_then(|f| serde_json::from_value(Value::Object(f)).ok());
-        let meta: Option<Meta> = self.meta.take().and_then(|f| serde_json::from_value(Value::Object(f)).ok());
+        let summary: Option<Summary> =
+            summary_fields.and_then(|f| serde_json::from_value(Value::Object(f)).ok());
+        let meta: Option<Meta> = self
+            .meta
+            .take()
+            .and_then(|f| serde_json::from_value(Value::Object(f)).ok());
         let verdict = if self.violations > 0 {
             Verdict::Violation
         } else {
@@ -838,7 +1071,11 @@ impl Verifier {
         let caused_by = summary
             .as_ref()
             .and_then(|s| s.caused_by.clone())
-            .or_else(|| self.worst_error.as_ref().map(|(_, e)| CausedBy::from_error(e, None)));
+            .or_else(|| {
+                self.worst_error
+                    .as_ref()
+                    .map(|(_, e)| CausedBy::from_error(e, None))
+            });
         Report {
             verdict,
             findings: self.findings,
@@ -878,7 +1115,10 @@ impl Verifier {
                     FindingCode::CountMismatch,
                     Level::Violation,
                     Some(line),
-                    format!("count is {n} but {} domain event(s) were received", self.domain),
+                    format!(
+                        "count is {n} but {} domain event(s) were received",
+                        self.domain
+                    ),
                 );
             }
         }
@@ -888,7 +1128,10 @@ impl Verifier {
                     FindingCode::ErrorCountMismatch,
                     Level::Violation,
                     Some(line),
-                    format!("error_count is {n} but {} aoi:error event(s) were received", self.errors),
+                    format!(
+                        "error_count is {n} but {} aoi:error event(s) were received",
+                        self.errors
+                    ),
                 );
             }
         }
@@ -898,7 +1141,10 @@ impl Verifier {
                     FindingCode::WarningCountMismatch,
                     Level::Violation,
                     Some(line),
-                    format!("warning_count is {n} but {} aoi:warning event(s) were received", self.warnings),
+                    format!(
+                        "warning_count is {n} but {} aoi:warning event(s) were received",
+                        self.warnings
+                    ),
                 );
             }
         }

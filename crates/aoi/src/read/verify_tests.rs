@@ -1,1 +1,1855 @@
 //! Unit tests for the verifier: one per rule.
+//!
+//! Most tests start from a valid stream built by [`numbered`] and break exactly one thing, then
+//! assert the complete list of findings (code, level, line) and the verdict, so a rule that stops
+//! firing, fires at the wrong level, or fires on the wrong line fails a test.
+
+use super::*;
+
+const RUN: &str = "01JZQ7X4TQ9";
+
+/// The identity triple of §5, as it appears on `aoi:meta` and `aoi:summary`.
+const IDENTITY: &str = r#""tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0""#;
+
+const HIT: &str = r#"{"type":"hit","rank":1,"id":"doc_123","title":"Agent-operable tools"}"#;
+
+/// An item-scope error: the stream continues and `ok:true` stays possible.
+const ITEM_ERROR: &str = r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"DOC_MISSING","message":"no such document","retryable":false,"item_index":3}"#;
+
+/// A process-scope error raised locally (no `origin`): the run is over.
+const PROCESS_ERROR: &str = r#"{"type":"aoi:error","category":"internal","code":"BOOM","message":"it broke","retryable":false}"#;
+
+const WARNING: &str =
+    r#"{"type":"aoi:warning","code":"INDEX_STALE","message":"index is 2 days old"}"#;
+
+fn meta() -> String {
+    format!(r#"{{"type":"aoi:meta",{IDENTITY},"command":"search"}}"#)
+}
+
+/// An `aoi:summary` carrying `fields` and the identity triple.
+fn summary(fields: &str) -> String {
+    format!(r#"{{"type":"aoi:summary",{fields},{IDENTITY}}}"#)
+}
+
+/// Turns event bodies into a valid stream: contiguous `aoi.seq` from `first_seq`, one `aoi.run`,
+/// every line ended by `\n`, and, when `event_count` is set, an `aoi:summary` that lacks one
+/// gets the number of lines through it.
+fn number(bodies: &[&str], first_seq: u64, event_count: bool) -> String {
+    let mut out = String::new();
+    for (i, body) in bodies.iter().enumerate() {
+        let rest = body.strip_prefix('{').expect("a body is a JSON object");
+        let sep = if rest.starts_with('}') { "" } else { "," };
+        let seq = first_seq + i as u64;
+        let mut line = format!(r#"{{"aoi":{{"seq":{seq},"run":"{RUN}"}}{sep}{rest}"#);
+        if event_count
+            && body.contains(r#""type":"aoi:summary""#)
+            && !body.contains(r#""event_count""#)
+        {
+            line.pop();
+            line.push_str(&format!(r#","event_count":{}}}"#, i + 1));
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// A valid stream of `bodies` (see [`number`]).
+fn numbered(bodies: &[&str]) -> String {
+    number(bodies, 0, true)
+}
+
+/// The smallest clean stream: meta, one hit, summary.
+fn baseline() -> String {
+    numbered(&[&meta(), HIT, &summary(r#""ok":true,"count":1"#)])
+}
+
+/// `stream` with its 1-based line `number` replaced by `with` (which gets no `\n` of its own).
+fn replace_line(stream: &str, number: usize, with: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, line) in stream.split_inclusive('\n').enumerate() {
+        if i + 1 == number {
+            out.extend_from_slice(with);
+            out.push(b'\n');
+        } else {
+            out.extend_from_slice(line.as_bytes());
+        }
+    }
+    out
+}
+
+/// `stream` without its 1-based line `number`.
+fn delete_line(stream: &str, number: usize) -> String {
+    stream
+        .split_inclusive('\n')
+        .enumerate()
+        .filter(|(i, _)| i + 1 != number)
+        .map(|(_, line)| line)
+        .collect()
+}
+
+/// Lines `{"type":"hit",…}` numbered `first_seq..first_seq + n`, for the long spec examples.
+fn hits(first_seq: u64, n: u64) -> String {
+    (first_seq..first_seq + n)
+        .map(|seq| {
+            format!(
+                "{{\"type\":\"hit\",\"aoi\":{{\"seq\":{seq},\"run\":\"{RUN}\"}},\"rank\":{},\"id\":\"doc_{seq}\"}}\n",
+                seq - first_seq + 1
+            )
+        })
+        .collect()
+}
+
+fn verify(input: impl AsRef<[u8]>) -> Report {
+    Verifier::verify_bytes(input.as_ref(), VerifyOptions::default())
+}
+
+/// Verifies through a [`LineReader`] with a line limit, and reports how the producer ended.
+fn verify_with(
+    input: &[u8],
+    opts: VerifyOptions,
+    max_line: usize,
+    end: Option<ProcessEnd>,
+) -> Report {
+    let mut reader = LineReader::with_max_line(input, max_line);
+    let mut verifier = Verifier::new(opts);
+    while let Some(frame) = reader.next().expect("reading a slice cannot fail") {
+        verifier.frame(frame);
+    }
+    verifier.finish(end)
+}
+
+type Seen = (FindingCode, Level, Option<u64>);
+
+const V: Level = Level::Violation;
+const N: Level = Level::Notice;
+
+fn sorted(mut seen: Vec<Seen>) -> Vec<Seen> {
+    seen.sort_by_key(|(code, level, line)| (line.unwrap_or(u64::MAX), *code, *level));
+    seen
+}
+
+fn seen(report: &Report) -> Vec<Seen> {
+    sorted(
+        report
+            .findings
+            .iter()
+            .map(|f| (f.code, f.level, f.line))
+            .collect(),
+    )
+}
+
+fn listing(report: &Report) -> String {
+    report.findings.iter().map(|f| format!("\n  {f}")).collect()
+}
+
+/// Asserts the verdict and the exact findings (in any order), and that the counters agree.
+#[track_caller]
+fn assert_report(report: &Report, verdict: Verdict, expected: &[Seen]) {
+    assert_eq!(
+        seen(report),
+        sorted(expected.to_vec()),
+        "findings differ; got:{}",
+        listing(report)
+    );
+    assert_eq!(report.verdict, verdict, "findings:{}", listing(report));
+    assert_eq!(report.suppressed, 0);
+    let violations = report.findings.iter().filter(|f| f.level == V).count() as u64;
+    assert_eq!(report.violations, violations);
+    for f in &report.findings {
+        assert_eq!(f.section, f.code.section(), "{f}");
+        assert!(!f.message.is_empty(), "{f}");
+    }
+}
+
+/// Asserts a stream is conforming: no violation and the given verdict, notices allowed as listed.
+#[track_caller]
+fn assert_conforming(report: &Report, verdict: Verdict, notices: &[Seen]) {
+    assert!(notices.iter().all(|(_, level, _)| *level == N));
+    assert_report(report, verdict, notices);
+    assert_eq!(report.violations, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every finding code, on a minimal stream.
+// ---------------------------------------------------------------------------------------------
+
+struct Case {
+    /// The code this case exists to produce.
+    code: FindingCode,
+    input: Vec<u8>,
+    opts: VerifyOptions,
+    max_line: usize,
+    end: Option<ProcessEnd>,
+    verdict: Verdict,
+    /// Every finding expected, the target one included.
+    expect: Vec<Seen>,
+}
+
+fn case(code: FindingCode, input: impl Into<Vec<u8>>, verdict: Verdict, expect: &[Seen]) -> Case {
+    Case {
+        code,
+        input: input.into(),
+        opts: VerifyOptions::default(),
+        max_line: crate::read::DEFAULT_MAX_LINE,
+        end: None,
+        verdict,
+        expect: expect.to_vec(),
+    }
+}
+
+impl Case {
+    fn ended(mut self, end: ProcessEnd) -> Case {
+        self.end = Some(end);
+        self
+    }
+
+    fn max_line(mut self, max_line: usize) -> Case {
+        self.max_line = max_line;
+        self
+    }
+}
+
+/// A stream with one item-scope error, `error`, and a summary that accounts for it.
+fn with_item_error(error: &str) -> String {
+    numbered(&[
+        &meta(),
+        error,
+        &summary(r#""ok":true,"count":0,"error_count":1"#),
+    ])
+}
+
+fn cases() -> Vec<Case> {
+    use FindingCode as C;
+    use Verdict::{Succeeded, Violation};
+    let two_hits = numbered(&[&meta(), HIT, HIT, &summary(r#""ok":true,"count":1"#)]);
+    let long_hit = format!(r#"{{"type":"hit","text":"{}"}}"#, "x".repeat(1000));
+    let identity_2_0 = IDENTITY.replace("1.0-alpha", "2.0");
+    vec![
+        // §2 framing and JSON.
+        case(
+            C::InvalidUtf8,
+            replace_line(&two_hits, 3, b"{\"type\":\"hit\",\"title\":\"\xff\"}"),
+            Violation,
+            &[(C::InvalidUtf8, V, Some(3))],
+        ),
+        case(
+            C::InvalidJson,
+            replace_line(&two_hits, 3, br#"{"type":"hit","#),
+            Violation,
+            &[(C::InvalidJson, V, Some(3))],
+        ),
+        case(
+            C::EmptyLine,
+            replace_line(&two_hits, 3, b""),
+            Violation,
+            &[(C::EmptyLine, V, Some(3))],
+        ),
+        case(
+            C::NotAnObject,
+            replace_line(&two_hits, 3, b"[1,2]"),
+            Violation,
+            &[(C::NotAnObject, V, Some(3))],
+        ),
+        case(
+            C::AnsiEscape,
+            numbered(&[
+                &meta(),
+                r#"{"type":"hit","title":"\u001b[31mred\u001b[0m"}"#,
+                &summary(r#""ok":true,"count":1"#),
+            ]),
+            Violation,
+            &[(C::AnsiEscape, V, Some(2))],
+        ),
+        case(
+            C::CrlfLineEnding,
+            baseline().replace('\n', "\r\n"),
+            Succeeded,
+            &[
+                (C::CrlfLineEnding, N, Some(1)),
+                (C::CrlfLineEnding, N, Some(2)),
+                (C::CrlfLineEnding, N, Some(3)),
+            ],
+        ),
+        case(
+            C::LineTooLong,
+            numbered(&[&meta(), &long_hit, &summary(r#""ok":true,"count":0"#)]),
+            Violation,
+            &[(C::LineTooLong, V, Some(2))],
+        )
+        .max_line(400),
+        case(
+            C::TruncatedLine,
+            baseline().trim_end_matches('\n'),
+            Violation,
+            &[(C::TruncatedLine, V, Some(3)), (C::SummaryMissing, V, None)],
+        ),
+        // §8.1 type and envelope.
+        case(
+            C::TypeMissing,
+            numbered(&[&meta(), r#"{"rank":1}"#, &summary(r#""ok":true,"count":0"#)]),
+            Violation,
+            &[(C::TypeMissing, V, Some(2))],
+        ),
+        case(
+            C::TypeNotString,
+            numbered(&[&meta(), r#"{"type":5}"#, &summary(r#""ok":true,"count":0"#)]),
+            Violation,
+            &[(C::TypeNotString, V, Some(2))],
+        ),
+        case(
+            C::SeqMissing,
+            replace_line(
+                &baseline(),
+                2,
+                br#"{"type":"hit","aoi":{"run":"01JZQ7X4TQ9"}}"#,
+            ),
+            Violation,
+            &[(C::SeqMissing, V, Some(2))],
+        ),
+        case(
+            C::SeqAbsent,
+            format!(
+                "{}\n{HIT}\n{}\n",
+                meta(),
+                summary(r#""ok":true,"count":1,"event_count":3"#)
+            ),
+            Succeeded,
+            &[(C::SeqAbsent, N, None)],
+        ),
+        case(
+            C::SeqInvalid,
+            replace_line(
+                &baseline(),
+                2,
+                br#"{"type":"hit","aoi":{"seq":-1,"run":"01JZQ7X4TQ9"}}"#,
+            ),
+            Violation,
+            &[(C::SeqInvalid, V, Some(2))],
+        ),
+        case(
+            C::SeqNotZeroBased,
+            number(&[&meta(), HIT, &summary(r#""ok":true,"count":1"#)], 1, true),
+            Violation,
+            &[(C::SeqNotZeroBased, V, Some(1))],
+        ),
+        case(
+            C::SeqGap,
+            delete_line(
+                &numbered(&[&meta(), HIT, HIT, HIT, &summary(r#""ok":true,"count":3"#)]),
+                3,
+            ),
+            Violation,
+            &[
+                (C::SeqGap, V, Some(3)),
+                (C::EventCountMismatch, V, Some(4)),
+                (C::CountMismatch, V, Some(4)),
+            ],
+        ),
+        case(
+            C::RunMissing,
+            replace_line(&baseline(), 2, br#"{"type":"hit","aoi":{"seq":1}}"#),
+            Violation,
+            &[(C::RunMissing, V, Some(2))],
+        ),
+        case(
+            C::RunChanged,
+            replace_line(
+                &baseline(),
+                2,
+                br#"{"type":"hit","aoi":{"seq":1,"run":"01JZQ7X4TQ9-other"}}"#,
+            ),
+            Violation,
+            &[(C::RunChanged, V, Some(2))],
+        ),
+        case(
+            C::EnvelopeNotObject,
+            replace_line(&baseline(), 2, br#"{"type":"hit","aoi":"01JZQ7X4TQ9"}"#),
+            Violation,
+            &[
+                (C::EnvelopeNotObject, V, Some(2)),
+                (C::SeqMissing, V, Some(2)),
+            ],
+        ),
+        // §4, §5, §13.1 meta and summary placement and identity.
+        case(
+            C::MetaNotFirst,
+            numbered(&[HIT, &meta(), &summary(r#""ok":true,"count":1"#)]),
+            Violation,
+            &[(C::MetaNotFirst, V, Some(2))],
+        ),
+        case(
+            C::MetaRepeated,
+            numbered(&[&meta(), &meta(), &summary(r#""ok":true,"count":0"#)]),
+            Violation,
+            &[(C::MetaRepeated, V, Some(2))],
+        ),
+        case(
+            C::MetaFieldInvalid,
+            numbered(&[
+                &format!(r#"{{"type":"aoi:meta",{IDENTITY},"command":5}}"#),
+                &summary(r#""ok":true,"count":0"#),
+            ]),
+            Violation,
+            &[(C::MetaFieldInvalid, V, Some(1))],
+        ),
+        case(
+            C::MetaMissing,
+            numbered(&[HIT, &summary(r#""ok":true,"count":1"#)]),
+            Succeeded,
+            &[(C::MetaMissing, N, None)],
+        ),
+        case(
+            C::IdentityIncomplete,
+            numbered(&[
+                r#"{"type":"aoi:meta","tool":"outline","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0"}"#,
+                &summary(r#""ok":true,"count":0"#),
+            ]),
+            Succeeded,
+            &[(C::IdentityIncomplete, N, Some(1))],
+        ),
+        case(
+            C::IdentityMismatch,
+            numbered(&[
+                &meta(),
+                r#"{"type":"aoi:summary","ok":true,"count":0,"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"2.0.0"}"#,
+            ]),
+            Violation,
+            &[(C::IdentityMismatch, V, Some(2))],
+        ),
+        case(
+            C::AoiVersionUnknown,
+            numbered(&[
+                &format!(r#"{{"type":"aoi:meta",{identity_2_0}}}"#),
+                &format!(r#"{{"type":"aoi:summary","ok":true,"count":0,{identity_2_0}}}"#),
+            ]),
+            Succeeded,
+            &[
+                (C::AoiVersionUnknown, N, Some(1)),
+                (C::AoiVersionUnknown, N, Some(2)),
+            ],
+        ),
+        case(
+            C::SummaryNotLast,
+            numbered(&[&meta(), &summary(r#""ok":true,"count":0"#), HIT]),
+            Violation,
+            &[(C::SummaryNotLast, V, Some(3))],
+        ),
+        case(
+            C::SummaryRepeated,
+            numbered(&[
+                &meta(),
+                &summary(r#""ok":true,"count":0"#),
+                &summary(r#""ok":true,"count":0"#),
+            ]),
+            Violation,
+            &[
+                (C::SummaryNotLast, V, Some(3)),
+                (C::SummaryRepeated, V, Some(3)),
+            ],
+        ),
+        case(
+            C::SummaryMissing,
+            numbered(&[&meta(), HIT]),
+            Violation,
+            &[(C::SummaryMissing, V, None)],
+        ),
+        // §4, §8.3 the summary's own fields.
+        case(
+            C::OkMissing,
+            numbered(&[&meta(), &summary(r#""count":0"#)]),
+            Violation,
+            &[(C::OkMissing, V, Some(2))],
+        ),
+        case(
+            C::OkNotBoolean,
+            numbered(&[&meta(), &summary(r#""ok":"true","count":0"#)]),
+            Violation,
+            &[(C::OkNotBoolean, V, Some(2))],
+        ),
+        case(
+            C::ReasonMissing,
+            numbered(&[&meta(), &summary(r#""ok":false,"count":0"#)]),
+            Violation,
+            &[(C::ReasonMissing, V, Some(2))],
+        ),
+        case(
+            C::ReasonInvalid,
+            numbered(&[
+                &meta(),
+                &summary(r#""ok":false,"reason":"crashed","count":0"#),
+            ]),
+            Violation,
+            &[(C::ReasonInvalid, V, Some(2))],
+        ),
+        case(
+            C::OkAfterProcessError,
+            numbered(&[
+                &meta(),
+                PROCESS_ERROR,
+                &summary(r#""ok":true,"count":0,"error_count":1"#),
+            ]),
+            Violation,
+            &[(C::OkAfterProcessError, V, Some(3))],
+        ),
+        case(
+            C::EventCountMissing,
+            number(
+                &[&meta(), HIT, &summary(r#""ok":true,"count":1"#)],
+                0,
+                false,
+            ),
+            Succeeded,
+            &[(C::EventCountMissing, N, Some(3))],
+        ),
+        case(
+            C::EventCountMismatch,
+            numbered(&[
+                &meta(),
+                HIT,
+                &summary(r#""ok":true,"count":1,"event_count":4"#),
+            ]),
+            Violation,
+            &[(C::EventCountMismatch, V, Some(3))],
+        ),
+        case(
+            C::CountMismatch,
+            numbered(&[&meta(), HIT, &summary(r#""ok":true,"count":2"#)]),
+            Violation,
+            &[(C::CountMismatch, V, Some(3))],
+        ),
+        case(
+            C::ErrorCountMismatch,
+            numbered(&[
+                &meta(),
+                ITEM_ERROR,
+                &summary(r#""ok":true,"count":0,"error_count":0"#),
+            ]),
+            Violation,
+            &[(C::ErrorCountMismatch, V, Some(3))],
+        ),
+        case(
+            C::WarningCountMismatch,
+            numbered(&[
+                &meta(),
+                WARNING,
+                &summary(r#""ok":true,"count":0,"warning_count":0"#),
+            ]),
+            Violation,
+            &[(C::WarningCountMismatch, V, Some(3))],
+        ),
+        case(
+            C::SummaryFieldInvalid,
+            numbered(&[&meta(), HIT, &summary(r#""ok":true,"count":"1""#)]),
+            Violation,
+            &[(C::SummaryFieldInvalid, V, Some(3))],
+        ),
+        case(
+            C::PartialWithoutErrors,
+            numbered(&[
+                &meta(),
+                HIT,
+                &summary(r#""ok":true,"count":1,"error_count":0,"partial":true"#),
+            ]),
+            Succeeded,
+            &[(C::PartialWithoutErrors, N, Some(3))],
+        ),
+        // §9 errors.
+        case(
+            C::ErrorCategoryMissing,
+            with_item_error(
+                r#"{"type":"aoi:error","scope":"item","code":"DOC_MISSING","message":"m","retryable":false}"#,
+            ),
+            Violation,
+            &[(C::ErrorCategoryMissing, V, Some(2))],
+        ),
+        case(
+            C::ErrorCategoryInvalid,
+            with_item_error(
+                r#"{"type":"aoi:error","scope":"item","category":"quantum","code":"DOC_MISSING","message":"m","retryable":false}"#,
+            ),
+            Violation,
+            &[(C::ErrorCategoryInvalid, V, Some(2))],
+        ),
+        case(
+            C::ErrorCodeInvalid,
+            with_item_error(
+                r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"doc-missing","message":"m","retryable":false}"#,
+            ),
+            Violation,
+            &[(C::ErrorCodeInvalid, V, Some(2))],
+        ),
+        case(
+            C::ErrorMessageInvalid,
+            with_item_error(
+                r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"DOC_MISSING","message":"line one\nline two","retryable":false}"#,
+            ),
+            Violation,
+            &[(C::ErrorMessageInvalid, V, Some(2))],
+        ),
+        case(
+            C::ErrorRetryableMissing,
+            with_item_error(
+                r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"DOC_MISSING","message":"m"}"#,
+            ),
+            Violation,
+            &[(C::ErrorRetryableMissing, V, Some(2))],
+        ),
+        case(
+            C::RetryAfterNotRetryable,
+            with_item_error(
+                r#"{"type":"aoi:error","scope":"item","category":"rate_limited","code":"QUOTA","message":"m","retryable":false,"retry_after_ms":100}"#,
+            ),
+            Violation,
+            &[(C::RetryAfterNotRetryable, V, Some(2))],
+        ),
+        case(
+            C::RetryAfterInvalid,
+            with_item_error(
+                r#"{"type":"aoi:error","scope":"item","category":"rate_limited","code":"QUOTA","message":"m","retryable":true,"retry_after_ms":-1}"#,
+            ),
+            Violation,
+            &[(C::RetryAfterInvalid, V, Some(2))],
+        ),
+        case(
+            C::ErrorFieldInvalid,
+            with_item_error(
+                r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"DOC_MISSING","message":"m","retryable":false,"item_index":"17"}"#,
+            ),
+            Violation,
+            &[(C::ErrorFieldInvalid, V, Some(2))],
+        ),
+        case(
+            C::CheckInvalid,
+            numbered(&[
+                &meta(),
+                r#"{"type":"aoi:check","name":"config_file"}"#,
+                &summary(r#""ok":true,"count":0"#),
+            ]),
+            Violation,
+            &[(C::CheckInvalid, V, Some(2))],
+        ),
+        // §5.2 v0.2 shapes.
+        case(
+            C::V02FlatEnvelope,
+            numbered(&[
+                &meta(),
+                r#"{"type":"aoi:warning","seq":1,"run":"01JZQ7X4TQ9","code":"INDEX_STALE","message":"m"}"#,
+                &summary(r#""ok":true,"count":0,"warning_count":1"#),
+            ]),
+            Violation,
+            &[(C::V02FlatEnvelope, V, Some(2))],
+        ),
+        case(
+            C::V02CategoryTemporary,
+            with_item_error(
+                r#"{"type":"aoi:error","scope":"item","category":"temporary","code":"UPSTREAM_DOWN","message":"m","retryable":true}"#,
+            ),
+            Violation,
+            &[(C::V02CategoryTemporary, V, Some(2))],
+        ),
+        case(
+            C::V02CategoryPartial,
+            with_item_error(
+                r#"{"type":"aoi:error","scope":"item","category":"partial","code":"SOME_FAILED","message":"m","retryable":false}"#,
+            ),
+            Violation,
+            &[(C::V02CategoryPartial, V, Some(2))],
+        ),
+        case(
+            C::V02ErrorUpstream,
+            with_item_error(
+                r#"{"type":"aoi:error","scope":"item","category":"unavailable","code":"UPSTREAM_DOWN","message":"m","retryable":true,"upstream":{"protocol":"http","status":503}}"#,
+            ),
+            Violation,
+            &[(C::V02ErrorUpstream, V, Some(2))],
+        ),
+        // §13, §8.1 framework namespace.
+        case(
+            C::UnknownFrameworkEvent,
+            numbered(&[
+                &meta(),
+                r#"{"type":"aoi:later","x":1}"#,
+                &summary(r#""ok":true,"count":0"#),
+            ]),
+            Violation,
+            &[(C::UnknownFrameworkEvent, V, Some(2))],
+        ),
+        case(
+            C::FrameworkExtraField,
+            numbered(&[
+                &meta(),
+                HIT,
+                &summary(r#""ok":true,"count":1,"vendor_cache_hits":41"#),
+            ]),
+            Succeeded,
+            &[(C::FrameworkExtraField, N, Some(3))],
+        ),
+        // §4.1 the exit status.
+        case(
+            C::ExitStatusMismatch,
+            baseline(),
+            Violation,
+            &[(C::ExitStatusMismatch, V, None)],
+        )
+        .ended(ProcessEnd::Exited(3)),
+    ]
+}
+
+#[test]
+fn the_baseline_stream_is_clean() {
+    let report = verify(baseline());
+    assert_conforming(&report, Verdict::Succeeded, &[]);
+    assert_eq!(report.lines, 3);
+    assert_eq!(report.domain_events, 1);
+    assert_eq!(report.run.as_deref(), Some(RUN));
+    assert!(report.meta.is_some() && report.summary.is_some());
+}
+
+#[test]
+fn every_case_produces_exactly_its_findings() {
+    for (i, c) in cases().iter().enumerate() {
+        let report = verify_with(&c.input, c.opts, c.max_line, c.end);
+        let input = String::from_utf8_lossy(&c.input);
+        assert_eq!(
+            seen(&report),
+            sorted(c.expect.clone()),
+            "case {i} ({}):\n{input}\ngot:{}",
+            c.code,
+            listing(&report)
+        );
+        assert_eq!(report.verdict, c.verdict, "case {i} ({}):\n{input}", c.code);
+        let violations = c.expect.iter().filter(|(_, l, _)| *l == V).count() as u64;
+        assert_eq!(report.violations, violations, "case {i} ({})", c.code);
+    }
+}
+
+#[test]
+fn every_finding_code_is_produced_by_some_case() {
+    let cases = cases();
+    for code in FindingCode::ALL {
+        let producing = cases
+            .iter()
+            .any(|c| c.code == *code && c.expect.iter().any(|(seen, _, _)| seen == code));
+        assert!(producing, "no test case produces {code}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The spec's own streams are valid (§8.1, §8.3, §9, §13.1, §15, §19), seq and event_count filled
+// in where the spec omits lines or shows `"seq":0` on every example.
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn spec_8_3_meta_check_and_summary_examples_are_valid() {
+    // §8.3: the meta, check and summary examples in one stream; the summary counts 42 domain
+    // events and one warning, so those are generated between them.
+    let stream = [
+        r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9"},"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0","command":"search"}"#,
+        "\n",
+        r#"{"type":"aoi:check","aoi":{"seq":1,"run":"01JZQ7X4TQ9"},"name":"config_file","ok":true,"severity":"info","detail":"found"}"#,
+        "\n",
+        r#"{"type":"aoi:warning","aoi":{"seq":2,"run":"01JZQ7X4TQ9"},"code":"INDEX_STALE","message":"index is 2 days old"}"#,
+        "\n",
+        hits(3, 42).as_str(),
+        r#"{"type":"aoi:summary","aoi":{"seq":45,"run":"01JZQ7X4TQ9"},"ok":true,"count":42,"input_count":50,"warning_count":1,"error_count":0,"partial":false,"truncated":false,"next_cursor":null,"elapsed_ms":384,"event_count":46}"#,
+        "\n",
+    ]
+    .concat();
+    let report = verify(&stream);
+    // The §8.3 summary example carries no identity triple: a SHOULD, reported as a notice.
+    assert_conforming(
+        &report,
+        Verdict::Succeeded,
+        &[(FindingCode::IdentityIncomplete, N, Some(46))],
+    );
+    assert_eq!(
+        (report.lines, report.domain_events, report.warnings),
+        (46, 42, 1)
+    );
+}
+
+#[test]
+fn spec_8_1_summary_with_properties_is_valid() {
+    let stream = [
+        meta_line(0).as_str(),
+        "\n",
+        hits(1, 8).as_str(),
+        r#"{"type":"aoi:summary","aoi":{"seq":9,"run":"01JZQ7X4TQ9"},"ok":true,"event_count":10,"count":8,"#,
+        r#" "properties":{"vendor_cache_hits":41}}"#,
+        "\n",
+    ]
+    .concat();
+    let report = verify(&stream);
+    assert_conforming(
+        &report,
+        Verdict::Succeeded,
+        &[(FindingCode::IdentityIncomplete, N, Some(10))],
+    );
+}
+
+/// The §8.3 meta example with its seq.
+fn meta_line(seq: u64) -> String {
+    format!(
+        r#"{{"type":"aoi:meta","aoi":{{"seq":{seq},"run":"01JZQ7X4TQ9"}},"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0","command":"search"}}"#
+    )
+}
+
+#[test]
+fn spec_9_item_error_example_is_valid() {
+    let stream = r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9"},"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0","command":"import"}
+{"type":"hit","aoi":{"seq":1,"run":"01JZQ7X4TQ9"},"rank":1,"id":"doc_123"}
+{"type":"aoi:error","aoi":{"seq":2,"run":"01JZQ7X4TQ9"},"scope":"item","category":"rate_limited","code":"UPSTREAM_RATE_LIMIT","domain":"outline","message":"Upstream API rate limit exceeded.","retryable":true,"retry_after_ms":4500,"target":"/documents/abc123","item_index":17}
+{"type":"hit","aoi":{"seq":3,"run":"01JZQ7X4TQ9"},"rank":2,"id":"doc_124"}
+{"type":"aoi:summary","aoi":{"seq":4,"run":"01JZQ7X4TQ9"},"ok":true,"event_count":5,"count":2,"error_count":1,"partial":true,"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0"}
+"#;
+    let report = verify(stream);
+    assert_conforming(&report, Verdict::Succeeded, &[]);
+    // No process error: the retry detail of the item error still explains what went wrong.
+    let caused_by = report.caused_by.expect("the item error is reported");
+    assert_eq!(caused_by.category, Category::RateLimited);
+    assert_eq!(caused_by.code.as_str(), "UPSTREAM_RATE_LIMIT");
+    assert_eq!(
+        (caused_by.retryable, caused_by.retry_after_ms),
+        (true, Some(4500))
+    );
+}
+
+#[test]
+fn spec_13_1_forwarded_error_and_caused_by_summary_are_valid() {
+    // A transformer fed by outline: twelve hits, outline's rate-limit error forwarded with
+    // `origin` at seq 7, and the §13.1 summary (caused_by + upstream) at seq 14.
+    let stream = [
+        r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9"},"tool":"rerank","tool_version":"0.3.0","aoi_version":"1.0-alpha","schema_name":"com.example.rerank.events","schema_version":"1.0.0","command":"rerank"}"#,
+        "\n",
+        hits(1, 6).as_str(),
+        r#"{"type":"aoi:error","aoi":{"seq":7,"run":"01JZQ7X4TQ9"},"origin":"outline","category":"rate_limited","code":"UPSTREAM_RATE_LIMIT","message":"…","retryable":true,"retry_after_ms":7200}"#,
+        "\n",
+        hits(8, 6).as_str(),
+        r#"{"type":"aoi:summary","aoi":{"seq":14,"run":"01JZQ7X4TQ9"},"ok":false,"reason":"failed","event_count":15,"count":12,"warning_count":0,"error_count":1,"partial":true,"caused_by":{"origin":"outline","category":"rate_limited","code":"UPSTREAM_RATE_LIMIT","retryable":true,"retry_after_ms":7200},"upstream":{"tool":"outline","tool_version":"1.8.2","schema_name":"com.example.outline.events","schema_version":"1.0.0"}}"#,
+        "\n",
+    ]
+    .concat();
+    let report = verify(&stream);
+    assert_conforming(
+        &report,
+        Verdict::Failed,
+        &[(FindingCode::IdentityIncomplete, N, Some(15))],
+    );
+    let caused_by = report.caused_by.expect("caused_by survives the pipe");
+    assert_eq!(caused_by.origin.as_deref(), Some("outline"));
+    assert_eq!(caused_by.category, Category::RateLimited);
+    assert_eq!(
+        (caused_by.retryable, caused_by.retry_after_ms),
+        (true, Some(7200))
+    );
+    let summary = report.summary.expect("decoded summary");
+    let upstream = summary.upstream.expect("upstream identity");
+    assert_eq!(upstream.tool.as_deref(), Some("outline"));
+    assert_eq!((report.domain_events, report.errors), (12, 1));
+}
+
+#[test]
+fn spec_15_truncated_summary_is_valid() {
+    let stream = [
+        meta_line(0).as_str(),
+        "\n",
+        hits(1, 100).as_str(),
+        r#"{"type":"aoi:summary","aoi":{"seq":101,"run":"01JZQ7X4TQ9"},"ok":true,"event_count":102,"count":100,"truncated":true,"next_cursor":"opaque-token"}"#,
+        "\n",
+    ]
+    .concat();
+    let report = verify(&stream);
+    assert_conforming(
+        &report,
+        Verdict::Succeeded,
+        &[(FindingCode::IdentityIncomplete, N, Some(102))],
+    );
+    let summary = report.summary.expect("decoded summary");
+    assert_eq!(summary.truncated, Some(true));
+    assert_eq!(summary.next_cursor.as_deref(), Some("opaque-token"));
+}
+
+#[test]
+fn spec_7_cancelled_summary_is_an_honest_failure() {
+    let stream = [
+        meta_line(0).as_str(),
+        "\n",
+        hits(1, 40).as_str(),
+        r#"{"type":"aoi:summary","aoi":{"seq":41,"run":"01JZQ7X4TQ9"},"ok":false,"reason":"cancelled","event_count":42}"#,
+        "\n",
+    ]
+    .concat();
+    let report = verify(&stream);
+    assert_conforming(
+        &report,
+        Verdict::Failed,
+        &[(FindingCode::IdentityIncomplete, N, Some(42))],
+    );
+    assert_eq!(
+        report.summary.and_then(|s| s.reason),
+        Some(Reason::Cancelled)
+    );
+}
+
+#[test]
+fn spec_19_1_finite_search_is_valid() {
+    // As in the spec, plus `event_count` on the summary.
+    let stream = r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9"},"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0","command":"search"}
+{"type":"hit","aoi":{"seq":1,"run":"01JZQ7X4TQ9"},"rank":1,"id":"doc_123","title":"Agent-Operable Tools","snippet":"A conforming tool exposes a stable interface..."}
+{"type":"aoi:summary","aoi":{"seq":2,"run":"01JZQ7X4TQ9"},"ok":true,"count":1,"warning_count":0,"error_count":0,"partial":false,"truncated":false,"event_count":3}
+"#;
+    let report = verify(stream);
+    assert_conforming(
+        &report,
+        Verdict::Succeeded,
+        &[(FindingCode::IdentityIncomplete, N, Some(3))],
+    );
+    // "if EOF arrives before the aoi:summary, the stream failed"
+    let cut = &stream[..stream
+        .find("{\"type\":\"aoi:summary\"")
+        .expect("summary line")];
+    assert_eq!(verify(cut).verdict, Verdict::Violation);
+}
+
+#[test]
+fn spec_19_3_doctor_is_an_honest_failure() {
+    let stream = r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9"},"tool":"outline","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0","command":"doctor"}
+{"type":"aoi:check","aoi":{"seq":1,"run":"01JZQ7X4TQ9"},"name":"config_file","ok":true,"severity":"info","detail":"found"}
+{"type":"aoi:check","aoi":{"seq":2,"run":"01JZQ7X4TQ9"},"name":"api_token","ok":false,"severity":"error","detail":"missing"}
+{"type":"aoi:summary","aoi":{"seq":3,"run":"01JZQ7X4TQ9"},"ok":false,"reason":"failed","event_count":4,"count":0,"error_count":0,"properties":{"checks_failed":1}}
+"#;
+    let report = verify(stream);
+    // The spec's doctor meta has no tool_version and its summary no identity: notices only.
+    assert_conforming(
+        &report,
+        Verdict::Failed,
+        &[
+            (FindingCode::IdentityIncomplete, N, Some(1)),
+            (FindingCode::IdentityIncomplete, N, Some(4)),
+        ],
+    );
+    assert_eq!(report.summary.and_then(|s| s.reason), Some(Reason::Failed));
+}
+
+#[test]
+fn spec_19_4_import_with_item_error_is_an_honest_partial_failure() {
+    // The 29 audit events the spec omits (seq 2 to 30) are generated.
+    let audit: String = (2..=30)
+        .map(|seq| {
+            format!(
+                "{{\"type\":\"imported\",\"aoi\":{{\"seq\":{seq},\"run\":\"{RUN}\"}},\"id\":\"rec_{seq}\"}}\n"
+            )
+        })
+        .collect();
+    let stream = [
+        r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9"},"tool":"outline","command":"import","properties":{"input_mode":"jsonl","continue_on_error":true}}"#,
+        "\n",
+        r#"{"type":"aoi:error","aoi":{"seq":1,"run":"01JZQ7X4TQ9"},"scope":"item","category":"validation","code":"INPUT_JSONL_PARSE_ERROR","line_number":17,"message":"Invalid JSON on input line 17","retryable":false}"#,
+        "\n",
+        audit.as_str(),
+        r#"{"type":"aoi:summary","aoi":{"seq":31,"run":"01JZQ7X4TQ9"},"ok":false,"reason":"failed","event_count":32,"count":29,"error_count":1,"partial":true}"#,
+        "\n",
+    ]
+    .concat();
+    let report = verify(&stream);
+    assert_conforming(
+        &report,
+        Verdict::Failed,
+        &[
+            (FindingCode::IdentityIncomplete, N, Some(1)),
+            (FindingCode::IdentityIncomplete, N, Some(32)),
+        ],
+    );
+    assert_eq!(
+        (report.lines, report.domain_events, report.errors),
+        (32, 29, 1)
+    );
+    assert_eq!(report.summary.and_then(|s| s.partial), Some(true));
+}
+
+// ---------------------------------------------------------------------------------------------
+// v0.2 shapes are violations (§5.2).
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn v02_flat_envelope_stream_is_a_violation() {
+    // A whole v0.2 stream: seq/run at the top level of every line, no `aoi` object.
+    let stream = format!(
+        "{}\n{}\n{}\n{}\n",
+        format_args!(r#"{{"type":"aoi:meta","seq":0,"run":"{RUN}",{IDENTITY}}}"#),
+        format_args!(r#"{{"type":"hit","seq":1,"run":"{RUN}","rank":1}}"#),
+        format_args!(r#"{{"type":"hit","seq":2,"run":"{RUN}","rank":2}}"#),
+        format_args!(
+            r#"{{"type":"aoi:summary","seq":3,"run":"{RUN}","ok":true,"count":2,"event_count":4,{IDENTITY}}}"#
+        ),
+    );
+    let report = verify(stream);
+    assert_report(
+        &report,
+        Verdict::Violation,
+        &[
+            (FindingCode::V02FlatEnvelope, V, Some(1)),
+            // On a domain event `seq`/`run` belong to the tool: only a hint, and only once.
+            (FindingCode::V02FlatEnvelope, N, Some(2)),
+            (FindingCode::V02FlatEnvelope, V, Some(4)),
+            (FindingCode::SeqAbsent, N, None),
+        ],
+    );
+}
+
+#[test]
+fn v02_flat_run_alone_on_a_framework_event_is_a_violation() {
+    let stream = numbered(&[
+        &format!(r#"{{"type":"aoi:meta","run":"{RUN}",{IDENTITY}}}"#),
+        &summary(r#""ok":true,"count":0"#),
+    ]);
+    assert_report(
+        &verify(stream),
+        Verdict::Violation,
+        &[(FindingCode::V02FlatEnvelope, V, Some(1))],
+    );
+}
+
+#[test]
+fn a_domain_event_may_have_its_own_seq_and_run_fields_next_to_the_envelope() {
+    // §8.1: every top-level name but `type` and `aoi` belongs to the tool.
+    let stream = numbered(&[
+        &meta(),
+        r#"{"type":"chapter","seq":7,"run":"marathon"}"#,
+        &summary(r#""ok":true,"count":1"#),
+    ]);
+    assert_conforming(&verify(stream), Verdict::Succeeded, &[]);
+}
+
+#[test]
+fn v02_error_shapes_are_violations_with_their_own_codes() {
+    let cases = [
+        (
+            r#"{"type":"aoi:error","category":"temporary","code":"UPSTREAM_DOWN","message":"m","retryable":true}"#,
+            FindingCode::V02CategoryTemporary,
+        ),
+        (
+            r#"{"type":"aoi:error","category":"partial","code":"SOME_FAILED","message":"m","retryable":false}"#,
+            FindingCode::V02CategoryPartial,
+        ),
+        (
+            r#"{"type":"aoi:error","category":"unavailable","code":"UPSTREAM_DOWN","message":"m","retryable":true,"upstream":{"protocol":"http","status":503}}"#,
+            FindingCode::V02ErrorUpstream,
+        ),
+        (
+            r#"{"type":"aoi:error","category":"unavailable","code":"UPSTREAM_DOWN","message":"m"}"#,
+            FindingCode::ErrorRetryableMissing,
+        ),
+        (
+            r#"{"type":"aoi:error","category":"unavailable","code":"UPSTREAM_DOWN","message":"m","retryable":"yes"}"#,
+            FindingCode::ErrorRetryableMissing,
+        ),
+    ];
+    for (error, code) in cases {
+        // An honest failure around the error, so the v0.2 shape is the only problem.
+        let stream = numbered(&[
+            &meta(),
+            error,
+            &summary(r#""ok":false,"reason":"failed","count":0,"error_count":1"#),
+        ]);
+        assert_report(&verify(stream), Verdict::Violation, &[(code, V, Some(2))]);
+    }
+}
+
+#[test]
+fn the_v1_spelling_of_each_v02_shape_is_valid() {
+    let stream = numbered(&[
+        &meta(),
+        r#"{"type":"aoi:error","scope":"item","category":"unavailable","code":"UPSTREAM_DOWN","message":"m","retryable":true,"retry_after_ms":0,"wrapped":{"protocol":"http","status":503}}"#,
+        HIT,
+        &summary(r#""ok":true,"count":1,"error_count":1,"partial":true"#),
+    ]);
+    assert_conforming(&verify(stream), Verdict::Succeeded, &[]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Framing (§2).
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_final_summary_without_newline_is_truncated_even_though_it_is_valid_json() {
+    let stream = baseline();
+    let cut = stream.strip_suffix('\n').expect("ends in a newline");
+    let last = cut.rsplit('\n').next().expect("a last line");
+    assert!(
+        serde_json::from_str::<Value>(last).is_ok(),
+        "the cut line is whole JSON"
+    );
+    let report = verify(cut);
+    assert_report(
+        &report,
+        Verdict::Violation,
+        &[
+            (FindingCode::TruncatedLine, V, Some(3)),
+            (FindingCode::SummaryMissing, V, None),
+        ],
+    );
+    assert!(
+        report.summary.is_none(),
+        "a truncated summary is never read"
+    );
+    assert_eq!(report.lines, 3);
+}
+
+#[test]
+fn unicode_line_separators_and_lone_cr_inside_a_line_are_not_line_ends() {
+    let stream = numbered(&[
+        &meta(),
+        "{\"type\":\"hit\",\"title\":\"one\u{2028}two\u{2029}three\u{85}four\"}",
+        "{\"type\":\"hit\",\r\"rank\":2}",
+        &summary(r#""ok":true,"count":2"#),
+    ]);
+    let report = verify(&stream);
+    assert_conforming(&report, Verdict::Succeeded, &[]);
+    assert_eq!(report.lines, 4);
+}
+
+#[test]
+fn crlf_line_endings_are_a_notice_on_every_line() {
+    let stream = baseline().replace('\n', "\r\n");
+    let report = verify(stream);
+    assert_conforming(
+        &report,
+        Verdict::Succeeded,
+        &[
+            (FindingCode::CrlfLineEnding, N, Some(1)),
+            (FindingCode::CrlfLineEnding, N, Some(2)),
+            (FindingCode::CrlfLineEnding, N, Some(3)),
+        ],
+    );
+    assert_eq!(report.summary.map(|s| s.event_count), Some(Some(3)));
+}
+
+#[test]
+fn ansi_escapes_are_flagged_raw_and_json_escaped_but_not_an_escaped_backslash() {
+    // (title as JSON text, extra findings besides ANSI_ESCAPE, flagged at all)
+    let cases: [(&[u8], &[FindingCode], bool); 9] = [
+        (b"\\u001b[31mred", &[], true),
+        (b"\\u001B[31mred", &[], true),
+        (b"\\u009b31mred", &[], true),
+        (b"\\u009B31mred", &[], true),
+        // A raw C1 CSI is legal inside a JSON string, and still an escape sequence.
+        ("\u{9b}31mred".as_bytes(), &[], true),
+        // A raw ESC is both an escape and a control character JSON forbids in strings.
+        (b"\x1b[31mred", &[FindingCode::InvalidJson], true),
+        // `\\` then `\u001b`: a backslash, then a real escape.
+        (b"\\\\\\u001b[0m", &[], true),
+        // `\\u001b`: a backslash followed by the letters u001b.
+        (b"C:\\\\u001b\\\\dir", &[], false),
+        (b"\\\\u009b", &[], false),
+    ];
+    for (title, also, flagged) in cases {
+        let shown = String::from_utf8_lossy(title).into_owned();
+        let mut line = br#"{"type":"hit","aoi":{"seq":1,"run":"01JZQ7X4TQ9"},"title":""#.to_vec();
+        line.extend_from_slice(title);
+        line.extend_from_slice(b"\"}");
+        let stream = replace_line(&baseline(), 2, &line);
+        let report = verify(&stream);
+        let mut expected: Vec<Seen> = also.iter().map(|c| (*c, V, Some(2))).collect();
+        if flagged {
+            expected.push((FindingCode::AnsiEscape, V, Some(2)));
+        }
+        // An invalid line is not a domain event.
+        if !also.is_empty() {
+            expected.push((FindingCode::CountMismatch, V, Some(3)));
+        }
+        assert_eq!(
+            seen(&report),
+            sorted(expected),
+            "title {shown:?}:{}",
+            listing(&report)
+        );
+        let verdict = if flagged {
+            Verdict::Violation
+        } else {
+            Verdict::Succeeded
+        };
+        assert_eq!(report.verdict, verdict, "title {shown:?}");
+    }
+}
+
+#[test]
+fn find_ansi_reports_the_column_of_the_escape() {
+    assert_eq!(find_ansi(br#"{"a":"\u001b"}"#), Some(7));
+    assert_eq!(find_ansi(b"ab\x1bc"), Some(3));
+    assert_eq!(find_ansi("ab\u{9b}".as_bytes()), Some(3));
+    assert_eq!(find_ansi(br#"{"a":"\\u001b"}"#), None);
+    assert_eq!(find_ansi(br#"{"a":"\u0019b\u00e9"}"#), None);
+    // Other C1 characters share the 0xC2 lead byte: U+0082 is C2 82, U+00A0 is C2 A0.
+    assert_eq!(find_ansi("\u{82}\u{a0}é".as_bytes()), None);
+    assert_eq!(find_ansi(b"\\"), None);
+    assert_eq!(find_ansi(b"\\u001"), None);
+}
+
+#[test]
+fn an_error_message_with_an_ansi_escape_is_flagged_twice() {
+    let stream = with_item_error(
+        r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"DOC_MISSING","message":"\u001b[31mred","retryable":false}"#,
+    );
+    assert_report(
+        &verify(stream),
+        Verdict::Violation,
+        &[
+            (FindingCode::AnsiEscape, V, Some(2)),
+            (FindingCode::ErrorMessageInvalid, V, Some(2)),
+        ],
+    );
+}
+
+#[test]
+fn an_empty_stream_has_no_summary() {
+    let report = verify(b"");
+    assert_report(
+        &report,
+        Verdict::Violation,
+        &[(FindingCode::SummaryMissing, V, None)],
+    );
+    assert_eq!(report.lines, 0);
+}
+
+#[test]
+fn a_blank_line_after_the_summary_breaks_its_finality() {
+    let stream = format!("{}\n", baseline());
+    assert_report(
+        &verify(stream),
+        Verdict::Violation,
+        &[
+            (FindingCode::SummaryNotLast, V, Some(4)),
+            (FindingCode::EmptyLine, V, Some(4)),
+        ],
+    );
+}
+
+#[test]
+fn an_invalid_line_keeps_its_seq_slot() {
+    // A banner replacing line 2 of a numbered stream: the lines around it stay contiguous.
+    let stream = replace_line(
+        &numbered(&[&meta(), HIT, HIT, &summary(r#""ok":true,"count":1"#)]),
+        2,
+        b"Welcome to outline!",
+    );
+    assert_report(
+        &verify(stream),
+        Verdict::Violation,
+        &[(FindingCode::InvalidJson, V, Some(2))],
+    );
+}
+
+#[test]
+fn line_kinds_are_reported_per_line() {
+    let mut v = Verifier::new(VerifyOptions::default());
+    assert_eq!(v.line(1, meta().as_bytes()), LineKind::Framework);
+    assert_eq!(v.line(2, br#"{"type":"hit"}"#), LineKind::Domain);
+    assert_eq!(
+        v.line(3, br#"{"type":"aoi:later"}"#),
+        LineKind::UnknownFramework
+    );
+    assert_eq!(v.line(4, b"nope"), LineKind::Invalid);
+    assert_eq!(v.line(5, br#"{"rank":1}"#), LineKind::Invalid);
+    let report = v.finish(None);
+    assert_eq!(report.domain_events, 1);
+    assert_eq!(report.lines, 5);
+}
+
+// ---------------------------------------------------------------------------------------------
+// An honest failure is not a violation (§4, §9, §13).
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn ok_false_with_reason_and_matching_counters_is_failed_not_violation() {
+    let stream = numbered(&[
+        &meta(),
+        HIT,
+        PROCESS_ERROR,
+        &summary(r#""ok":false,"reason":"failed","count":1,"error_count":1,"warning_count":0"#),
+    ]);
+    let report = verify(stream);
+    assert_conforming(&report, Verdict::Failed, &[]);
+    let caused_by = report
+        .caused_by
+        .expect("the process error explains the failure");
+    assert_eq!(caused_by.code.as_str(), "BOOM");
+    assert_eq!(caused_by.category, Category::Internal);
+    assert!(!caused_by.retryable);
+}
+
+#[test]
+fn every_failure_reason_is_an_honest_failure_and_skipped_is_a_success() {
+    for reason in ["failed", "cancelled", "timeout", "denied"] {
+        let fields = format!(r#""ok":false,"reason":"{reason}","count":0"#);
+        let stream = numbered(&[&meta(), &summary(&fields)]);
+        assert_conforming(&verify(stream), Verdict::Failed, &[]);
+    }
+    let stream = numbered(&[
+        &meta(),
+        &summary(r#""ok":true,"reason":"skipped","count":0"#),
+    ]);
+    assert_conforming(&verify(stream), Verdict::Succeeded, &[]);
+}
+
+#[test]
+fn a_reason_that_contradicts_ok_is_invalid() {
+    for fields in [
+        r#""ok":true,"reason":"failed","count":0"#,
+        r#""ok":false,"reason":"skipped","count":0"#,
+        r#""ok":false,"reason":null,"count":0"#,
+        r#""ok":false,"reason":5,"count":0"#,
+        r#""ok":true,"reason":"Failed","count":0"#,
+    ] {
+        let stream = numbered(&[&meta(), &summary(fields)]);
+        assert_report(
+            &verify(stream),
+            Verdict::Violation,
+            &[(FindingCode::ReasonInvalid, V, Some(2))],
+        );
+    }
+}
+
+#[test]
+fn ok_true_after_a_process_error_is_a_violation() {
+    for error in [
+        PROCESS_ERROR,
+        r#"{"type":"aoi:error","scope":"process","category":"io","code":"BROKEN_PIPE","message":"m","retryable":false}"#,
+    ] {
+        let stream = numbered(&[
+            &meta(),
+            HIT,
+            error,
+            &summary(r#""ok":true,"count":1,"error_count":1"#),
+        ]);
+        assert_report(
+            &verify(stream),
+            Verdict::Violation,
+            &[(FindingCode::OkAfterProcessError, V, Some(4))],
+        );
+    }
+}
+
+#[test]
+fn ok_true_after_item_errors_succeeds() {
+    let stream = numbered(&[
+        &meta(),
+        HIT,
+        ITEM_ERROR,
+        HIT,
+        &summary(r#""ok":true,"count":2,"error_count":1,"partial":true"#),
+    ]);
+    let report = verify(stream);
+    assert_conforming(&report, Verdict::Succeeded, &[]);
+    assert_eq!(report.errors, 1);
+}
+
+#[test]
+fn ok_true_after_a_forwarded_error_is_allowed_with_continue_on_error() {
+    // §13.1: an upstream error sets ok:false "unless --continue-on-error is set".
+    let stream = numbered(&[
+        &meta(),
+        r#"{"type":"aoi:error","origin":"outline","category":"unavailable","code":"UPSTREAM_DOWN","message":"m","retryable":true}"#,
+        HIT,
+        &summary(r#""ok":true,"count":1,"error_count":1"#),
+    ]);
+    assert_conforming(&verify(stream), Verdict::Succeeded, &[]);
+}
+
+#[test]
+fn an_unknown_framework_event_forbids_success() {
+    let stream = numbered(&[
+        &meta(),
+        r#"{"type":"aoi:cancel_all","why":"new in 1.1"}"#,
+        HIT,
+        &summary(r#""ok":true,"count":1"#),
+    ]);
+    let report = verify(stream);
+    assert_report(
+        &report,
+        Verdict::Violation,
+        &[(FindingCode::UnknownFrameworkEvent, V, Some(2))],
+    );
+    // It is not data either.
+    assert_eq!(report.domain_events, 1);
+}
+
+#[test]
+fn unknown_domain_types_and_fields_are_data() {
+    // §8.2: bare `summary`, `meta` and `error` belong to the tool, as do unknown fields.
+    let stream = numbered(&[
+        &meta(),
+        r#"{"type":"transcoded","codec":"av1","future_field":{"nested":[1,2,3]}}"#,
+        r#"{"type":"summary","text":"A document summary.","ok":"not a boolean"}"#,
+        r#"{"type":"meta","tool":5}"#,
+        r#"{"type":"error","retryable":"maybe","category":"temporary"}"#,
+        r#"{"type":"hit","rank":1,"id":"doc_123","properties":7}"#,
+        &summary(r#""ok":true,"count":5"#),
+    ]);
+    let report = verify(stream);
+    assert_conforming(&report, Verdict::Succeeded, &[]);
+    assert_eq!((report.domain_events, report.errors), (5, 0));
+}
+
+#[test]
+fn framework_events_without_a_fixed_field_list_take_any_fields() {
+    let stream = numbered(&[
+        &meta(),
+        r#"{"type":"aoi:plan","action":"delete","target":"/doc/1","extra":true}"#,
+        r#"{"type":"aoi:progress","completed":1,"total":2,"unit":"documents"}"#,
+        r#"{"type":"aoi:heartbeat","interval_ms":1000}"#,
+        &summary(r#""ok":true,"count":0,"properties":{"vendor_cache_hits":41}"#),
+    ]);
+    assert_conforming(&verify(stream), Verdict::Succeeded, &[]);
+}
+
+#[test]
+fn unbounded_streams_may_end_without_a_summary() {
+    let stream = numbered(&[
+        &meta(),
+        HIT,
+        r#"{"type":"aoi:heartbeat","interval_ms":1000}"#,
+        HIT,
+    ]);
+    let unbounded = VerifyOptions {
+        unbounded: true,
+        ..VerifyOptions::default()
+    };
+    let report = Verifier::verify_bytes(stream.as_bytes(), unbounded);
+    assert_conforming(
+        &report,
+        Verdict::Unterminated,
+        &[(FindingCode::SummaryMissing, N, None)],
+    );
+    // The same bytes from a finite command are a violation.
+    assert_report(
+        &verify(&stream),
+        Verdict::Violation,
+        &[(FindingCode::SummaryMissing, V, None)],
+    );
+    // Unbounded does not excuse a cut line.
+    let cut = stream.trim_end_matches('\n');
+    assert_report(
+        &Verifier::verify_bytes(cut.as_bytes(), unbounded),
+        Verdict::Violation,
+        &[
+            (FindingCode::TruncatedLine, V, Some(4)),
+            (FindingCode::SummaryMissing, N, None),
+        ],
+    );
+}
+
+#[test]
+fn an_unbounded_stream_cancelled_gracefully_is_an_honest_failure() {
+    let stream = numbered(&[
+        &meta(),
+        HIT,
+        &summary(r#""ok":false,"reason":"cancelled","count":1"#),
+    ]);
+    let unbounded = VerifyOptions {
+        unbounded: true,
+        ..VerifyOptions::default()
+    };
+    let report = Verifier::verify_bytes(stream.as_bytes(), unbounded);
+    assert_conforming(&report, Verdict::Failed, &[]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Counters (§8.1, §8.3).
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn count_counts_domain_events_only() {
+    let bodies = [
+        meta(),
+        HIT.to_owned(),
+        r#"{"type":"aoi:check","name":"config_file","ok":true}"#.to_owned(),
+        WARNING.to_owned(),
+        ITEM_ERROR.to_owned(),
+        r#"{"type":"aoi:progress","completed":1}"#.to_owned(),
+        r#"{"type":"aoi:plan","action":"delete"}"#.to_owned(),
+        r#"{"type":"aoi:heartbeat"}"#.to_owned(),
+        HIT.to_owned(),
+    ];
+    for (count, expected) in [
+        (2, vec![]),
+        (9, vec![(FindingCode::CountMismatch, V, Some(10))]),
+        (1, vec![(FindingCode::CountMismatch, V, Some(10))]),
+    ] {
+        let fields = format!(
+            r#""ok":true,"count":{count},"error_count":1,"warning_count":1,"partial":true"#
+        );
+        let mut all: Vec<&str> = bodies.iter().map(String::as_str).collect();
+        let last = summary(&fields);
+        all.push(&last);
+        let report = verify(numbered(&all));
+        let verdict = if expected.is_empty() {
+            Verdict::Succeeded
+        } else {
+            Verdict::Violation
+        };
+        assert_report(&report, verdict, &expected);
+        assert_eq!(
+            (report.domain_events, report.errors, report.warnings),
+            (2, 1, 1)
+        );
+    }
+}
+
+#[test]
+fn error_and_warning_counts_may_exceed_what_was_seen_but_never_fall_below() {
+    // Upstream errors and warnings consumed and not forwarded are still counted (§8.3).
+    let stream = numbered(&[
+        &meta(),
+        WARNING,
+        ITEM_ERROR,
+        HIT,
+        &summary(r#""ok":true,"count":1,"error_count":4,"warning_count":7,"partial":true"#),
+    ]);
+    assert_conforming(&verify(stream), Verdict::Succeeded, &[]);
+
+    let stream = numbered(&[
+        &meta(),
+        WARNING,
+        WARNING,
+        ITEM_ERROR,
+        ITEM_ERROR,
+        HIT,
+        &summary(r#""ok":true,"count":1,"error_count":1,"warning_count":1,"partial":true"#),
+    ]);
+    assert_report(
+        &verify(stream),
+        Verdict::Violation,
+        &[
+            (FindingCode::ErrorCountMismatch, V, Some(7)),
+            (FindingCode::WarningCountMismatch, V, Some(7)),
+        ],
+    );
+}
+
+#[test]
+fn event_count_equals_the_lines_through_the_summary() {
+    for (event_count, expected) in [
+        (3, vec![]),
+        (2, vec![(FindingCode::EventCountMismatch, V, Some(3))]),
+        (4, vec![(FindingCode::EventCountMismatch, V, Some(3))]),
+        // Counting from zero like seq is the classic off-by-one.
+        (0, vec![(FindingCode::EventCountMismatch, V, Some(3))]),
+    ] {
+        let fields = format!(r#""ok":true,"count":1,"event_count":{event_count}"#);
+        let stream = numbered(&[&meta(), HIT, &summary(&fields)]);
+        let verdict = if expected.is_empty() {
+            Verdict::Succeeded
+        } else {
+            Verdict::Violation
+        };
+        assert_report(&verify(stream), verdict, &expected);
+    }
+}
+
+#[test]
+fn middle_elision_is_detected_although_the_summary_survives() {
+    // §8.1: an agent harness keeps head and tail of a 10-line stream and drops line 3.
+    let mut bodies: Vec<String> = vec![meta()];
+    bodies.extend((1..=8).map(|rank| format!(r#"{{"type":"hit","rank":{rank}}}"#)));
+    bodies.push(summary(r#""ok":true,"count":8"#));
+    let bodies: Vec<&str> = bodies.iter().map(String::as_str).collect();
+    let whole = numbered(&bodies);
+    assert_eq!(whole.lines().count(), 10);
+    assert_conforming(&verify(&whole), Verdict::Succeeded, &[]);
+
+    let elided = delete_line(&whole, 3);
+    let report = verify(&elided);
+    assert_report(
+        &report,
+        Verdict::Violation,
+        &[
+            (FindingCode::SeqGap, V, Some(3)),
+            (FindingCode::EventCountMismatch, V, Some(9)),
+            (FindingCode::CountMismatch, V, Some(9)),
+        ],
+    );
+    // The summary itself still reads ok:true: only the reconciliation catches the loss.
+    assert_eq!(report.summary.map(|s| s.ok), Some(true));
+}
+
+#[test]
+fn middle_elision_of_a_framework_line_is_still_detected() {
+    let whole = numbered(&[
+        &meta(),
+        HIT,
+        WARNING,
+        HIT,
+        &summary(r#""ok":true,"count":2,"warning_count":1"#),
+    ]);
+    assert_report(
+        &verify(delete_line(&whole, 3)),
+        Verdict::Violation,
+        &[
+            (FindingCode::SeqGap, V, Some(3)),
+            (FindingCode::EventCountMismatch, V, Some(4)),
+        ],
+    );
+}
+
+#[test]
+fn a_duplicated_line_is_a_seq_gap() {
+    let whole = numbered(&[&meta(), HIT, &summary(r#""ok":true,"count":1"#)]);
+    let line2 = whole.lines().nth(1).expect("line 2");
+    let duplicated = whole.replacen(line2, &format!("{line2}\n{line2}"), 1);
+    assert_report(
+        &verify(duplicated),
+        Verdict::Violation,
+        &[
+            (FindingCode::SeqGap, V, Some(3)),
+            (FindingCode::EventCountMismatch, V, Some(4)),
+            (FindingCode::CountMismatch, V, Some(4)),
+        ],
+    );
+}
+
+#[test]
+fn seq_on_later_lines_but_not_the_first_is_missing() {
+    let stream = format!(
+        "{}\n{}\n{}\n",
+        meta(),
+        r#"{"type":"hit","aoi":{"seq":1,"run":"01JZQ7X4TQ9"}}"#,
+        summary(r#""ok":true,"count":1,"event_count":3"#),
+    );
+    assert_report(
+        &verify(stream),
+        Verdict::Violation,
+        &[
+            (FindingCode::SeqMissing, V, Some(2)),
+            (FindingCode::SeqAbsent, N, None),
+        ],
+    );
+}
+
+#[test]
+fn summary_field_types_are_checked() {
+    for fields in [
+        r#""ok":true,"count":1,"event_count":"3""#,
+        r#""ok":true,"count":1,"error_count":-1"#,
+        r#""ok":true,"count":1,"elapsed_ms":1.5"#,
+        r#""ok":true,"count":1,"partial":"no""#,
+        r#""ok":true,"count":1,"truncated":1"#,
+        r#""ok":true,"count":1,"next_cursor":5"#,
+        r#""ok":false,"reason":"failed","count":1,"caused_by":{"category":"rate_limited"}"#,
+        r#""ok":false,"reason":"failed","count":1,"caused_by":{"category":"temporary","code":"X","retryable":true}"#,
+    ] {
+        let stream = numbered(&[&meta(), HIT, &summary(fields)]);
+        assert_report(
+            &verify(stream),
+            Verdict::Violation,
+            &[(FindingCode::SummaryFieldInvalid, V, Some(3))],
+        );
+    }
+}
+
+#[test]
+fn a_summary_that_does_not_decode_is_never_a_verdict_of_unterminated() {
+    // Whatever the summary holds, a finite stream that has one is judged on it.
+    for fields in [
+        r#""ok":true,"count":1,"upstream":"outline""#,
+        r#""ok":true,"count":1,"properties":[1]"#,
+    ] {
+        let stream = numbered(&[&meta(), HIT, &summary(fields)]);
+        let report = verify(stream);
+        assert_report(
+            &report,
+            Verdict::Violation,
+            &[(FindingCode::SummaryFieldInvalid, V, Some(3))],
+        );
+    }
+    // A non-string identity field is incomplete identity, and also no summary one can decode.
+    let stream = numbered(&[
+        &meta(),
+        r#"{"type":"aoi:summary","ok":true,"tool":"outline","tool_version":5,"aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0"}"#,
+    ]);
+    assert_report(
+        &verify(stream),
+        Verdict::Violation,
+        &[
+            (FindingCode::IdentityIncomplete, N, Some(2)),
+            (FindingCode::SummaryFieldInvalid, V, Some(2)),
+        ],
+    );
+}
+
+#[test]
+fn upstream_belongs_on_the_summary_not_on_the_meta() {
+    // §13.1 "Provenance lives on the summary, not the meta": a tool addition on meta.
+    let stream = numbered(&[
+        &format!(r#"{{"type":"aoi:meta",{IDENTITY},"upstream":{{"tool":"outline"}}}}"#),
+        &summary(r#""ok":true,"count":0,"upstream":{"tool":"outline"}"#),
+    ]);
+    assert_conforming(
+        &verify(stream),
+        Verdict::Succeeded,
+        &[(FindingCode::FrameworkExtraField, N, Some(1))],
+    );
+}
+
+#[test]
+fn error_fields_are_checked() {
+    for error in [
+        r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"X","message":"m","retryable":false,"line_number":-3}"#,
+        r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"X","message":"m","retryable":false,"wrapped":{"protocol":"ftp"}}"#,
+        r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"X","message":"m","retryable":false,"wrapped":"http 404"}"#,
+    ] {
+        let stream = with_item_error(error);
+        assert_report(
+            &verify(stream),
+            Verdict::Violation,
+            &[(FindingCode::ErrorFieldInvalid, V, Some(2))],
+        );
+    }
+    // A bad scope is also a process error: the run is over, so ok:true contradicts it.
+    let stream = with_item_error(
+        r#"{"type":"aoi:error","scope":"global","category":"not_found","code":"X","message":"m","retryable":false}"#,
+    );
+    assert_report(
+        &verify(stream),
+        Verdict::Violation,
+        &[
+            (FindingCode::ErrorFieldInvalid, V, Some(2)),
+            (FindingCode::OkAfterProcessError, V, Some(3)),
+        ],
+    );
+}
+
+#[test]
+fn the_worst_error_explains_the_failure() {
+    let stream = numbered(&[
+        &meta(),
+        ITEM_ERROR,
+        r#"{"type":"aoi:error","category":"rate_limited","code":"QUOTA","message":"m","retryable":true,"retry_after_ms":4500}"#,
+        r#"{"type":"aoi:error","scope":"item","category":"io","code":"LATER","message":"m","retryable":false}"#,
+        &summary(r#""ok":false,"reason":"failed","count":0,"error_count":3"#),
+    ]);
+    let report = verify(stream);
+    assert_conforming(&report, Verdict::Failed, &[]);
+    let caused_by = report.caused_by.expect("caused_by");
+    assert_eq!(
+        caused_by.code.as_str(),
+        "QUOTA",
+        "process scope beats item scope"
+    );
+    assert_eq!(caused_by.retry_after_ms, Some(4500));
+    assert_eq!(report.errors, 3);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The process's exit status (§4.1, §6).
+// ---------------------------------------------------------------------------------------------
+
+fn ended(stream: &str, end: ProcessEnd) -> Report {
+    verify_with(
+        stream.as_bytes(),
+        VerifyOptions::default(),
+        crate::read::DEFAULT_MAX_LINE,
+        Some(end),
+    )
+}
+
+#[test]
+fn ok_true_with_a_nonzero_exit_is_a_violation() {
+    let report = ended(&baseline(), ProcessEnd::Exited(3));
+    assert_report(
+        &report,
+        Verdict::Violation,
+        &[(FindingCode::ExitStatusMismatch, V, None)],
+    );
+    assert_conforming(
+        &ended(&baseline(), ProcessEnd::Exited(0)),
+        Verdict::Succeeded,
+        &[],
+    );
+}
+
+#[test]
+fn ok_false_with_exit_zero_is_only_a_notice() {
+    let failed = numbered(&[
+        &meta(),
+        &summary(r#""ok":false,"reason":"failed","count":0"#),
+    ]);
+    assert_conforming(
+        &ended(&failed, ProcessEnd::Exited(0)),
+        Verdict::Failed,
+        &[(FindingCode::ExitStatusMismatch, N, None)],
+    );
+    assert_conforming(&ended(&failed, ProcessEnd::Exited(1)), Verdict::Failed, &[]);
+}
+
+#[test]
+fn a_killed_producer_without_summary_is_a_violation_that_names_the_signal() {
+    let stream = numbered(&[&meta(), HIT]);
+    let report = ended(&stream, ProcessEnd::Signaled(9));
+    assert_report(
+        &report,
+        Verdict::Violation,
+        &[(FindingCode::SummaryMissing, V, None)],
+    );
+    assert!(
+        report.findings[0].message.contains("signal 9"),
+        "{}",
+        listing(&report)
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The findings cap.
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn findings_beyond_the_cap_are_counted_not_kept() {
+    let garbage = "garbage\n".repeat(5000);
+    let opts = VerifyOptions {
+        unbounded: false,
+        max_findings: 100,
+    };
+    let report = Verifier::verify_bytes(garbage.as_bytes(), opts);
+    assert_eq!(report.verdict, Verdict::Violation);
+    assert_eq!(report.findings.len(), 100);
+    // 5000 invalid lines, then META_MISSING (notice) and SUMMARY_MISSING.
+    assert_eq!(report.findings.len() as u64 + report.suppressed, 5002);
+    assert_eq!(report.violations, 5001);
+    assert_eq!(report.lines, 5000);
+    for (i, f) in report.findings.iter().enumerate() {
+        assert_eq!(
+            (f.code, f.level, f.line),
+            (FindingCode::InvalidJson, V, Some(i as u64 + 1))
+        );
+    }
+
+    let none_kept = VerifyOptions {
+        unbounded: false,
+        max_findings: 0,
+    };
+    let report = Verifier::verify_bytes(garbage.as_bytes(), none_kept);
+    assert!(report.findings.is_empty());
+    assert_eq!((report.suppressed, report.violations), (5002, 5001));
+    assert_eq!(report.verdict, Verdict::Violation);
+}
+
+#[test]
+fn an_unknown_category_from_a_later_1x_producer_is_only_a_notice() {
+    let later = IDENTITY.replace("1.0-alpha", "1.1");
+    let stream = numbered(&[
+        &format!(r#"{{"type":"aoi:meta",{later}}}"#),
+        r#"{"type":"aoi:error","scope":"item","category":"quota_exceeded","code":"Q","message":"m","retryable":true}"#,
+        &format!(r#"{{"type":"aoi:summary","ok":true,"count":0,"error_count":1,{later}}}"#),
+    ]);
+    let report = Verifier::verify_bytes(stream.as_bytes(), VerifyOptions::default());
+    assert_eq!(report.verdict, Verdict::Succeeded, "{:?}", report.findings);
+    assert!(report
+        .findings
+        .iter()
+        .any(|f| f.code == FindingCode::ErrorCategoryInvalid && f.level == Level::Notice));
+    // The same error from a producer claiming exactly 1.0-alpha breaks the closed enum.
+    let strict = stream.replace(&later, IDENTITY);
+    let report = Verifier::verify_bytes(strict.as_bytes(), VerifyOptions::default());
+    assert_eq!(report.verdict, Verdict::Violation);
+}

@@ -228,7 +228,11 @@ mod tests {
             .collect();
         assert_eq!(
             retryable,
-            [Category::RateLimited, Category::Unavailable, Category::Timeout]
+            [
+                Category::RateLimited,
+                Category::Unavailable,
+                Category::Timeout
+            ]
         );
     }
 

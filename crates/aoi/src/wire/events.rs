@@ -177,10 +177,7 @@ impl CausedBy {
     /// more than once).
     pub fn from_error(error: &ErrorEvent, origin: Option<&str>) -> CausedBy {
         CausedBy {
-            origin: error
-                .origin
-                .clone()
-                .or_else(|| origin.map(str::to_owned)),
+            origin: error.origin.clone().or_else(|| origin.map(str::to_owned)),
             category: error.category,
             code: error.code.clone(),
             retryable: error.retryable,

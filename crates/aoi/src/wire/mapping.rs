@@ -354,7 +354,11 @@ mod tests {
         };
         assert!(!Wrap::http(503).for_operation(no_key).retryable);
         assert!(Wrap::http(503).for_operation(with_key).retryable);
-        assert!(Wrap::http(503).for_operation(Operation::Idempotent).retryable);
+        assert!(
+            Wrap::http(503)
+                .for_operation(Operation::Idempotent)
+                .retryable
+        );
         // The rule is about `unavailable`; a rate limit is not a half-applied write.
         assert!(Wrap::http(429).for_operation(no_key).retryable);
         let e = Wrap::http(503)

@@ -160,7 +160,16 @@ mod tests {
         for ok in ["A", "UPSTREAM_RATE_LIMIT", "E404", "X_"] {
             assert!(Code::new(ok).is_ok(), "{ok}");
         }
-        for bad in ["", "a", "_X", "4XX", "Not-Found", "NOT FOUND", "NOT-FOUND", "ÉCHEC"] {
+        for bad in [
+            "",
+            "a",
+            "_X",
+            "4XX",
+            "Not-Found",
+            "NOT FOUND",
+            "NOT-FOUND",
+            "ÉCHEC",
+        ] {
             assert_eq!(Code::new(bad), Err(InvalidCode(bad.to_owned())), "{bad}");
         }
     }
