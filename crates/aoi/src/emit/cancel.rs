@@ -107,7 +107,10 @@ mod tests {
             other.cancel(Signal::Interrupt);
         });
         let start = Instant::now();
-        assert_eq!(token.sleep(Duration::from_secs(30)), Some(Signal::Terminate));
+        assert_eq!(
+            token.sleep(Duration::from_secs(30)),
+            Some(Signal::Terminate)
+        );
         assert!(start.elapsed() < Duration::from_secs(30));
         t.join().unwrap();
         assert_eq!(token.cancelled().map(Signal::exit_code), Some(143));

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use super::cancel::{CancelToken, Signal};
 use super::flatten::{write_line, EnvelopeRef};
 use crate::wire::{
-    exit_code, CausedBy, Category, Check, Code, ErrorEvent, FrameworkEvent, Heartbeat, Identity,
+    exit_code, Category, CausedBy, Check, Code, ErrorEvent, FrameworkEvent, Heartbeat, Identity,
     Meta, Plan, Progress, Reason, Summary, Upstream, Warning, AOI_VERSION,
 };
 use crate::DomainEvent;
@@ -369,7 +369,10 @@ impl<W: Write> Core<W> {
 
     fn flush(&mut self) -> Result<(), EmitError> {
         self.buf.truncate(self.committed);
-        let result = self.out.write_all(&self.buf).and_then(|()| self.out.flush());
+        let result = self
+            .out
+            .write_all(&self.buf)
+            .and_then(|()| self.out.flush());
         self.buf.clear();
         self.committed = 0;
         result.map_err(EmitError::Io)
@@ -396,7 +399,7 @@ impl<W: Write> Core<W> {
             reason = Some(Reason::Failed);
         }
         let c = self.counts;
-        let exit_code = if ok {
+        let mut exit_code = if ok {
             exit_code::OK
         } else if let Some(category) = self.first_process_error {
             category.exit_code()
@@ -410,7 +413,7 @@ impl<W: Write> Core<W> {
                 _ => exit_code::FAILURE,
             }
         };
-        let summary = Summary {
+        let mut summary = Summary {
             ok,
             reason,
             event_count: Some(self.seq + 1),
@@ -431,7 +434,30 @@ impl<W: Write> Core<W> {
             schema_version: Some(self.identity.schema_version.clone()),
             properties,
         };
-        self.write(Summary::TYPE, &summary)?;
+        if let Err(e) = self.write(Summary::TYPE, &summary) {
+            let EmitError::Serialize(_) = e else {
+                return Err(e);
+            };
+            // A string the tool handed over (cursor, property, upstream identity) cannot be
+            // written (§2). The run still ends with a summary (§4), without them, and cannot
+            // claim to have done what was asked.
+            summary = Summary {
+                ok: false,
+                reason: summary
+                    .reason
+                    .filter(|r| r.is_failure())
+                    .or(Some(Reason::Failed)),
+                next_cursor: None,
+                caused_by: summary.caused_by.map(|c| CausedBy { origin: None, ..c }),
+                upstream: None,
+                properties: None,
+                ..summary
+            };
+            if exit_code == exit_code::OK {
+                exit_code = exit_code::SOFTWARE;
+            }
+            self.write(Summary::TYPE, &summary)?;
+        }
         self.state = State::Finished;
         self.flush()?;
         Ok(Finished { summary, exit_code })
@@ -506,10 +532,19 @@ impl<W: Write> Emitter<W> {
         Ok(())
     }
 
-    fn framework<T: FrameworkEvent>(&mut self, event: &T, flush: bool) -> Result<(), EmitError> {
+    /// Writes a framework event and applies `count` under the same lock: the harness's signal
+    /// watcher may write the summary the moment the lock is released, and its counters must
+    /// cover every line before it.
+    fn framework<T: FrameworkEvent>(
+        &mut self,
+        event: &T,
+        flush: bool,
+        count: impl FnOnce(&mut Core<W>),
+    ) -> Result<(), EmitError> {
         self.live()?;
         let mut core = self.lock();
         core.write(T::TYPE, event)?;
+        count(&mut core);
         if flush {
             core.flush()?;
         }
@@ -518,42 +553,37 @@ impl<W: Write> Emitter<W> {
 
     /// Writes an `aoi:warning`.
     pub fn warning(&mut self, warning: &Warning) -> Result<(), EmitError> {
-        self.framework(warning, false)?;
-        self.lock().counts.warnings += 1;
-        Ok(())
+        self.framework(warning, false, |core| core.counts.warnings += 1)
     }
 
     /// Writes an `aoi:error`. A process-scope error makes the summary `ok:false` whatever the
     /// outcome passed to [`Emitter::finish`]; an item-scope one counts toward `partial`.
     pub fn error(&mut self, error: &ErrorEvent) -> Result<(), EmitError> {
-        self.framework(error, true)?;
-        let mut core = self.lock();
-        core.counts.errors += 1;
-        if error.is_process_scope() {
-            core.first_process_error.get_or_insert(error.category);
-        } else {
-            core.counts.item_errors += 1;
-        }
-        Ok(())
+        // The fields are public, so an error built by hand or decoded from upstream may break
+        // what §9.1 requires (single-line message, no retry delay without retryable).
+        self.framework(&error.clone().normalized(), true, |core| {
+            core.counts.errors += 1;
+            if error.is_process_scope() {
+                core.first_process_error.get_or_insert(error.category);
+            } else {
+                core.counts.item_errors += 1;
+            }
+        })
     }
 
     /// Forwards an upstream `aoi:error` tagged with `origin` (§13.1). The error is counted once,
     /// as consumed from upstream, and is not a local process failure.
     pub fn forward_error(&mut self, error: &ErrorEvent, origin: &str) -> Result<(), EmitError> {
-        let mut forwarded = error.clone();
+        let mut forwarded = error.clone().normalized();
         forwarded.origin.get_or_insert_with(|| origin.to_owned());
-        self.framework(&forwarded, true)?;
-        self.lock().counts.upstream_errors += 1;
-        Ok(())
+        self.framework(&forwarded, true, |core| core.counts.upstream_errors += 1)
     }
 
     /// Forwards an upstream `aoi:warning` tagged with `origin`, counted once as upstream.
     pub fn forward_warning(&mut self, warning: &Warning, origin: &str) -> Result<(), EmitError> {
         let mut forwarded = warning.clone();
         forwarded.origin.get_or_insert_with(|| origin.to_owned());
-        self.framework(&forwarded, false)?;
-        self.lock().counts.upstream_warnings += 1;
-        Ok(())
+        self.framework(&forwarded, false, |core| core.counts.upstream_warnings += 1)
     }
 
     /// Counts an upstream `aoi:error` consumed without forwarding it.
@@ -574,22 +604,22 @@ impl<W: Write> Emitter<W> {
 
     /// Writes an `aoi:check`.
     pub fn check(&mut self, check: &Check) -> Result<(), EmitError> {
-        self.framework(check, false)
+        self.framework(check, false, |_| {})
     }
 
     /// Writes an `aoi:plan`.
     pub fn plan(&mut self, plan: &Plan) -> Result<(), EmitError> {
-        self.framework(plan, false)
+        self.framework(plan, false, |_| {})
     }
 
     /// Writes an `aoi:progress` and flushes.
     pub fn progress(&mut self, progress: &Progress) -> Result<(), EmitError> {
-        self.framework(progress, true)
+        self.framework(progress, true, |_| {})
     }
 
     /// Writes an `aoi:heartbeat` and flushes.
     pub fn heartbeat(&mut self, heartbeat: &Heartbeat) -> Result<(), EmitError> {
-        self.framework(heartbeat, true)
+        self.framework(heartbeat, true, |_| {})
     }
 
     /// Writes buffered lines through. Call before blocking work so consumers see what is done.
