@@ -399,7 +399,7 @@ impl<W: Write> Core<W> {
             reason = Some(Reason::Failed);
         }
         let c = self.counts;
-        let mut exit_code = if ok {
+        let exit_code = if ok {
             exit_code::OK
         } else if let Some(category) = self.first_process_error {
             category.exit_code()
@@ -413,7 +413,7 @@ impl<W: Write> Core<W> {
                 _ => exit_code::FAILURE,
             }
         };
-        let mut summary = Summary {
+        let summary = Summary {
             ok,
             reason,
             event_count: Some(self.seq + 1),
@@ -434,30 +434,7 @@ impl<W: Write> Core<W> {
             schema_version: Some(self.identity.schema_version.clone()),
             properties,
         };
-        if let Err(e) = self.write(Summary::TYPE, &summary) {
-            let EmitError::Serialize(_) = e else {
-                return Err(e);
-            };
-            // A string the tool handed over (cursor, property, upstream identity) cannot be
-            // written (§2). The run still ends with a summary (§4), without them, and cannot
-            // claim to have done what was asked.
-            summary = Summary {
-                ok: false,
-                reason: summary
-                    .reason
-                    .filter(|r| r.is_failure())
-                    .or(Some(Reason::Failed)),
-                next_cursor: None,
-                caused_by: summary.caused_by.map(|c| CausedBy { origin: None, ..c }),
-                upstream: None,
-                properties: None,
-                ..summary
-            };
-            if exit_code == exit_code::OK {
-                exit_code = exit_code::SOFTWARE;
-            }
-            self.write(Summary::TYPE, &summary)?;
-        }
+        self.write(Summary::TYPE, &summary)?;
         self.state = State::Finished;
         self.flush()?;
         Ok(Finished { summary, exit_code })

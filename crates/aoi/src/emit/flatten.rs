@@ -4,12 +4,12 @@
 //! The event body is serialized through [`Fields`], a serializer that accepts only objects
 //! (structs and maps) and forwards each field to the outer map, refusing the reserved top-level
 //! names `type` and `aoi` (§8.1). The JSON is serde_json's compact form, written through
-//! [`Compact`], which also notices an ANSI escape on its way out (§2).
+//! [`Compact`], which also keeps every ANSI control byte off the wire (§2).
 
 use std::io;
 
 use serde::ser::{Error as _, Impossible, Serialize, SerializeMap, SerializeStruct, Serializer};
-use serde_json::ser::{CharEscape, CompactFormatter, Formatter};
+use serde_json::ser::Formatter;
 
 type JsonError = serde_json::Error;
 
@@ -211,42 +211,6 @@ where
     }
 }
 
-/// 1-based column of the first ANSI escape in a serialized line, by the verifier's definition
-/// (§2): a raw ESC or C1 CSI (U+009B), or either written as a JSON `\u` escape.
-pub(crate) fn ansi_escape_at(line: &[u8]) -> Option<usize> {
-    let mut i = 0;
-    while let Some(p) = memchr::memchr3(b'\\', 0x1b, 0xc2, &line[i..]) {
-        let at = i + p;
-        match line[at] {
-            b'\\' => {
-                let rest = &line[at + 1..];
-                if rest.len() >= 5
-                    && rest[0] == b'u'
-                    && rest[1] == b'0'
-                    && rest[2] == b'0'
-                    && (rest[3] == b'1' || rest[3] == b'9')
-                    && rest[4].eq_ignore_ascii_case(&b'b')
-                {
-                    return Some(at + 1);
-                }
-                // Skip the escaped character, so `\\u001b` (text, not an escape) is passed over.
-                i = at + 2;
-            }
-            0x1b => return Some(at + 1),
-            _ => {
-                if line.get(at + 1) == Some(&0x9b) {
-                    return Some(at + 1);
-                }
-                i = at + 1;
-            }
-        }
-        if i >= line.len() {
-            break;
-        }
-    }
-    None
-}
-
 /// A map entry whose value is a pre-validated `aoi` envelope, written without allocation.
 pub(crate) struct EnvelopeRef<'a> {
     pub seq: u64,
@@ -271,42 +235,34 @@ impl Serialize for EnvelopeRef<'_> {
     }
 }
 
-/// serde_json's compact formatter, noting whether it wrote ESC.
-///
-/// serde_json writes ESC as the escape `\u001b`, which passes through here, so finding it costs
-/// nothing; a raw fragment (`RawValue`) is searched whole.
-struct Compact<'a> {
-    ansi: &'a mut bool,
-}
+/// serde_json's compact formatter, except that U+009B (the C1 control CSI, which serde_json
+/// leaves raw) is written as the escape `\u009b`, so no ANSI control byte ever reaches stdout
+/// (§2). ESC and the other C0 controls are already escaped by serde_json.
+struct Compact;
 
-impl Formatter for Compact<'_> {
+impl Formatter for Compact {
     #[inline]
-    fn write_char_escape<W: ?Sized + io::Write>(
-        &mut self,
-        writer: &mut W,
-        escape: CharEscape,
-    ) -> io::Result<()> {
-        if let CharEscape::AsciiControl(0x1b) = escape {
-            *self.ansi = true;
-        }
-        CompactFormatter.write_char_escape(writer, escape)
-    }
-
-    fn write_raw_fragment<W: ?Sized + io::Write>(
+    fn write_string_fragment<W: ?Sized + io::Write>(
         &mut self,
         writer: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        if ansi_escape_at(fragment.as_bytes()).is_some() {
-            *self.ansi = true;
+        let bytes = fragment.as_bytes();
+        let mut written = 0;
+        for at in memchr::memchr_iter(0x9b, bytes) {
+            // In UTF-8, U+009B is C2 9B; 0x9B alone is a continuation byte of other characters.
+            if at > 0 && bytes[at - 1] == 0xc2 {
+                writer.write_all(&bytes[written..at - 1])?;
+                writer.write_all(b"\\u009b")?;
+                written = at + 1;
+            }
         }
-        writer.write_all(fragment.as_bytes())
+        writer.write_all(&bytes[written..])
     }
 }
 
 /// Writes `{"type":…,"aoi":{…},<body fields>}` followed by `\n` into `out`.
 ///
-/// Refuses a line that would carry an ANSI escape: no JSON spelling of ESC or CSI passes §2.
 /// On error, `out` may hold part of the line; the caller truncates it.
 pub(crate) fn write_line<T: Serialize + ?Sized>(
     out: &mut Vec<u8>,
@@ -314,23 +270,12 @@ pub(crate) fn write_line<T: Serialize + ?Sized>(
     envelope: &EnvelopeRef<'_>,
     body: &T,
 ) -> Result<(), JsonError> {
-    let start = out.len();
-    let mut ansi = false;
-    let mut ser = serde_json::Serializer::with_formatter(&mut *out, Compact { ansi: &mut ansi });
+    let mut ser = serde_json::Serializer::with_formatter(&mut *out, Compact);
     let mut map = ser.serialize_map(None)?;
     map.serialize_entry("type", ty)?;
     map.serialize_entry("aoi", envelope)?;
     serialize_fields(&mut map, body)?;
     SerializeMap::end(map)?;
-    // U+009B (CSI) is not escaped by serde_json: look for its two bytes. 0x9B is rare outside it.
-    let line = &out[start..];
-    ansi |= memchr::memchr_iter(0x9b, line).any(|at| at > 0 && line[at - 1] == 0xc2);
-    if ansi {
-        let column = ansi_escape_at(line).unwrap_or(0);
-        return Err(JsonError::custom(format_args!(
-            "ANSI escape (ESC or CSI) at column {column}: machine-mode stdout carries none (spec §2)"
-        )));
-    }
     out.push(b'\n');
     Ok(())
 }
@@ -418,44 +363,18 @@ mod tests {
     }
 
     #[test]
-    fn lines_with_an_ansi_escape_are_refused() {
+    fn ansi_control_characters_are_escaped_never_written_raw() {
         let mut m = BTreeMap::new();
-        for text in ["\u{1b}[31mred", "csi \u{9b}1m", "tail \u{1b}"] {
-            m.insert("title", text);
-            let err = line(&m).unwrap_err().to_string();
-            assert!(err.contains("ANSI escape"), "{text:?}: {err}");
-            assert!(err.contains("column "), "{err}");
-        }
-        let mut m = BTreeMap::new();
-        m.insert("\u{1b}key", 1);
-        assert!(line(&m).is_err(), "keys too");
-        let mut m = BTreeMap::new();
-        m.insert(
-            "title",
-            "\\u001b, Û (C3 9B), \u{85}, 日本語 and \u{7} are data",
+        m.insert("title", "\u{1b}[31mred csi \u{9b}1m Û (C3 9B) 日本語");
+        let text = line(&m).unwrap();
+        assert!(
+            text.contains(r#""title":"\u001b[31mred csi \u009b1m Û (C3 9B) 日本語""#),
+            "{text}"
         );
-        assert!(line(&m).is_ok());
-    }
-
-    #[test]
-    fn ansi_escapes_are_found_where_the_verifier_finds_them() {
-        assert_eq!(ansi_escape_at(br#"{"a":"x\u001b[0m"}"#), Some(8));
-        assert_eq!(ansi_escape_at(br#"{"a":"\u001B"}"#), Some(7));
-        assert_eq!(ansi_escape_at(br#"{"a":"\u009b1m"}"#), Some(7));
-        assert_eq!(ansi_escape_at("{\"a\":\"\u{9b}1m\"}".as_bytes()), Some(7));
-        assert_eq!(ansi_escape_at(b"{\"a\":\"\x1b\"}"), Some(7));
-        assert_eq!(
-            ansi_escape_at(br#"{"a":"\\u001b"}"#),
-            None,
-            "an escaped backslash"
-        );
-        assert_eq!(ansi_escape_at(br#"{"a":"\\\u001b"}"#), Some(9));
-        assert_eq!(
-            ansi_escape_at("{\"a\":\"\u{85}\u{a0}\u{2028}\"}".as_bytes()),
-            None
-        );
-        assert_eq!(ansi_escape_at(br#"{"a":"\"\n\u0000"}"#), None);
-        assert_eq!(ansi_escape_at(b"\\"), None);
+        assert!(!text.as_bytes().contains(&0x1b));
+        assert!(!text.contains('\u{9b}'));
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back["title"], "\u{1b}[31mred csi \u{9b}1m Û (C3 9B) 日本語");
     }
 
     #[test]

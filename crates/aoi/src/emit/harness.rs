@@ -149,19 +149,7 @@ fn end_with_error<W: Write>(emitter: &mut Emitter<W>, error: ErrorEvent) -> Resu
         Category::Timeout => Outcome::timed_out(),
         _ => Outcome::failed(),
     };
-    match emitter.error(&error) {
-        Err(EmitError::Serialize(_)) => {
-            // A field cannot be written (an ANSI escape in its target, say): the run still
-            // ends with the error's category, code, message and retry disposition.
-            let mut essential = ErrorEvent::new(error.category, error.code.clone(), &error.message)
-                .retryable(error.retryable);
-            if let Some(ms) = error.retry_after_ms {
-                essential = essential.retry_after_ms(ms);
-            }
-            emitter.error(&essential)?;
-        }
-        written => written?,
-    }
+    emitter.error(&error)?;
     emitter.finish(outcome).map(|f| f.exit_code)
 }
 

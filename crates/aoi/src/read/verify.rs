@@ -293,12 +293,20 @@ impl Verifier {
             self.skip_seq();
             return LineKind::Invalid;
         }
-        if let Some(column) = find_ansi(bytes) {
-            self.violation(
+        match find_ansi(bytes) {
+            Some(Ansi::Raw(column)) => self.violation(
                 FindingCode::AnsiEscape,
                 number,
-                format!("ANSI escape sequence at column {column}"),
-            );
+                format!("raw ANSI control byte at column {column}: stdout carries no escape codes"),
+            ),
+            // Escaped in a JSON string, the bytes on stdout are clean; the decoded value is data
+            // (a document body, a log line) that a consumer must not print raw.
+            Some(Ansi::Escaped(column)) => self.notice(
+                FindingCode::AnsiEscape,
+                number,
+                format!("a string carries an escaped ANSI control (column {column}); printing it raw would emit escape codes"),
+            ),
+            None => {}
         }
         let head = match parse_head(bytes) {
             Ok(Ok(head)) => head,
@@ -1184,30 +1192,42 @@ fn single_line_problem(text: &str) -> Option<&'static str> {
     }
 }
 
-/// 1-based column of the first ANSI escape in a raw line: a raw ESC, a raw C1 CSI (U+009B), or
-/// either written as a JSON `\u` escape.
-pub(crate) fn find_ansi(line: &[u8]) -> Option<usize> {
+/// Where a line carries an ANSI control (ESC or the C1 CSI, U+009B), 1-based.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ansi {
+    /// The control byte itself is on the wire: a violation of §2.
+    Raw(usize),
+    /// Only its JSON escape (`\u001b`, `\u009b`) is: clean bytes, suspicious data.
+    Escaped(usize),
+}
+
+/// The first raw ANSI control in a line, else the first escaped one. One pass; lines without a
+/// backslash, ESC or 0xC2 byte cost a single `memchr3`.
+pub(crate) fn find_ansi(line: &[u8]) -> Option<Ansi> {
+    let mut escaped = None;
     let mut i = 0;
     while let Some(p) = memchr::memchr3(b'\\', 0x1b, 0xc2, &line[i..]) {
         let at = i + p;
         match line[at] {
             b'\\' => {
                 let rest = &line[at + 1..];
-                if rest.len() >= 5
+                if escaped.is_none()
+                    && rest.len() >= 5
                     && rest[0] == b'u'
                     && rest[1] == b'0'
                     && rest[2] == b'0'
-                    && ((rest[3] == b'1' && rest[4].eq_ignore_ascii_case(&b'b'))
-                        || (rest[3] == b'9' && rest[4].eq_ignore_ascii_case(&b'b')))
+                    && (rest[3] == b'1' || rest[3] == b'9')
+                    && rest[4].eq_ignore_ascii_case(&b'b')
                 {
-                    return Some(at + 1);
+                    escaped = Some(Ansi::Escaped(at + 1));
                 }
+                // Skip the escaped character, so `\\u001b` (text, not an escape) is passed over.
                 i = at + 2;
             }
-            0x1b => return Some(at + 1),
+            0x1b => return Some(Ansi::Raw(at + 1)),
             _ => {
                 if line.get(at + 1) == Some(&0x9b) {
-                    return Some(at + 1);
+                    return Some(Ansi::Raw(at + 1));
                 }
                 i = at + 1;
             }
@@ -1216,7 +1236,7 @@ pub(crate) fn find_ansi(line: &[u8]) -> Option<usize> {
             break;
         }
     }
-    None
+    escaped
 }
 
 #[cfg(test)]

@@ -255,7 +255,7 @@ fn cases() -> Vec<Case> {
             C::AnsiEscape,
             numbered(&[
                 &meta(),
-                r#"{"type":"hit","title":"\u001b[31mred\u001b[0m"}"#,
+                "{\"type\":\"hit\",\"title\":\"\u{9b}31mred\"}",
                 &summary(r#""ok":true,"count":1"#),
             ]),
             Violation,
@@ -1127,24 +1127,25 @@ fn crlf_line_endings_are_a_notice_on_every_line() {
 }
 
 #[test]
-fn ansi_escapes_are_flagged_raw_and_json_escaped_but_not_an_escaped_backslash() {
-    // (title as JSON text, extra findings besides ANSI_ESCAPE, flagged at all)
-    let cases: [(&[u8], &[FindingCode], bool); 9] = [
-        (b"\\u001b[31mred", &[], true),
-        (b"\\u001B[31mred", &[], true),
-        (b"\\u009b31mred", &[], true),
-        (b"\\u009B31mred", &[], true),
-        // A raw C1 CSI is legal inside a JSON string, and still an escape sequence.
-        ("\u{9b}31mred".as_bytes(), &[], true),
+fn raw_ansi_controls_are_violations_and_escaped_ones_notices_but_not_an_escaped_backslash() {
+    // (title as JSON text, extra findings besides ANSI_ESCAPE, ANSI_ESCAPE level if any)
+    let cases: [(&[u8], &[FindingCode], Option<Level>); 9] = [
+        // Escaped: the bytes on stdout are clean; the decoded data carries a control.
+        (b"\\u001b[31mred", &[], Some(N)),
+        (b"\\u001B[31mred", &[], Some(N)),
+        (b"\\u009b31mred", &[], Some(N)),
+        (b"\\u009B31mred", &[], Some(N)),
+        // A raw C1 CSI is legal inside a JSON string, and a real escape on a terminal.
+        ("\u{9b}31mred".as_bytes(), &[], Some(V)),
         // A raw ESC is both an escape and a control character JSON forbids in strings.
-        (b"\x1b[31mred", &[FindingCode::InvalidJson], true),
-        // `\\` then `\u001b`: a backslash, then a real escape.
-        (b"\\\\\\u001b[0m", &[], true),
+        (b"\x1b[31mred", &[FindingCode::InvalidJson], Some(V)),
+        // `\\` then `\u001b`: a backslash, then an escaped ESC.
+        (b"\\\\\\u001b[0m", &[], Some(N)),
         // `\\u001b`: a backslash followed by the letters u001b.
-        (b"C:\\\\u001b\\\\dir", &[], false),
-        (b"\\\\u009b", &[], false),
+        (b"C:\\\\u001b\\\\dir", &[], None),
+        (b"\\\\u009b", &[], None),
     ];
-    for (title, also, flagged) in cases {
+    for (title, also, level) in cases {
         let shown = String::from_utf8_lossy(title).into_owned();
         let mut line = br#"{"type":"hit","aoi":{"seq":1,"run":"01JZQ7X4TQ9"},"title":""#.to_vec();
         line.extend_from_slice(title);
@@ -1152,8 +1153,8 @@ fn ansi_escapes_are_flagged_raw_and_json_escaped_but_not_an_escaped_backslash() 
         let stream = replace_line(&baseline(), 2, &line);
         let report = verify(&stream);
         let mut expected: Vec<Seen> = also.iter().map(|c| (*c, V, Some(2))).collect();
-        if flagged {
-            expected.push((FindingCode::AnsiEscape, V, Some(2)));
+        if let Some(level) = level {
+            expected.push((FindingCode::AnsiEscape, level, Some(2)));
         }
         // An invalid line is not a domain event.
         if !also.is_empty() {
@@ -1165,7 +1166,7 @@ fn ansi_escapes_are_flagged_raw_and_json_escaped_but_not_an_escaped_backslash() 
             "title {shown:?}:{}",
             listing(&report)
         );
-        let verdict = if flagged {
+        let verdict = if level == Some(V) {
             Verdict::Violation
         } else {
             Verdict::Succeeded
@@ -1176,9 +1177,11 @@ fn ansi_escapes_are_flagged_raw_and_json_escaped_but_not_an_escaped_backslash() 
 
 #[test]
 fn find_ansi_reports_the_column_of_the_escape() {
-    assert_eq!(find_ansi(br#"{"a":"\u001b"}"#), Some(7));
-    assert_eq!(find_ansi(b"ab\x1bc"), Some(3));
-    assert_eq!(find_ansi("ab\u{9b}".as_bytes()), Some(3));
+    assert_eq!(find_ansi(br#"{"a":"\u001b"}"#), Some(Ansi::Escaped(7)));
+    assert_eq!(find_ansi(b"ab\x1bc"), Some(Ansi::Raw(3)));
+    assert_eq!(find_ansi("ab\u{9b}".as_bytes()), Some(Ansi::Raw(3)));
+    // A raw control wins over an earlier escaped one.
+    assert_eq!(find_ansi("\\u001b \u{9b}".as_bytes()), Some(Ansi::Raw(8)));
     assert_eq!(find_ansi(br#"{"a":"\\u001b"}"#), None);
     assert_eq!(find_ansi(br#"{"a":"\u0019b\u00e9"}"#), None);
     // Other C1 characters share the 0xC2 lead byte: U+0082 is C2 82, U+00A0 is C2 A0.
@@ -1188,7 +1191,7 @@ fn find_ansi_reports_the_column_of_the_escape() {
 }
 
 #[test]
-fn an_error_message_with_an_ansi_escape_is_flagged_twice() {
+fn an_error_message_with_an_escaped_ansi_control_is_an_invalid_message() {
     let stream = with_item_error(
         r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"DOC_MISSING","message":"\u001b[31mred","retryable":false}"#,
     );
@@ -1196,7 +1199,7 @@ fn an_error_message_with_an_ansi_escape_is_flagged_twice() {
         &verify(stream),
         Verdict::Violation,
         &[
-            (FindingCode::AnsiEscape, V, Some(2)),
+            (FindingCode::AnsiEscape, N, Some(2)),
             (FindingCode::ErrorMessageInvalid, V, Some(2)),
         ],
     );
