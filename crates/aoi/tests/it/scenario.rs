@@ -215,7 +215,7 @@ fn refusal_of(result: &Result<(), EmitError>) -> Option<Refusal> {
 
 /// The refusal the emitter owes a framework event: only cancellation refuses one; ESC and CSI
 /// in its text are written escaped (§2).
-fn framework_refusal(model: &Model, _texts: &[&Option<String>]) -> Option<Refusal> {
+fn framework_refusal(model: &Model) -> Option<Refusal> {
     if model.cancelled.is_some() {
         Some(Refusal::Cancelled)
     } else {
@@ -253,7 +253,7 @@ fn apply(
             if let Some(t) = target {
                 w = w.target(t.clone());
             }
-            let predicted = framework_refusal(model, &[target]);
+            let predicted = framework_refusal(model);
             let result = out.warning(&w);
             if predicted.is_none() && result.is_ok() {
                 model.warnings += 1;
@@ -261,7 +261,7 @@ fn apply(
             (result, predicted, "aoi:warning".to_owned())
         }
         Op::Error(spec) => {
-            let predicted = framework_refusal(model, &[&spec.target]);
+            let predicted = framework_refusal(model);
             let result = out.error(&spec.build());
             if predicted.is_none() && result.is_ok() {
                 model.errors += 1;
@@ -274,8 +274,7 @@ fn apply(
             (result, predicted, "aoi:error".to_owned())
         }
         Op::ForwardError { error, origin } => {
-            let origin_text = Some(origin.clone());
-            let predicted = framework_refusal(model, &[&error.target, &origin_text]);
+            let predicted = framework_refusal(model);
             let result = out.forward_error(&error.build(), origin);
             if predicted.is_none() && result.is_ok() {
                 model.upstream_errors += 1;
@@ -283,8 +282,7 @@ fn apply(
             (result, predicted, "aoi:error".to_owned())
         }
         Op::ForwardWarning { message, origin } => {
-            let origin_text = Some(origin.clone());
-            let predicted = framework_refusal(model, &[&origin_text]);
+            let predicted = framework_refusal(model);
             let w = Warning::new(Code::from_static("UPSTREAM_WARNING"), message);
             let result = out.forward_warning(&w, origin);
             if predicted.is_none() && result.is_ok() {
@@ -308,7 +306,7 @@ fn apply(
             return;
         }
         Op::Progress { completed, message } => {
-            let predicted = framework_refusal(model, &[message]);
+            let predicted = framework_refusal(model);
             let p = Progress {
                 completed: Some(*completed),
                 message: message.clone(),
@@ -317,7 +315,7 @@ fn apply(
             (out.progress(&p), predicted, "aoi:progress".to_owned())
         }
         Op::Heartbeat => {
-            let predicted = framework_refusal(model, &[]);
+            let predicted = framework_refusal(model);
             let h = Heartbeat {
                 interval_ms: Some(1000),
                 properties: None,
@@ -325,8 +323,7 @@ fn apply(
             (out.heartbeat(&h), predicted, "aoi:heartbeat".to_owned())
         }
         Op::Check { name, ok, detail } => {
-            let name_text = Some(name.clone());
-            let predicted = framework_refusal(model, &[&name_text, detail]);
+            let predicted = framework_refusal(model);
             let c = Check {
                 name: name.clone(),
                 ok: *ok,
@@ -338,8 +335,7 @@ fn apply(
             (out.check(&c), predicted, "aoi:check".to_owned())
         }
         Op::Plan { action, target } => {
-            let action_text = Some(action.clone());
-            let predicted = framework_refusal(model, &[&action_text, target]);
+            let predicted = framework_refusal(model);
             let p = Plan {
                 action: action.clone(),
                 target: target.clone(),
