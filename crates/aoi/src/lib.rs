@@ -65,8 +65,10 @@
 #![deny(missing_docs)]
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod discover;
 pub mod emit;
 pub mod read;
+pub mod surface;
 pub mod wire;
 
 pub use emit::{

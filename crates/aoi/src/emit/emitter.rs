@@ -401,13 +401,14 @@ impl<W: Write> Core<W> {
         let c = self.counts;
         let exit_code = if ok {
             exit_code::OK
+        } else if reason == Some(Reason::Denied) {
+            exit_code::NO_PERM
         } else if let Some(category) = self.first_process_error {
             category.exit_code()
         } else {
             match reason {
                 Some(Reason::Cancelled) => exit_code::SIGINT,
                 Some(Reason::Timeout) => exit_code::TIMEOUT,
-                Some(Reason::Denied) => exit_code::NO_PERM,
                 // An honest failure with no local process error (a failed check, an upstream
                 // error recorded in `caused_by`): the generic failure code.
                 _ => exit_code::FAILURE,

@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::emit::harness::drive;
+use crate::emit::harness::{drive, Failure};
 use crate::read::{decode, Event, FindingCode, Level, Report, Verdict, Verifier, VerifyOptions};
 use crate::wire::{Scope, Severity};
 
@@ -962,6 +962,7 @@ fn drive_turns_a_returned_error_into_a_process_error_and_a_failed_summary() {
         let (reason, exit) = match category {
             Category::Cancelled => ("cancelled", 130),
             Category::Timeout => ("timeout", 124),
+            Category::Authz => ("denied", 77),
             c => ("failed", c.exit_code()),
         };
         assert_eq!(s["reason"], reason, "{category}");
@@ -972,6 +973,23 @@ fn drive_turns_a_returned_error_into_a_process_error_and_a_failed_summary() {
             "a process error is not a partial result"
         );
     }
+}
+
+#[test]
+fn a_denied_failure_ends_with_reason_denied_and_77() {
+    let mut e = start();
+    let refusal = ErrorEvent::new(
+        Category::PreconditionFailed,
+        code("CONFIRMATION_REQUIRED"),
+        "delete needs --confirm",
+    );
+    let code = drive(&mut e, |_| Err(Failure::denied(refusal)));
+    assert_eq!(code, 77);
+    let bytes = e.into_writer();
+    verified(&bytes);
+    let all = lines(&bytes);
+    assert_eq!(all[1]["category"], "precondition_failed");
+    assert_eq!(all[2]["reason"], "denied");
 }
 
 #[test]

@@ -30,37 +30,65 @@ pub type RunResult = Result<Outcome, Failure>;
 /// The error that ended a run: becomes a process-scope `aoi:error` and an `ok:false` summary.
 ///
 /// Boxed so that `Result<_, Failure>` stays small; `?` converts from [`ErrorEvent`] and from
-/// [`EmitError`], and `Err(event.into())` returns one.
+/// [`EmitError`], and `Err(event.into())` returns one. The summary's `reason` follows the
+/// category (`cancelled`, `timeout`, `authz` → `denied`, else `failed`) unless
+/// [`Failure::denied`] says the run was refused.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Failure(Box<ErrorEvent>);
+pub struct Failure {
+    event: Box<ErrorEvent>,
+    denied: bool,
+}
 
 impl Failure {
+    /// A refusal: the summary says `reason:"denied"` (a missing `--confirm`, a count mismatch).
+    pub fn denied(event: ErrorEvent) -> Failure {
+        Failure {
+            event: Box::new(event),
+            denied: true,
+        }
+    }
+
     /// The error event.
     pub fn event(&self) -> &ErrorEvent {
-        &self.0
+        &self.event
     }
 
     /// The error event, owned.
     pub fn into_event(self) -> ErrorEvent {
-        *self.0
+        *self.event
+    }
+
+    /// The summary's outcome for this failure.
+    fn outcome(&self) -> Outcome {
+        match self.event.category {
+            _ if self.denied => Outcome::denied(),
+            Category::Authz => Outcome::denied(),
+            Category::Cancelled => Outcome::cancelled(),
+            Category::Timeout => Outcome::timed_out(),
+            _ => Outcome::failed(),
+        }
     }
 }
 
 impl From<ErrorEvent> for Failure {
     fn from(event: ErrorEvent) -> Failure {
-        Failure(Box::new(event))
+        Failure {
+            event: Box::new(event),
+            denied: false,
+        }
     }
 }
 
 impl From<EmitError> for Failure {
     fn from(error: EmitError) -> Failure {
-        Failure(Box::new(ErrorEvent::from(error)))
+        Failure::from(ErrorEvent::from(error))
     }
 }
 
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}: {}", self.0.category, self.0.code, self.0.message)
+        let e = &self.event;
+        write!(f, "{} {}: {}", e.category, e.code, e.message)
     }
 }
 
@@ -117,8 +145,8 @@ where
     let cancelled = emitter.cancel_token().cancelled();
     let outcome = match result {
         Ok(Ok(outcome)) => Ok(outcome),
-        Ok(Err(failure)) => Err(failure.into_event()),
-        Err(payload) => Err(panic_error(payload.as_ref())),
+        Ok(Err(failure)) => Err(failure),
+        Err(payload) => Err(Failure::from(panic_error(payload.as_ref()))),
     };
     let ended = match (outcome, cancelled) {
         (_, Some(signal)) => emitter
@@ -138,17 +166,14 @@ where
     }
 }
 
-fn end_with_error<W: Write>(emitter: &mut Emitter<W>, error: ErrorEvent) -> Result<u8, EmitError> {
+fn end_with_error<W: Write>(emitter: &mut Emitter<W>, failure: Failure) -> Result<u8, EmitError> {
+    let outcome = failure.outcome();
+    let mut error = failure.into_event();
     if error.category == Category::Io && error.code.as_str() == "BROKEN_PIPE" {
         return Ok(exit_code::SIGPIPE);
     }
-    let mut error = error.normalized();
+    error = error.normalized();
     error.scope = crate::wire::Scope::Process;
-    let outcome = match error.category {
-        Category::Cancelled => Outcome::cancelled(),
-        Category::Timeout => Outcome::timed_out(),
-        _ => Outcome::failed(),
-    };
     emitter.error(&error)?;
     emitter.finish(outcome).map(|f| f.exit_code)
 }

@@ -1,0 +1,6 @@
+//! The standard CLI surface of §14-§16: flags, cursors, dry-run, confirmation, idempotency,
+//! redaction.
+
+pub mod cursor;
+pub mod redact;
+pub mod safety;
