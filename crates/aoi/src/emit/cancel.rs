@@ -12,6 +12,8 @@ pub enum Signal {
     Interrupt,
     /// SIGTERM: exit 143.
     Terminate,
+    /// Not a signal: the `--timeout` deadline passed. Exit 124, reason `timeout`.
+    Deadline,
 }
 
 impl Signal {
@@ -20,6 +22,7 @@ impl Signal {
         match self {
             Signal::Interrupt => crate::wire::exit_code::SIGINT,
             Signal::Terminate => crate::wire::exit_code::SIGTERM,
+            Signal::Deadline => crate::wire::exit_code::TIMEOUT,
         }
     }
 
@@ -28,6 +31,7 @@ impl Signal {
         match self {
             Signal::Interrupt => "SIGINT",
             Signal::Terminate => "SIGTERM",
+            Signal::Deadline => "deadline",
         }
     }
 }
@@ -58,7 +62,8 @@ impl CancelToken {
         match self.inner.state.load(Ordering::Relaxed) {
             0 => None,
             1 => Some(Signal::Interrupt),
-            _ => Some(Signal::Terminate),
+            2 => Some(Signal::Terminate),
+            _ => Some(Signal::Deadline),
         }
     }
 
@@ -67,6 +72,7 @@ impl CancelToken {
         let value = match signal {
             Signal::Interrupt => 1,
             Signal::Terminate => 2,
+            Signal::Deadline => 3,
         };
         let _ = self
             .inner

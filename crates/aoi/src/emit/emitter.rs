@@ -441,6 +441,26 @@ impl<W: Write> Core<W> {
         Ok(Finished { summary, exit_code })
     }
 
+    /// Ends a cancelled run: a `timeout` error and `reason:"timeout"` for a passed deadline,
+    /// else `reason:"cancelled"` naming the signal. Returns the exit code.
+    pub(crate) fn end_cancelled(&mut self, signal: Signal) -> Result<u8, EmitError> {
+        if signal == Signal::Deadline {
+            let error = ErrorEvent::new(
+                Category::Timeout,
+                Code::from_static("TIMEOUT"),
+                "the command did not finish within --timeout",
+            )
+            .hint("raise --timeout, or narrow the request");
+            self.write(ErrorEvent::TYPE, &error)?;
+            self.counts.errors += 1;
+            self.first_process_error.get_or_insert(Category::Timeout);
+            self.finish(Outcome::timed_out())?;
+        } else {
+            self.finish(Outcome::cancelled().property("signal", signal.name()))?;
+        }
+        Ok(signal.exit_code())
+    }
+
     /// Makes the stream usable again after a panic inside an event's `Serialize`.
     pub(crate) fn repair(&mut self) {
         self.buf.truncate(self.committed);
@@ -623,6 +643,11 @@ impl<W: Write> Emitter<W> {
     /// Domain events written so far.
     pub fn count(&self) -> u64 {
         self.lock().counts.domain
+    }
+
+    /// Ends a run cancelled by `signal` (see [`Core::end_cancelled`]).
+    pub(crate) fn end_cancelled(&mut self, signal: Signal) -> Result<u8, EmitError> {
+        self.lock().end_cancelled(signal)
     }
 
     /// Writes the terminal `aoi:summary` from `outcome` and the emitter's own counters.

@@ -99,6 +99,7 @@ impl std::error::Error for Failure {}
 pub struct Harness {
     builder: EmitterBuilder,
     grace: Duration,
+    timeout: Option<Duration>,
 }
 
 impl Harness {
@@ -107,6 +108,7 @@ impl Harness {
         Harness {
             builder,
             grace: Duration::from_millis(1500),
+            timeout: None,
         }
     }
 
@@ -114,6 +116,13 @@ impl Harness {
     /// itself (default 1.5 s).
     pub fn grace(mut self, grace: Duration) -> Harness {
         self.grace = grace;
+        self
+    }
+
+    /// Ends the run with a `timeout` error and `reason:"timeout"` (exit 124) once `timeout` has
+    /// passed (`--timeout`, §16.1), the way a signal ends it.
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Harness {
+        self.timeout = timeout;
         self
     }
 
@@ -129,7 +138,17 @@ impl Harness {
             Ok(emitter) => emitter,
             Err(e) => return ExitCode::from(exit_for_lost_stdout(&e)),
         };
-        watch_signals(emitter.shared_core(), cancel, self.grace);
+        watch_signals(emitter.shared_core(), cancel.clone(), self.grace);
+        if let Some(timeout) = self.timeout {
+            let core = emitter.shared_core();
+            let grace = self.grace;
+            thread::spawn(move || {
+                if cancel.sleep(timeout).is_none() {
+                    cancel.cancel(Signal::Deadline);
+                    take_over_after(grace, Signal::Deadline, &core, &cancel);
+                }
+            });
+        }
         ExitCode::from(drive(&mut emitter, body))
     }
 }
@@ -149,9 +168,7 @@ where
         Err(payload) => Err(Failure::from(panic_error(payload.as_ref()))),
     };
     let ended = match (outcome, cancelled) {
-        (_, Some(signal)) => emitter
-            .finish(Outcome::cancelled().property("signal", signal.name()))
-            .map(|_| signal.exit_code()),
+        (_, Some(signal)) => emitter.end_cancelled(signal),
         (Ok(outcome), None) => emitter.finish(outcome).map(|f| f.exit_code),
         (Err(error), None) => end_with_error(emitter, error),
     };
@@ -278,13 +295,13 @@ fn take_over_after<W: Write>(
                     thread::sleep(grace);
                     std::process::exit(i32::from(signal.exit_code()));
                 }
-                let _ = guard.finish(Outcome::cancelled().property("signal", signal.name()));
+                let _ = guard.end_cancelled(signal);
                 std::process::exit(i32::from(signal.exit_code()));
             }
             Err(std::sync::TryLockError::Poisoned(p)) => {
                 let mut guard = p.into_inner();
                 guard.repair();
-                let _ = guard.finish(Outcome::cancelled().property("signal", signal.name()));
+                let _ = guard.end_cancelled(signal);
                 std::process::exit(i32::from(signal.exit_code()));
             }
             Err(std::sync::TryLockError::WouldBlock) if Instant::now() < deadline => {

@@ -5,6 +5,7 @@ mod event;
 mod finding;
 mod framing;
 mod head;
+mod upstream;
 mod verify;
 
 pub use consumer::{process_end, Completion, Outcome, Session};
@@ -12,4 +13,5 @@ pub use event::{decode, DecodeError, Decoded, Event};
 pub use finding::{Finding, FindingCode, Level};
 pub use framing::{Frame, LineReader, DEFAULT_MAX_LINE};
 pub use head::{parse_head, Head, NotObject};
+pub use upstream::{Observed, UpstreamState, UpstreamVerdict};
 pub use verify::{LineKind, ProcessEnd, Report, Verdict, Verifier, VerifyOptions};

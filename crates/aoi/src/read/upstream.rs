@@ -1,0 +1,296 @@
+//! Upstream accounting for transformers and sinks (§13, §13.1): what an AOI producer that reads
+//! another tool's stream must remember about it, and what that does to its own summary.
+//!
+//! The rules, all enforced here:
+//! - upstream `aoi:meta` and `aoi:summary` are never forwarded; the meta gives the `upstream`
+//!   identity of the summary, the summary the upstream's own outcome;
+//! - upstream `aoi:error` and `aoi:warning` are counted into this tool's counters, and when
+//!   forwarded carry `origin` (the upstream tool's name);
+//! - an upstream error, or an upstream `ok:false`, makes this run `ok:false` unless
+//!   `--continue-on-error`, with `caused_by` reproducing the retry fields of the most severe one;
+//! - EOF of an AOI stream without its summary is an `io` error and `ok:false`;
+//! - an `aoi:` event type this version does not know forbids reporting success.
+
+use serde_json::{Map, Value};
+
+use super::event::{decode, Decoded, Event};
+use crate::wire::{Category, CausedBy, Code, ErrorEvent, Meta, Summary, Upstream, Warning};
+
+/// What one upstream line turned out to be.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Observed {
+    /// A data record: a domain event (its `type` kept), or a plain JSON object without `type`.
+    Record {
+        /// The domain `type`, when the line had one.
+        ty: Option<String>,
+        /// The record's fields (without `type` and `aoi`).
+        fields: Map<String, Value>,
+    },
+    /// An upstream `aoi:error`, to forward or not; already counted.
+    Error(ErrorEvent),
+    /// An upstream `aoi:warning`, to forward or not; already counted.
+    Warning(Warning),
+    /// A framework event consumed here (meta, summary, progress, ...).
+    Consumed,
+    /// Not a JSON object, or a malformed framework event: the caller's input contract decides.
+    Malformed(String),
+}
+
+/// The state of one upstream stream.
+#[derive(Debug, Default, Clone)]
+pub struct UpstreamState {
+    meta: Option<Meta>,
+    summary: Option<Summary>,
+    aoi_stream: bool,
+    records: u64,
+    errors: u64,
+    warnings: u64,
+    worst: Option<(bool, ErrorEvent)>,
+    unknown_framework: Vec<String>,
+}
+
+impl UpstreamState {
+    /// Nothing seen yet.
+    pub fn new() -> UpstreamState {
+        UpstreamState::default()
+    }
+
+    /// Classifies and accounts one complete upstream line.
+    pub fn observe(&mut self, line: &[u8]) -> Observed {
+        let Decoded { envelope, event } = match decode(line) {
+            Ok(d) => d,
+            Err(super::event::DecodeError::NoType) => {
+                return match serde_json::from_slice::<Map<String, Value>>(line) {
+                    Ok(fields) => {
+                        self.records += 1;
+                        Observed::Record { ty: None, fields }
+                    }
+                    Err(e) => Observed::Malformed(e.to_string()),
+                }
+            }
+            Err(e) => return Observed::Malformed(e.to_string()),
+        };
+        if envelope.is_some() {
+            self.aoi_stream = true;
+        }
+        match event {
+            Event::Domain { ty, fields } => {
+                self.records += 1;
+                Observed::Record {
+                    ty: Some(ty),
+                    fields,
+                }
+            }
+            Event::Meta(meta) => {
+                self.aoi_stream = true;
+                self.meta.get_or_insert(meta);
+                Observed::Consumed
+            }
+            Event::Summary(summary) => {
+                self.aoi_stream = true;
+                self.summary.get_or_insert(summary);
+                Observed::Consumed
+            }
+            Event::Error(error) => {
+                self.aoi_stream = true;
+                self.errors += 1;
+                let error = error.normalized();
+                let process = error.is_process_scope();
+                if self.worst.as_ref().is_none_or(|(p, _)| process && !*p) {
+                    self.worst = Some((process, error.clone()));
+                }
+                Observed::Error(error)
+            }
+            Event::Warning(warning) => {
+                self.aoi_stream = true;
+                self.warnings += 1;
+                Observed::Warning(warning)
+            }
+            Event::UnknownFramework { ty, .. } => {
+                self.aoi_stream = true;
+                self.unknown_framework.push(ty);
+                Observed::Consumed
+            }
+            _ => {
+                self.aoi_stream = true;
+                Observed::Consumed
+            }
+        }
+    }
+
+    /// The upstream tool's name, for `origin`.
+    pub fn origin(&self) -> Option<&str> {
+        self.meta.as_ref().and_then(|m| m.tool.as_deref())
+    }
+
+    /// The direct upstream's identity, for `aoi:summary.upstream`; `None` when unknown.
+    pub fn identity(&self) -> Option<Upstream> {
+        self.meta.as_ref().and_then(Upstream::from_meta)
+    }
+
+    /// Records (domain events or plain objects) seen: `input_count`.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Upstream `aoi:error` events seen.
+    pub fn errors(&self) -> u64 {
+        self.errors
+    }
+
+    /// Upstream `aoi:warning` events seen.
+    pub fn warnings(&self) -> u64 {
+        self.warnings
+    }
+
+    /// True once the input has shown itself to be an AOI stream (an envelope or an `aoi:` type).
+    pub fn is_aoi_stream(&self) -> bool {
+        self.aoi_stream
+    }
+
+    /// The upstream's own summary, when it arrived.
+    pub fn summary(&self) -> Option<&Summary> {
+        self.summary.as_ref()
+    }
+
+    /// What the upstream means for this run's outcome, at EOF.
+    pub fn verdict(&self, continue_on_error: bool) -> UpstreamVerdict {
+        let origin = self.origin().map(str::to_owned);
+        let mut verdict = UpstreamVerdict {
+            fails_run: false,
+            caused_by: None,
+            error: None,
+            upstream: self.identity(),
+        };
+        if self.aoi_stream && self.summary.is_none() {
+            verdict.fails_run = true;
+            verdict.error = Some(
+                ErrorEvent::new(
+                    Category::Io,
+                    Code::from_static("UPSTREAM_TRUNCATED"),
+                    format!(
+                        "the upstream stream{} ended without its aoi:summary: it was cut or its producer crashed",
+                        origin.as_deref().map(|o| format!(" from {o}")).unwrap_or_default()
+                    ),
+                )
+                .retryable(false),
+            );
+        }
+        if let Some(ty) = self.unknown_framework.first() {
+            verdict.fails_run = true;
+            verdict.error.get_or_insert_with(|| {
+                ErrorEvent::new(
+                    Category::Unsupported,
+                    Code::from_static("UPSTREAM_UNKNOWN_FRAMEWORK_EVENT"),
+                    format!("upstream sent {ty:?}, a framework event this tool does not understand; it cannot report success over it"),
+                )
+            });
+        }
+        let upstream_failed = self.errors > 0 || self.summary.as_ref().is_some_and(|s| !s.ok);
+        if upstream_failed && !continue_on_error {
+            verdict.fails_run = true;
+        }
+        if upstream_failed {
+            verdict.caused_by = self
+                .summary
+                .as_ref()
+                .and_then(|s| s.caused_by.clone())
+                .or_else(|| {
+                    self.worst
+                        .as_ref()
+                        .map(|(_, e)| CausedBy::from_error(e, origin.as_deref()))
+                });
+        }
+        verdict
+    }
+}
+
+/// The upstream's effect on this run's summary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpstreamVerdict {
+    /// This run must not report `ok:true`.
+    pub fails_run: bool,
+    /// Retry fields of the most severe upstream error (§13.1 `caused_by`).
+    pub caused_by: Option<CausedBy>,
+    /// An error this tool must emit itself (a cut upstream, an unknown framework event).
+    pub error: Option<ErrorEvent>,
+    /// The direct upstream's identity.
+    pub upstream: Option<Upstream>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const META: &str = r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"U"},"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0"}"#;
+    const HIT: &str = r#"{"type":"hit","aoi":{"seq":1,"run":"U"},"id":"doc_1"}"#;
+    const RATE: &str = r#"{"type":"aoi:error","aoi":{"seq":2,"run":"U"},"category":"rate_limited","code":"UPSTREAM_RATE_LIMIT","message":"slow down","retryable":true,"retry_after_ms":7200}"#;
+    const WARN: &str = r#"{"type":"aoi:warning","aoi":{"seq":2,"run":"U"},"message":"stale"}"#;
+    const OK: &str =
+        r#"{"type":"aoi:summary","aoi":{"seq":3,"run":"U"},"ok":true,"event_count":4}"#;
+    const FAILED: &str = r#"{"type":"aoi:summary","aoi":{"seq":3,"run":"U"},"ok":false,"reason":"failed","event_count":4}"#;
+
+    fn feed(lines: &[&str]) -> UpstreamState {
+        let mut s = UpstreamState::new();
+        for l in lines {
+            s.observe(l.as_bytes());
+        }
+        s
+    }
+
+    #[test]
+    fn a_clean_upstream_passes_and_names_itself() {
+        let s = feed(&[META, HIT, WARN, OK]);
+        let v = s.verdict(false);
+        assert!(!v.fails_run && v.error.is_none() && v.caused_by.is_none());
+        assert_eq!(v.upstream.unwrap().tool.as_deref(), Some("outline"));
+        assert_eq!((s.records(), s.warnings()), (1, 1));
+    }
+
+    #[test]
+    fn an_upstream_error_fails_the_run_with_its_retry_fields_unless_continue_on_error() {
+        let s = feed(&[META, HIT, RATE, FAILED]);
+        let v = s.verdict(false);
+        assert!(v.fails_run);
+        let c = v.caused_by.unwrap();
+        assert_eq!(c.origin.as_deref(), Some("outline"));
+        assert_eq!(c.category, Category::RateLimited);
+        assert_eq!(c.retry_after_ms, Some(7200));
+        let v = s.verdict(true);
+        assert!(!v.fails_run, "--continue-on-error accepts upstream errors");
+        assert!(v.caused_by.is_some());
+    }
+
+    #[test]
+    fn a_cut_upstream_is_an_io_error_and_fails_the_run() {
+        let v = feed(&[META, HIT]).verdict(true);
+        assert!(v.fails_run);
+        let e = v.error.unwrap();
+        assert_eq!(e.category, Category::Io);
+        assert_eq!(e.code.as_str(), "UPSTREAM_TRUNCATED");
+    }
+
+    #[test]
+    fn plain_jsonl_needs_no_summary_and_unknown_framework_events_forbid_success() {
+        let s = feed(&[r#"{"title":"a"}"#, r#"{"title":"b"}"#]);
+        assert!(!s.verdict(false).fails_run);
+        assert_eq!(s.records(), 2);
+        assert!(s.identity().is_none(), "upstream omitted when unknown");
+        let v = feed(&[
+            META,
+            r#"{"type":"aoi:future","aoi":{"seq":1,"run":"U"}}"#,
+            OK,
+        ])
+        .verdict(true);
+        assert!(v.fails_run);
+        assert_eq!(v.error.unwrap().category, Category::Unsupported);
+    }
+
+    #[test]
+    fn malformed_lines_are_reported_not_counted() {
+        let mut s = UpstreamState::new();
+        assert!(matches!(s.observe(b"{oops"), Observed::Malformed(_)));
+        assert!(matches!(s.observe(b"[1]"), Observed::Malformed(_)));
+        assert_eq!(s.records(), 0);
+    }
+}

@@ -1,0 +1,582 @@
+//! The input contract of §12 and the pipeline rules of §13.1 for transformers and sinks.
+//!
+//! [`Input`] reads `--input-jsonl` (one object per line) or `--input-json` (one object, or an
+//! array of objects), accepts an upstream AOI stream as well as plain JSONL, validates each
+//! record against the command's record schema (strict: unknown fields are rejected), and applies
+//! the documented mode for bad records:
+//!
+//! - [`InputMode::FailFast`]: the first bad record ends the run with a `validation` error naming
+//!   its line, before any side effect when the tool reads everything first
+//!   ([`Input::read_all`]);
+//! - [`InputMode::ContinueOnError`]: a bad record becomes an item-scope `aoi:error` with
+//!   `line_number`, and reading goes on; the summary then says `partial`.
+//!
+//! Upstream `aoi:error`/`aoi:warning` are forwarded with `origin` and counted; upstream meta and
+//! summary are never forwarded; [`Input::finish`] turns the upstream's outcome into this run's
+//! (`ok:false`, `caused_by`, `upstream`, an `io` error for a cut upstream).
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+
+use serde_json::{Map, Value};
+
+use super::flags::{InputArgs, InputMode};
+use crate::emit::{EmitError, Emitter, Failure, Outcome};
+use crate::read::{Frame, LineReader, Observed, UpstreamState};
+use crate::wire::{Category, Code, ErrorEvent};
+
+/// One input record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// 1-based input line (JSONL), when the record came from one.
+    pub line_number: Option<u64>,
+    /// 0-based position among all input items.
+    pub item_index: u64,
+    /// The domain `type` of an upstream AOI event, `None` for a plain object.
+    pub ty: Option<String>,
+    /// The record's fields (without `type` and `aoi`).
+    pub fields: Map<String, Value>,
+}
+
+enum Source<R> {
+    Lines(LineReader<R>),
+    Document(std::vec::IntoIter<Value>),
+}
+
+/// A structured-input reader. See the [module docs](self).
+pub struct Input<R> {
+    source: Source<R>,
+    upstream: UpstreamState,
+    mode: InputMode,
+    validator: Option<jsonschema::Validator>,
+    forward: bool,
+    items: u64,
+}
+
+impl<R> std::fmt::Debug for Input<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Input")
+            .field("mode", &self.mode)
+            .field("items", &self.items)
+            .finish_non_exhaustive()
+    }
+}
+
+fn usage(code: &'static str, message: impl AsRef<str>, field: &str) -> ErrorEvent {
+    ErrorEvent::new(Category::Usage, Code::from_static(code), message).field(field)
+}
+
+impl Input<Box<dyn Read>> {
+    /// Opens what `--input-jsonl`/`--input-json` name (`-` is stdin), with the mode the flags
+    /// select or `default` (the command's documented default).
+    pub fn open(args: &InputArgs, default: InputMode) -> Result<Input<Box<dyn Read>>, Failure> {
+        let mode = args.mode(default);
+        let (path, jsonl) = match (&args.input_jsonl, &args.input_json) {
+            (Some(p), None) => (p.as_str(), true),
+            (None, Some(p)) => (p.as_str(), false),
+            _ => {
+                return Err(usage(
+                    "INPUT_REQUIRED",
+                    "give --input-jsonl PATH or --input-json PATH (`-` for stdin)",
+                    "input_jsonl",
+                )
+                .into())
+            }
+        };
+        let source: Box<dyn Read> = if path == "-" {
+            Box::new(io::stdin())
+        } else {
+            Box::new(File::open(path).map_err(|e| {
+                let (category, code) = match e.kind() {
+                    io::ErrorKind::NotFound => (Category::NotFound, "INPUT_NOT_FOUND"),
+                    io::ErrorKind::PermissionDenied => (Category::Authz, "INPUT_NOT_READABLE"),
+                    _ => (Category::Io, "INPUT_OPEN_FAILED"),
+                };
+                ErrorEvent::new(
+                    category,
+                    Code::from_static(code),
+                    format!("cannot open {path}: {e}"),
+                )
+                .target(path)
+            })?)
+        };
+        if jsonl {
+            Ok(Input::jsonl(source, mode))
+        } else {
+            Input::json(source, mode)
+        }
+    }
+}
+
+impl<R: Read> Input<R> {
+    /// JSONL records from `source`.
+    pub fn jsonl(source: R, mode: InputMode) -> Input<R> {
+        Input {
+            source: Source::Lines(LineReader::new(source)),
+            upstream: UpstreamState::new(),
+            mode,
+            validator: None,
+            forward: true,
+            items: 0,
+        }
+    }
+
+    /// One JSON document from `source`: an object (one record) or an array of objects.
+    pub fn json(mut source: R, mode: InputMode) -> Result<Input<R>, Failure> {
+        let mut text = Vec::new();
+        source.read_to_end(&mut text).map_err(|e| {
+            ErrorEvent::new(
+                Category::Io,
+                Code::from_static("INPUT_READ_FAILED"),
+                format!("reading the input failed: {e}"),
+            )
+        })?;
+        let doc: Value = serde_json::from_slice(&text).map_err(|e| {
+            ErrorEvent::new(
+                Category::Validation,
+                Code::from_static("INPUT_JSON_PARSE_ERROR"),
+                format!("the input is not one JSON document: {e}"),
+            )
+            .line_number(e.line() as u64)
+        })?;
+        let values = match doc {
+            Value::Array(items) => items,
+            other => vec![other],
+        };
+        Ok(Input {
+            source: Source::Document(values.into_iter()),
+            upstream: UpstreamState::new(),
+            mode,
+            validator: None,
+            forward: true,
+            items: 0,
+        })
+    }
+
+    /// Validates every record against `schema` (the command's record schema; make it strict
+    /// with `additionalProperties: false`).
+    pub fn validate_with(mut self, schema: &Value) -> Result<Input<R>, ErrorEvent> {
+        let validator = jsonschema::validator_for(schema).map_err(|e| {
+            ErrorEvent::new(
+                Category::Internal,
+                Code::from_static("RECORD_SCHEMA_INVALID"),
+                format!("the record schema does not compile: {e}"),
+            )
+        })?;
+        self.validator = Some(validator);
+        Ok(self)
+    }
+
+    /// Whether upstream `aoi:error`/`aoi:warning` are forwarded (default) or only counted.
+    pub fn forward_upstream(mut self, on: bool) -> Input<R> {
+        self.forward = on;
+        self
+    }
+
+    /// The mode in force.
+    pub fn mode(&self) -> InputMode {
+        self.mode
+    }
+
+    /// What is known of the upstream so far.
+    pub fn upstream(&self) -> &UpstreamState {
+        &self.upstream
+    }
+
+    /// The next valid record; `None` at the end of input. Bad records are handled per the mode.
+    pub fn next<W: Write>(&mut self, out: &mut Emitter<W>) -> Result<Option<Record>, Failure> {
+        loop {
+            let (line_number, observed) = match &mut self.source {
+                Source::Lines(lines) => {
+                    let frame = lines.next().map_err(|e| {
+                        ErrorEvent::new(
+                            Category::Io,
+                            Code::from_static("INPUT_READ_FAILED"),
+                            format!("reading the input failed: {e}"),
+                        )
+                    })?;
+                    match frame {
+                        None => return Ok(None),
+                        Some(Frame::Line { number, bytes }) => {
+                            if bytes.iter().all(u8::is_ascii_whitespace) {
+                                continue;
+                            }
+                            (number, self.upstream.observe(bytes))
+                        }
+                        Some(Frame::TooLong { number, len }) => (
+                            number,
+                            Observed::Malformed(format!("line of {len} bytes is too long")),
+                        ),
+                        Some(Frame::Truncated { number, .. }) => (
+                            number,
+                            Observed::Malformed(
+                                "the last line has no newline: the input was cut".into(),
+                            ),
+                        ),
+                    }
+                }
+                Source::Document(values) => match values.next() {
+                    None => return Ok(None),
+                    Some(Value::Object(fields)) => (0, Observed::Record { ty: None, fields }),
+                    Some(other) => (
+                        0,
+                        Observed::Malformed(format!("item is {}, not an object", kind(&other))),
+                    ),
+                },
+            };
+            let line = (line_number > 0).then_some(line_number);
+            match observed {
+                Observed::Record { ty, fields } => {
+                    let index = self.items;
+                    self.items += 1;
+                    if let Some(problem) = self.invalid(&fields) {
+                        let error = ErrorEvent::new(
+                            Category::Validation,
+                            Code::from_static("INPUT_RECORD_INVALID"),
+                            format!("{} is invalid: {}", where_(line, index), problem.0),
+                        )
+                        .field(problem.1);
+                        self.bad(out, error, line, index)?;
+                        continue;
+                    }
+                    return Ok(Some(Record {
+                        line_number: line,
+                        item_index: index,
+                        ty,
+                        fields,
+                    }));
+                }
+                Observed::Malformed(why) => {
+                    let index = self.items;
+                    self.items += 1;
+                    let code = if matches!(self.source, Source::Lines(_)) {
+                        "INPUT_JSONL_PARSE_ERROR"
+                    } else {
+                        "INPUT_JSON_ITEM_INVALID"
+                    };
+                    let error = ErrorEvent::new(
+                        Category::Validation,
+                        Code::from_static(code),
+                        format!("invalid JSON on {}: {why}", where_(line, index)),
+                    );
+                    self.bad(out, error, line, index)?;
+                }
+                Observed::Error(error) => {
+                    let origin = self.upstream.origin().unwrap_or("upstream").to_owned();
+                    if self.forward {
+                        out.forward_error(&error, &origin)?;
+                    } else {
+                        out.note_upstream_error();
+                    }
+                }
+                Observed::Warning(warning) => {
+                    let origin = self.upstream.origin().unwrap_or("upstream").to_owned();
+                    if self.forward {
+                        out.forward_warning(&warning, &origin)?;
+                    } else {
+                        out.note_upstream_warning();
+                    }
+                }
+                Observed::Consumed => {}
+            }
+        }
+    }
+
+    /// Reads every remaining record first, so a fail-fast import can refuse bad input before
+    /// touching anything (§12.2: "fail fast before side effects").
+    pub fn read_all<W: Write>(&mut self, out: &mut Emitter<W>) -> Result<Vec<Record>, Failure> {
+        let mut records = Vec::new();
+        while let Some(r) = self.next(out)? {
+            records.push(r);
+        }
+        Ok(records)
+    }
+
+    fn invalid(&self, fields: &Map<String, Value>) -> Option<(String, String)> {
+        let validator = self.validator.as_ref()?;
+        // Validation borrows a Value; records are small, so the clone is cheap next to I/O.
+        let value = Value::Object(fields.clone());
+        if validator.is_valid(&value) {
+            return None;
+        }
+        let error = validator.iter_errors(&value).next()?;
+        let path = error.instance_path().to_string();
+        let field = path.trim_start_matches('/').replace('/', ".");
+        let message = crate::wire::single_line(&error.to_string()).into_owned();
+        let field = if field.is_empty() {
+            unknown_field(&message).unwrap_or_default()
+        } else {
+            field
+        };
+        Some((message, field))
+    }
+
+    fn bad<W: Write>(
+        &mut self,
+        out: &mut Emitter<W>,
+        error: ErrorEvent,
+        line: Option<u64>,
+        index: u64,
+    ) -> Result<(), Failure> {
+        let mut error = error.item_index(index);
+        if let Some(line) = line {
+            error = error.line_number(line);
+        }
+        match self.mode {
+            InputMode::FailFast => Err(error
+                .hint("fix the input, or pass --continue-on-error to skip bad records")
+                .into()),
+            InputMode::ContinueOnError => {
+                out.error(&error.item())?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Ends the input: counts `input_count`, and applies the upstream's outcome to `outcome`
+    /// (emitting the error for a cut upstream). Call it once, before `finish`.
+    pub fn finish<W: Write>(
+        self,
+        out: &mut Emitter<W>,
+        outcome: Outcome,
+    ) -> Result<Outcome, EmitError> {
+        out.note_input(self.upstream.records());
+        let verdict = self
+            .upstream
+            .verdict(self.mode == InputMode::ContinueOnError);
+        if let Some(error) = &verdict.error {
+            out.error(error)?;
+        }
+        let mut outcome = if verdict.fails_run && outcome.is_ok() {
+            Outcome::failed()
+        } else {
+            outcome
+        };
+        if let Some(cause) = verdict.caused_by {
+            if !outcome.is_ok() {
+                outcome = outcome.caused_by(cause);
+            }
+        }
+        if let Some(up) = verdict.upstream {
+            outcome = outcome.upstream(up);
+        }
+        Ok(outcome)
+    }
+}
+
+fn where_(line: Option<u64>, index: u64) -> String {
+    match line {
+        Some(l) => format!("input line {l}"),
+        None => format!("input item {index}"),
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The offending name in jsonschema's "Additional properties are not allowed ('x' was
+/// unexpected)" message, so `field` names it.
+fn unknown_field(message: &str) -> Option<String> {
+    let start = message.find('\'')? + 1;
+    let end = start + message[start..].find('\'')?;
+    Some(message[start..end].to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::read::{decode, Event};
+    use crate::wire::Identity;
+    use crate::{Verdict, Verifier};
+
+    fn emitter() -> Emitter<Vec<u8>> {
+        Emitter::builder(Identity::new("sink", "1", "s", "1.0.0"))
+            .command("import")
+            .start(Vec::new())
+            .unwrap()
+    }
+
+    fn record_schema() -> Value {
+        json!({
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["title"],
+            "properties": {"title": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}}
+        })
+    }
+
+    fn events(bytes: &[u8]) -> Vec<Event> {
+        bytes
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| decode(l).unwrap().event)
+            .collect()
+    }
+
+    const INPUT: &str =
+        "{\"title\":\"a\"}\n{\"title\":\"b\",\"tilte\":\"typo\"}\n{not json\n{\"title\":\"d\"}\n";
+
+    #[test]
+    fn fail_fast_stops_at_the_first_bad_record_and_names_its_line_and_field() {
+        let mut out = emitter();
+        let mut input = Input::jsonl(INPUT.as_bytes(), InputMode::FailFast)
+            .validate_with(&record_schema())
+            .unwrap();
+        let err = input.read_all(&mut out).unwrap_err().into_event();
+        assert_eq!(err.category, Category::Validation);
+        assert_eq!(err.code.as_str(), "INPUT_RECORD_INVALID");
+        assert_eq!(err.line_number, Some(2));
+        assert_eq!(err.field.as_deref(), Some("tilte"));
+        assert!(!err.message.contains('\n'));
+    }
+
+    #[test]
+    fn continue_on_error_reports_each_bad_line_as_an_item_error_and_goes_on() {
+        let mut out = emitter();
+        let mut input = Input::jsonl(INPUT.as_bytes(), InputMode::ContinueOnError)
+            .validate_with(&record_schema())
+            .unwrap();
+        let records = input.read_all(&mut out).unwrap();
+        let titles: Vec<&Value> = records.iter().map(|r| &r.fields["title"]).collect();
+        assert_eq!(titles, [&json!("a"), &json!("d")]);
+        assert_eq!(records[1].line_number, Some(4));
+        for r in &records {
+            out.emit_as("imported", &r.fields).unwrap();
+        }
+        let outcome = input.finish(&mut out, Outcome::success()).unwrap();
+        let finished = out.finish(outcome).unwrap();
+        assert!(finished.summary.ok);
+        assert_eq!(finished.summary.partial, Some(true));
+        assert_eq!(finished.summary.error_count, Some(2));
+        assert_eq!(
+            finished.summary.input_count,
+            Some(3),
+            "three objects were read"
+        );
+        let bytes = out.into_writer();
+        let errors: Vec<(Option<u64>, String)> = events(&bytes)
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Error(e) => Some((e.line_number, e.code.to_string())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            errors,
+            [
+                (Some(2), "INPUT_RECORD_INVALID".to_owned()),
+                (Some(3), "INPUT_JSONL_PARSE_ERROR".to_owned())
+            ]
+        );
+        assert_eq!(
+            Verifier::verify_bytes(&bytes, Default::default()).verdict,
+            Verdict::Succeeded
+        );
+    }
+
+    const UPSTREAM: &str = concat!(
+        r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"U"},"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0"}"#,
+        "\n",
+        r#"{"type":"entry","aoi":{"seq":1,"run":"U"},"title":"a"}"#,
+        "\n",
+        r#"{"type":"aoi:warning","aoi":{"seq":2,"run":"U"},"message":"stale index"}"#,
+        "\n",
+        r#"{"type":"aoi:error","aoi":{"seq":3,"run":"U"},"category":"rate_limited","code":"UPSTREAM_RATE_LIMIT","message":"slow down","retryable":true,"retry_after_ms":7200}"#,
+        "\n",
+        r#"{"type":"aoi:summary","aoi":{"seq":4,"run":"U"},"ok":false,"reason":"failed","event_count":5,"count":1,"error_count":1,"warning_count":1}"#,
+        "\n",
+    );
+
+    #[test]
+    fn an_upstream_stream_is_accounted_per_section_13_1() {
+        let mut out = emitter();
+        let mut input = Input::jsonl(UPSTREAM.as_bytes(), InputMode::FailFast)
+            .validate_with(&record_schema())
+            .unwrap();
+        let records = input.read_all(&mut out).unwrap();
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].ty.as_deref(), Some("entry"));
+        let outcome = input.finish(&mut out, Outcome::success()).unwrap();
+        let finished = out.finish(outcome).unwrap();
+        let s = &finished.summary;
+        assert!(!s.ok, "an upstream error fails the run");
+        assert_eq!(
+            (s.warning_count, s.error_count, s.input_count),
+            (Some(1), Some(1), Some(1))
+        );
+        let cause = s.caused_by.as_ref().unwrap();
+        assert_eq!(
+            (cause.category, cause.retry_after_ms),
+            (Category::RateLimited, Some(7200))
+        );
+        assert_eq!(cause.origin.as_deref(), Some("outline"));
+        assert_eq!(
+            s.upstream.as_ref().unwrap().tool.as_deref(),
+            Some("outline")
+        );
+        let bytes = out.into_writer();
+        let types: Vec<String> = events(&bytes)
+            .iter()
+            .map(|e| e.event_type().to_owned())
+            .collect();
+        assert_eq!(
+            types,
+            ["aoi:meta", "aoi:warning", "aoi:error", "aoi:summary"],
+            "no upstream meta or summary"
+        );
+        let forwarded = events(&bytes)
+            .into_iter()
+            .find_map(|e| match e {
+                Event::Error(e) => Some(e),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(forwarded.origin.as_deref(), Some("outline"));
+        let report = Verifier::verify_bytes(&bytes, Default::default());
+        assert_eq!(report.verdict, Verdict::Failed);
+        assert_eq!(report.violations, 0);
+    }
+
+    #[test]
+    fn a_cut_upstream_fails_the_run_with_an_io_error() {
+        let cut: String = UPSTREAM.lines().take(2).map(|l| format!("{l}\n")).collect();
+        let mut out = emitter();
+        let mut input = Input::jsonl(cut.as_bytes(), InputMode::ContinueOnError);
+        input.read_all(&mut out).unwrap();
+        let outcome = input.finish(&mut out, Outcome::success()).unwrap();
+        let finished = out.finish(outcome).unwrap();
+        assert!(!finished.summary.ok);
+        assert_eq!(finished.exit_code, 74, "io");
+        let bytes = out.into_writer();
+        assert!(String::from_utf8_lossy(&bytes).contains("UPSTREAM_TRUNCATED"));
+    }
+
+    #[test]
+    fn input_json_takes_an_object_or_an_array_of_objects() {
+        let mut out = emitter();
+        let mut input = Input::json(
+            r#"[{"title":"a"},5,{"title":"c"}]"#.as_bytes(),
+            InputMode::ContinueOnError,
+        )
+        .unwrap()
+        .validate_with(&record_schema())
+        .unwrap();
+        let records = input.read_all(&mut out).unwrap();
+        assert_eq!(records.len(), 2);
+        assert_eq!(records[1].item_index, 2);
+        let mut input = Input::json(r#"{"title":"solo"}"#.as_bytes(), InputMode::FailFast).unwrap();
+        assert_eq!(input.read_all(&mut out).unwrap().len(), 1);
+        let err = Input::json("[1,".as_bytes(), InputMode::FailFast).unwrap_err();
+        assert_eq!(err.event().code.as_str(), "INPUT_JSON_PARSE_ERROR");
+    }
+}
