@@ -65,6 +65,7 @@
 #![deny(missing_docs)]
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod app;
 pub mod discover;
 pub mod emit;
 pub mod read;
@@ -77,5 +78,5 @@ pub use emit::{
 pub use read::{Finding, FindingCode, Report, Verdict, Verifier, VerifyOptions};
 pub use wire::{
     exit_code, Category, CausedBy, Check, Code, DomainEvent, ErrorEvent, Heartbeat, Identity, Meta,
-    Plan, Progress, Reason, Scope, Summary, Upstream, Warning, AOI_VERSION,
+    Plan, Progress, Reason, Scope, Severity, Summary, Upstream, Warning, AOI_VERSION,
 };

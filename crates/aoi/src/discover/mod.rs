@@ -1,3 +1,6 @@
 //! Discovery (§3, §10, §16.2, §17): event schemas, input schemas, the capability manifest.
 
+pub mod capabilities;
+pub mod doctor;
+pub mod input_schema;
 pub mod schema;

@@ -165,6 +165,10 @@ codes! {
     UnknownFrameworkEvent = "UNKNOWN_FRAMEWORK_EVENT", "§13";
     /// A top-level field on a framework event the spec does not define (belongs in `properties`).
     FrameworkExtraField = "FRAMEWORK_EXTRA_FIELD", "§8.1";
+    /// An event does not validate against the tool's published schema (§10, lint check 4).
+    EventSchemaInvalid = "EVENT_SCHEMA_INVALID", "§10";
+    /// The stream names another schema than the one it is checked against (§5).
+    SchemaIdentityMismatch = "SCHEMA_IDENTITY_MISMATCH", "§5";
     /// The process exit status contradicts the summary.
     ExitStatusMismatch = "EXIT_STATUS_MISMATCH", "§4.1";
 }

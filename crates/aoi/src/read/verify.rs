@@ -130,6 +130,19 @@ pub struct Verifier {
     flat_domain_reported: bool,
     /// The meta claims a later 1.x AOI version, whose enums may have grown (§9.2).
     newer_aoi_minor: bool,
+    /// The tool's published event schema, when checking against it.
+    schema: Option<SchemaCheck>,
+}
+
+/// An event schema to check every event against, and the identity it describes.
+#[derive(Debug)]
+struct SchemaCheck {
+    validator: crate::discover::schema::EventValidator,
+    name: Option<String>,
+    version: Option<String>,
+    /// False once the stream turned out to speak another schema: its domain events are not
+    /// interpreted (§5), framework events still are.
+    domain: bool,
 }
 
 /// What a line turned out to be.
@@ -169,7 +182,30 @@ impl Verifier {
             worst_error: None,
             flat_domain_reported: false,
             newer_aoi_minor: false,
+            schema: None,
         }
+    }
+
+    /// Also validates every event against `schema`, a tool's published event schema (its
+    /// `x-aoi.schema_name`/`schema_version` are compared with the stream's meta, §5).
+    pub fn with_schema(
+        mut self,
+        schema: &Value,
+    ) -> Result<Verifier, crate::discover::schema::SchemaError> {
+        let validator = crate::discover::schema::EventValidator::new(schema)?;
+        let x = schema.get("x-aoi");
+        let text = |k: &str| {
+            x.and_then(|x| x.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        self.schema = Some(SchemaCheck {
+            validator,
+            name: text("schema_name"),
+            version: text("schema_version"),
+            domain: true,
+        });
+        Ok(self)
     }
 
     /// Verifies a whole stream from a reader.
@@ -353,6 +389,16 @@ impl Verifier {
             if self.summary_line.is_none() {
                 self.domain += 1;
             }
+            if self.schema.as_ref().is_some_and(|s| s.domain) {
+                match serde_json::from_slice::<Value>(bytes) {
+                    Ok(value) => self.schema_check(number, &value),
+                    Err(e) => self.violation(
+                        FindingCode::InvalidJson,
+                        number,
+                        format!("invalid JSON: {e}"),
+                    ),
+                }
+            }
             return LineKind::Domain;
         }
         if !FRAMEWORK_TYPES.contains(&ty.as_ref()) {
@@ -384,6 +430,19 @@ impl Verifier {
             }
         };
         self.extra_fields(number, &ty, &fields);
+        let fields = if self.schema.is_some() {
+            if ty == "aoi:meta" {
+                self.schema_identity(number, &fields);
+            }
+            let value = Value::Object(fields);
+            self.schema_check(number, &value);
+            match value {
+                Value::Object(fields) => fields,
+                _ => Map::new(),
+            }
+        } else {
+            fields
+        };
         match ty.as_str() {
             "aoi:meta" => self.meta(number, fields),
             "aoi:summary" => self.summary(number, fields),
@@ -393,6 +452,53 @@ impl Verifier {
             _ => {}
         }
         LineKind::Framework
+    }
+
+    fn schema_check(&mut self, number: u64, value: &Value) {
+        let Some(check) = &self.schema else { return };
+        if let Err(errors) = check.validator.validate(value) {
+            let first = errors.first().cloned().unwrap_or_default();
+            let more = if errors.len() > 1 {
+                format!(" (and {} more)", errors.len() - 1)
+            } else {
+                String::new()
+            };
+            self.violation(
+                FindingCode::EventSchemaInvalid,
+                number,
+                format!("does not match the published schema: {first}{more}"),
+            );
+        }
+    }
+
+    fn schema_identity(&mut self, number: u64, meta: &Map<String, Value>) {
+        let Some(check) = &self.schema else { return };
+        let stream_name = meta.get("schema_name").and_then(Value::as_str);
+        let stream_version = meta.get("schema_version").and_then(Value::as_str);
+        let (expected_name, expected_version) = (check.name.clone(), check.version.clone());
+        let name_differs = matches!((stream_name, &expected_name), (Some(a), Some(b)) if a != b);
+        let major_differs = matches!((stream_version, &expected_version), (Some(a), Some(b)) if major(a) != major(b));
+        let minor_differs =
+            matches!((stream_version, &expected_version), (Some(a), Some(b)) if a != b);
+        let describe =
+            |n: Option<&str>, v: Option<&str>| format!("{}@{}", n.unwrap_or("?"), v.unwrap_or("?"));
+        let message = format!(
+            "the stream speaks {} but is checked against {}",
+            describe(stream_name, stream_version),
+            describe(expected_name.as_deref(), expected_version.as_deref())
+        );
+        if name_differs || major_differs {
+            if let Some(check) = &mut self.schema {
+                check.domain = false;
+            }
+            self.violation(
+                FindingCode::SchemaIdentityMismatch,
+                number,
+                format!("{message}: domain events are not interpreted (§5)"),
+            );
+        } else if minor_differs {
+            self.notice(FindingCode::SchemaIdentityMismatch, number, message);
+        }
     }
 
     fn envelope(&mut self, number: u64, head: &Head<'_>) {

@@ -31,7 +31,6 @@
 //! assert_eq!(other.decode::<u64>(&cursor).unwrap_err().code.as_str(), "CURSOR_MISMATCH");
 //! ```
 
-
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use serde::de::DeserializeOwned;

@@ -2,5 +2,7 @@
 //! redaction.
 
 pub mod cursor;
+pub mod flags;
+pub mod input;
 pub mod redact;
 pub mod safety;

@@ -52,7 +52,6 @@
 //! # assert!(run(&mut store).unwrap().is_ok());
 //! ```
 
-
 use std::collections::HashMap;
 use std::fmt;
 use std::io::Write;

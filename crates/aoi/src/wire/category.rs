@@ -9,8 +9,24 @@ use serde::{Deserialize, Serialize};
 /// The enum is owned by the specification: a producer may only emit these values. A consumer that
 /// reads an unknown value must not fail (§9.4); [`Category::parse`] returns `None` for it and the
 /// reader routes it as [`Category::Internal`] while keeping the wire value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    rename = "aoi.category",
+    description = "A semantic error class from the closed enum of spec §9.2. A consumer that meets a value it does not know must not fail; it routes it as `internal` (§9.4)."
+)]
 pub enum Category {
     /// Invalid CLI usage or a missing required operand.
     Usage,

@@ -7,8 +7,11 @@ use super::category::Category;
 use super::text::{single_line, Code};
 
 /// `process` ends the run; `item` concerns one record and the stream continues (§9.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
+#[schemars(rename = "aoi.scope")]
 pub enum Scope {
     /// The run is over.
     #[default]
@@ -18,8 +21,9 @@ pub enum Scope {
 }
 
 /// The protocol of a wrapped service whose raw status an error carries (§9.1 `wrapped`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(rename = "aoi.protocol")]
 pub enum Protocol {
     /// An HTTP status.
     Http,
@@ -30,7 +34,8 @@ pub enum Protocol {
 }
 
 /// Raw status from a wrapped service (§9.1 `wrapped`; named `upstream` in v0.2).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "aoi.wrapped")]
 pub struct Wrapped {
     /// Which protocol the status comes from.
     pub protocol: Protocol,
@@ -57,7 +62,11 @@ pub struct Wrapped {
 /// let e = e.retryable(false);
 /// assert_eq!(e.retry_after_ms, None);
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(
+    rename = "aoi.error",
+    description = "`aoi:error`: a structured failure of one item or of the whole run, with an authoritative `retryable` (spec §9)."
+)]
 pub struct ErrorEvent {
     /// `process` (default) or `item`.
     #[serde(default)]

@@ -22,7 +22,8 @@ pub trait FrameworkEvent: Serialize {
 }
 
 /// The reserved `aoi` envelope object (§8.1).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "aoi.envelope")]
 pub struct Envelope {
     /// Line counter: 0 on the first line, no gaps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -69,7 +70,8 @@ impl Identity {
 }
 
 /// `aoi:meta`: the first line, describing the stream (§8.3).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "aoi.meta")]
 pub struct Meta {
     /// The tool's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -79,6 +81,9 @@ pub struct Meta {
     pub tool_version: Option<String>,
     /// Always [`AOI_VERSION`] from this crate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        description = "The AOI version, e.g. `\"1.0-alpha\"`; the field name is frozen (§5)."
+    )]
     pub aoi_version: Option<String>,
     /// The event schema's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -108,8 +113,9 @@ impl FrameworkEvent for Meta {
 }
 
 /// The closed `reason` enum of `aoi:summary` (§8.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(rename = "aoi.reason")]
 pub enum Reason {
     /// The run failed.
     Failed,
@@ -156,7 +162,8 @@ impl Reason {
 }
 
 /// The retry-critical fields of the most severe upstream error (§13.1 `caused_by`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "aoi.caused_by")]
 pub struct CausedBy {
     /// The tool that raised the error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -191,7 +198,8 @@ impl CausedBy {
 }
 
 /// The direct upstream's identity (§13.1 `upstream`).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "aoi.upstream")]
 pub struct Upstream {
     /// Upstream tool name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -221,7 +229,8 @@ impl Upstream {
 }
 
 /// `aoi:summary`: the terminal event and the run's outcome (§4, §8.3).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "aoi.summary")]
 pub struct Summary {
     /// Whether the tool accomplished what was asked. Never defaulted.
     pub ok: bool,
@@ -286,7 +295,8 @@ impl FrameworkEvent for Summary {
 }
 
 /// `aoi:warning`: a recoverable issue; the operation continues.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "aoi.warning")]
 pub struct Warning {
     /// Stable code, same pattern as error codes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -340,8 +350,9 @@ impl FrameworkEvent for ErrorEvent {
 }
 
 /// Severity of an `aoi:check`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(rename = "aoi.severity")]
 pub enum Severity {
     /// Informational.
     Info,
@@ -352,7 +363,8 @@ pub enum Severity {
 }
 
 /// `aoi:check`: one readiness or doctor check (§8.3).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "aoi.check")]
 pub struct Check {
     /// Stable check name, e.g. `"config_file"`.
     pub name: String,
@@ -377,7 +389,8 @@ impl FrameworkEvent for Check {
 }
 
 /// `aoi:plan`: one planned side effect, emitted by `--dry-run` (§8.3, §14.2).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "aoi.plan")]
 pub struct Plan {
     /// The effect, e.g. `"delete"`.
     pub action: String,
@@ -397,7 +410,8 @@ impl FrameworkEvent for Plan {
 }
 
 /// `aoi:progress`: progress of a long operation; never required for correctness (§8.3).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "aoi.progress")]
 pub struct Progress {
     /// Units done so far.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -421,7 +435,8 @@ impl FrameworkEvent for Progress {
 }
 
 /// `aoi:heartbeat`: an unbounded stream is quiet but alive (§4.2, §8.3).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "aoi.heartbeat")]
 pub struct Heartbeat {
     /// The interval at which heartbeats are sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -78,6 +78,20 @@ impl<'de> Deserialize<'de> for Code {
     }
 }
 
+impl schemars::JsonSchema for Code {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "aoi.code".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A stable, tool-defined error code (spec §9.1).",
+            "type": "string",
+            "pattern": "^[A-Z][A-Z0-9_]*$"
+        })
+    }
+}
+
 impl fmt::Display for Code {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)

@@ -1,0 +1,202 @@
+//! `feed`: a source. Lists a deterministic catalogue of items, bounded and paginated.
+//!
+//! ```sh
+//! cargo run --example feed -- list --limit 3 --output jsonl
+//! cargo run --example feed -- list --fail-after 2 --output jsonl   # an upstream rate limit
+//! cargo run --example feed -- capabilities
+//! ```
+
+use std::process::ExitCode;
+
+use aoi::app::{App, Discovery};
+use aoi::discover::capabilities::CommandSpec;
+use aoi::discover::doctor::Doctor;
+use aoi::discover::schema::EventSchema;
+use aoi::surface::cursor::{check_limit, take_page, CursorCodec};
+use aoi::surface::flags::{GlobalArgs, PageArgs};
+use aoi::surface::redact::Redactor;
+use aoi::{Category, Code, DomainEvent, ErrorEvent, Outcome, Severity};
+use clap::{Parser, Subcommand};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// A deterministic catalogue of items: the source of the example pipeline.
+#[derive(Debug, Parser)]
+#[command(name = "feed", version)]
+struct Cli {
+    #[command(flatten)]
+    aoi: GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List items in order, a page at a time.
+    List {
+        /// Only items whose title starts with this.
+        #[arg(long)]
+        prefix: Option<String>,
+        /// How many items the catalogue holds.
+        #[arg(long, default_value_t = 50)]
+        total: u64,
+        /// Fail with a rate limit after this many items (to exercise pipelines).
+        #[arg(long, value_name = "N")]
+        fail_after: Option<u64>,
+        /// Abort without a summary after this many items (to exercise a cut upstream).
+        #[arg(long, value_name = "N")]
+        crash_after: Option<u64>,
+        /// Token for the (imaginary) catalogue API.
+        #[arg(long, env = "FEED_TOKEN", hide_env_values = true)]
+        api_token: Option<String>,
+        #[command(flatten)]
+        page: PageArgs,
+    },
+    /// Check that the feed can run.
+    Doctor,
+    #[command(flatten)]
+    Discovery(Discovery),
+}
+
+/// One catalogue item.
+#[derive(Debug, Serialize, JsonSchema)]
+struct Item {
+    /// Stable id.
+    id: String,
+    /// Position in the catalogue, from 1.
+    n: u64,
+    /// Display title.
+    title: String,
+}
+
+impl DomainEvent for Item {
+    fn event_type(&self) -> &str {
+        "item"
+    }
+}
+
+fn app() -> App {
+    App::new(
+        "feed",
+        env!("CARGO_PKG_VERSION"),
+        "io.machinemode.examples.feed",
+    )
+    .event_schema(|identity| {
+        EventSchema::new(identity, "https://schemas.machinemode.io/examples")
+            .domain_event::<Item>("item")
+            .build()
+            .map_err(|e| e.to_string())
+    })
+    .command(
+        CommandSpec::new("list")
+            .read_only()
+            .events(["item"])
+            .example(["list", "--limit", "2"]),
+    )
+    .command(
+        CommandSpec::new("doctor")
+            .read_only()
+            .events(["aoi:check"])
+            .example(["doctor"]),
+    )
+    .command(CommandSpec::new("schema").read_only().example(["schema"]))
+    .command(CommandSpec::new("input-schema").read_only().example([
+        "input-schema",
+        "--command",
+        "list",
+    ]))
+    .command(
+        CommandSpec::new("capabilities")
+            .read_only()
+            .example(["capabilities"]),
+    )
+}
+
+fn main() -> ExitCode {
+    let app = app();
+    let cli: Cli = match app.parse() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
+    let redactor = Redactor::new().with_env_secrets(std::env::vars());
+    let argv: Vec<String> = std::env::args().collect();
+    app.debug(
+        &cli.aoi,
+        &redactor.clone().secret_flag("--api-token"),
+        &format!("argv: {:?}", redactor.redact_args(&argv).args),
+    );
+    match cli.command {
+        Command::Discovery(d) => app.discover::<Cli>(&cli.aoi, &d),
+        Command::Doctor => app.run(&cli.aoi, "doctor", |out| {
+            let mut doctor = Doctor::new();
+            doctor.check(out, "catalogue", true, Severity::Info, "built in", None)?;
+            Ok(doctor.outcome())
+        }),
+        Command::List {
+            prefix,
+            total,
+            fail_after,
+            crash_after,
+            api_token,
+            page,
+        } => {
+            if let Some(token) = &api_token {
+                app.debug(
+                    &cli.aoi,
+                    &redactor.clone().secret_value(token),
+                    &format!("using api token {token}"),
+                );
+            }
+            if !cli.aoi.machine() {
+                return human_list(total, prefix.as_deref(), page.limit);
+            }
+            app.run(&cli.aoi, "list", |out| {
+                let limit = check_limit(page.limit)?;
+                let codec = CursorCodec::new("list", &(&prefix, total));
+                let after: u64 = match &page.cursor {
+                    Some(c) => codec.decode(c)?,
+                    None => 0,
+                };
+                let items = (after + 1..=total)
+                    .map(|n| Item {
+                        id: format!("item-{n:04}"),
+                        n,
+                        title: format!("Item {n}"),
+                    })
+                    .filter(|i| prefix.as_deref().is_none_or(|p| i.title.starts_with(p)));
+                let page = take_page(&codec, items, limit, |i| i.n);
+                for (k, item) in page.items.iter().enumerate() {
+                    let emitted = k as u64;
+                    if fail_after == Some(emitted) {
+                        return Err(ErrorEvent::new(
+                            Category::RateLimited,
+                            Code::from_static("UPSTREAM_RATE_LIMIT"),
+                            "the catalogue API rate limit was exceeded",
+                        )
+                        .retry_after_ms(7200)
+                        .into());
+                    }
+                    if crash_after == Some(emitted) {
+                        out.flush()?;
+                        std::process::abort();
+                    }
+                    out.emit(item)?;
+                }
+                Ok(page.outcome(Outcome::success()))
+            })
+        }
+    }
+}
+
+#[allow(clippy::print_stdout)]
+fn human_list(total: u64, prefix: Option<&str>, limit: usize) -> ExitCode {
+    let titles: Vec<String> = (1..=total)
+        .map(|n| format!("Item {n}"))
+        .filter(|t| prefix.is_none_or(|p| t.starts_with(p)))
+        .take(limit)
+        .collect();
+    for (i, t) in titles.iter().enumerate() {
+        println!("{:>4}  {t}", i + 1);
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,133 @@
+//! `shout`: a transformer. Reads `item` records and writes them back with upper-case titles.
+//!
+//! ```sh
+//! cargo run --example feed -- list --output jsonl | cargo run --example shout -- --input-jsonl - --output jsonl
+//! ```
+
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+
+use aoi::app::{App, Discovery};
+use aoi::discover::capabilities::CommandSpec;
+use aoi::discover::schema::EventSchema;
+use aoi::surface::flags::{GlobalArgs, InputArgs, InputMode};
+use aoi::surface::input::Input;
+use aoi::{DomainEvent, Outcome};
+use clap::{Parser, Subcommand};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Upper-cases the titles of items read from an upstream stream or plain JSONL.
+#[derive(Debug, Parser)]
+#[command(name = "shout", version, args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(flatten)]
+    aoi: GlobalArgs,
+    #[command(flatten)]
+    input: InputArgs,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    #[command(flatten)]
+    Discovery(Discovery),
+}
+
+/// The records `shout` accepts: exactly these fields (§10.3: input schemas are strict).
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ItemIn {
+    id: String,
+    n: u64,
+    title: String,
+}
+
+/// An item with its title shouted.
+#[derive(Debug, Serialize, JsonSchema)]
+struct Item {
+    id: String,
+    n: u64,
+    title: String,
+}
+
+impl DomainEvent for Item {
+    fn event_type(&self) -> &str {
+        "item"
+    }
+}
+
+fn record_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(ItemIn)).unwrap_or_default()
+}
+
+fn main() -> ExitCode {
+    let app = App::new(
+        "shout",
+        env!("CARGO_PKG_VERSION"),
+        "io.machinemode.examples.shout",
+    )
+    .event_schema(|identity| {
+        EventSchema::new(identity, "https://schemas.machinemode.io/examples")
+            .domain_event::<Item>("item")
+            .build()
+            .map_err(|e| e.to_string())
+    })
+    .command(CommandSpec::new("schema").read_only())
+    .command(CommandSpec::new("input-schema").read_only())
+    .command(CommandSpec::new("capabilities").read_only());
+    let cli: Cli = match app.parse() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
+    if let Some(Command::Discovery(d)) = &cli.command {
+        return app.discover::<Cli>(&cli.aoi, d);
+    }
+    if !cli.aoi.machine() {
+        return human(&cli);
+    }
+    app.run(&cli.aoi, "shout", |out| {
+        let mut input =
+            Input::open(&cli.input, InputMode::FailFast)?.validate_with(&record_schema())?;
+        while let Some(record) = input.next(out)? {
+            let item: ItemIn = serde_json::from_value(serde_json::Value::Object(record.fields))
+                .map_err(|e| {
+                    aoi::ErrorEvent::new(
+                        aoi::Category::Internal,
+                        aoi::Code::from_static("RECORD_DECODE"),
+                        e.to_string(),
+                    )
+                })?;
+            out.emit(&Item {
+                id: item.id,
+                n: item.n,
+                title: item.title.to_uppercase(),
+            })?;
+        }
+        Ok(input.finish(out, Outcome::success())?)
+    })
+}
+
+/// Human mode: titles only, one per line.
+fn human(cli: &Cli) -> ExitCode {
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout().lock();
+    if cli.input.input_jsonl.as_deref() != Some("-") {
+        let _ = writeln!(
+            std::io::stderr(),
+            "error: give --input-jsonl -\n  hint: feed list --output jsonl | shout --input-jsonl -"
+        );
+        return ExitCode::from(aoi::exit_code::USAGE);
+    }
+    for line in stdin.lock().lines().map_while(Result::ok) {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
+            if let Some(t) = v.get("title").and_then(|t| t.as_str()) {
+                if writeln!(stdout, "{}", t.to_uppercase()).is_err() {
+                    return ExitCode::from(aoi::exit_code::SIGPIPE);
+                }
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}

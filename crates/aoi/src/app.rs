@@ -1,0 +1,480 @@
+//! [`App`]: a tool's identity, schema versions, event schema and command statements in one
+//! place, and the plumbing every command shares: parsing with machine-mode usage errors (§16.1),
+//! schema-version negotiation (§5), the discovery subcommands (§3, §16.2, §17), and running a
+//! command under the [`Harness`].
+//!
+//! ```no_run
+//! use std::process::ExitCode;
+//! use clap::{Parser, Subcommand};
+//! use aoi::app::{App, Discovery};
+//! use aoi::discover::capabilities::CommandSpec;
+//! use aoi::surface::flags::{GlobalArgs, PageArgs};
+//! use aoi::Outcome;
+//!
+//! #[derive(Parser)]
+//! #[command(name = "notes", version)]
+//! struct Cli {
+//!     #[command(flatten)]
+//!     aoi: GlobalArgs,
+//!     #[command(subcommand)]
+//!     command: Command,
+//! }
+//!
+//! #[derive(Subcommand)]
+//! enum Command {
+//!     /// Ranked search.
+//!     Search { query: String, #[command(flatten)] page: PageArgs },
+//!     #[command(flatten)]
+//!     Discovery(Discovery),
+//! }
+//!
+//! fn main() -> ExitCode {
+//!     let app = App::new("notes", env!("CARGO_PKG_VERSION"), "com.example.notes.events")
+//!         .command(CommandSpec::new("search").read_only().events(["hit"]));
+//!     let cli: Cli = match app.parse() {
+//!         Ok(cli) => cli,
+//!         Err(code) => return code,
+//!     };
+//!     match cli.command {
+//!         Command::Discovery(d) => app.discover::<Cli>(&cli.aoi, &d),
+//!         Command::Search { query, page } => app.run(&cli.aoi, "search", |out| {
+//!             let _ = (query, page, out);
+//!             Ok(Outcome::success())
+//!         }),
+//!     }
+//! }
+//! ```
+
+use std::ffi::OsString;
+use std::io::{self, Stdout, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{CommandFactory, Parser, Subcommand};
+use serde_json::Value;
+
+use crate::discover::capabilities::{manifest, CommandSpec};
+use crate::discover::input_schema::input_schema;
+use crate::discover::schema::framework_schema;
+use crate::emit::{Emitter, EmitterBuilder, Harness, RunResult};
+use crate::surface::flags::GlobalArgs;
+use crate::surface::redact::Redactor;
+use crate::wire::{exit_code, Category, Code, ErrorEvent, Identity};
+use crate::Outcome;
+
+type SchemaFn = dyn Fn(&Identity) -> Result<Value, String>;
+
+/// The discovery subcommands (§16.2), for a tool to flatten into its own subcommands.
+///
+/// Each prints one JSON document (pretty, newline-terminated) whatever `--output` says, needs
+/// no credentials, no network, no configuration, and changes nothing.
+#[derive(Debug, Clone, Subcommand)]
+pub enum Discovery {
+    /// Print the JSON Schema of this tool's events (credential-free, network-free).
+    Schema {
+        /// Only this schema name (see `capabilities`).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Print the strict JSON Schema of a command's inputs (flags and operands).
+    InputSchema {
+        /// The command, e.g. `search` or `"auth login"`.
+        #[arg(long)]
+        command: String,
+    },
+    /// Print the capability manifest: commands, flags, events, schema versions, examples.
+    Capabilities,
+}
+
+/// A tool's description and shared plumbing. See the [module docs](self).
+pub struct App {
+    tool: String,
+    tool_version: String,
+    schema_name: String,
+    versions: Vec<String>,
+    default_version: String,
+    schema: Box<SchemaFn>,
+    specs: Vec<CommandSpec>,
+    grace: Duration,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("tool", &self.tool)
+            .field("schema_name", &self.schema_name)
+            .field("versions", &self.versions)
+            .finish_non_exhaustive()
+    }
+}
+
+impl App {
+    /// A tool speaking schema `schema_name` version `1.0.0`, whose schema has only framework
+    /// events until [`App::event_schema`] says otherwise.
+    pub fn new(
+        tool: impl Into<String>,
+        tool_version: impl Into<String>,
+        schema_name: impl Into<String>,
+    ) -> App {
+        App {
+            tool: tool.into(),
+            tool_version: tool_version.into(),
+            schema_name: schema_name.into(),
+            versions: vec!["1.0.0".to_owned()],
+            default_version: "1.0.0".to_owned(),
+            schema: Box::new(|_| Ok(framework_schema())),
+            specs: Vec::new(),
+            grace: Duration::from_millis(1500),
+        }
+    }
+
+    /// The schema versions served (§5.1) and the default one.
+    pub fn schema_versions<I, S>(mut self, versions: I, default: &str) -> App
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.versions = versions.into_iter().map(Into::into).collect();
+        self.default_version = default.to_owned();
+        self
+    }
+
+    /// How to build the event schema for a negotiated identity (its `schema_version` says which).
+    pub fn event_schema(
+        mut self,
+        build: impl Fn(&Identity) -> Result<Value, String> + 'static,
+    ) -> App {
+        self.schema = Box::new(build);
+        self
+    }
+
+    /// States one command's behaviour for `capabilities`.
+    pub fn command(mut self, spec: CommandSpec) -> App {
+        self.specs.push(spec);
+        self
+    }
+
+    /// How long a cancelled command has to reach a safe point (see [`Harness::grace`]).
+    pub fn grace(mut self, grace: Duration) -> App {
+        self.grace = grace;
+        self
+    }
+
+    /// The tool's identity at its default schema version.
+    pub fn identity(&self) -> Identity {
+        self.identity_at(&self.default_version)
+    }
+
+    fn identity_at(&self, version: &str) -> Identity {
+        Identity::new(&self.tool, &self.tool_version, &self.schema_name, version)
+    }
+
+    /// Parses the process arguments with `C`. `--help` and `--version` print and return exit 0;
+    /// a usage error exits 64, reported in machine mode as a complete stream with a `usage`
+    /// `aoi:error` (§16.1), in human mode by clap on stderr.
+    pub fn parse<C: Parser>(&self) -> Result<C, ExitCode> {
+        self.parse_from(std::env::args_os())
+    }
+
+    /// [`App::parse`] from given arguments (the first is the program name).
+    pub fn parse_from<C, I, T>(&self, args: I) -> Result<C, ExitCode>
+    where
+        C: Parser,
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        C::try_parse_from(&args).map_err(|e| {
+            use clap::error::ErrorKind;
+            match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    let _ = e.print();
+                    ExitCode::SUCCESS
+                }
+                _ if machine_requested(&args) => {
+                    ExitCode::from(usage_error_stream(self.emitter("usage"), &e))
+                }
+                _ => {
+                    let _ = e.print();
+                    ExitCode::from(exit_code::USAGE)
+                }
+            }
+        })
+    }
+
+    /// Picks the schema version for `--schema-version` (§5.1): an exact version, or a major
+    /// (`2`) or major.minor (`2.1`) prefix meaning the highest version that matches.
+    pub fn negotiate(&self, requested: Option<&str>) -> Result<Identity, ErrorEvent> {
+        let Some(requested) = requested else {
+            return Ok(self.identity());
+        };
+        let requested = requested.trim_start_matches('v');
+        let best = self
+            .versions
+            .iter()
+            .filter(|v| {
+                *v == requested
+                    || v.strip_prefix(requested)
+                        .is_some_and(|rest| rest.starts_with('.'))
+            })
+            .max_by(|a, b| version_key(a).cmp(&version_key(b)));
+        match best {
+            Some(v) => Ok(self.identity_at(v)),
+            None => Err(ErrorEvent::new(
+                Category::Unsupported,
+                Code::from_static("SCHEMA_VERSION_UNSUPPORTED"),
+                format!(
+                    "schema version {requested:?} is not served; this {} serves {}",
+                    self.tool,
+                    self.versions.join(", ")
+                ),
+            )
+            .field("schema_version")
+            .hint(format!("--schema-version {}", self.default_version))),
+        }
+    }
+
+    fn emitter(&self, command: &str) -> EmitterBuilder {
+        Emitter::builder(self.identity()).command(command)
+    }
+
+    /// Runs a command's machine-mode body under the [`Harness`], after negotiating the schema
+    /// version; `timeout` ends it with `reason:"timeout"` (exit 124).
+    pub fn run<F>(&self, global: &GlobalArgs, command: &str, body: F) -> ExitCode
+    where
+        F: FnOnce(&mut Emitter<Stdout>) -> RunResult,
+    {
+        self.run_with(global, command, None, body)
+    }
+
+    /// [`App::run`] with a `--timeout`.
+    pub fn run_with<F>(
+        &self,
+        global: &GlobalArgs,
+        command: &str,
+        timeout: Option<Duration>,
+        body: F,
+    ) -> ExitCode
+    where
+        F: FnOnce(&mut Emitter<Stdout>) -> RunResult,
+    {
+        match self.negotiate(global.schema_version.as_deref()) {
+            Ok(identity) => {
+                let builder = Emitter::builder(identity).command(command).args(None, true);
+                Harness::new(builder)
+                    .grace(self.grace)
+                    .timeout(timeout)
+                    .run(body)
+            }
+            Err(error) => Harness::new(self.emitter(command)).run(|_| Err(error.into())),
+        }
+    }
+
+    /// Answers a discovery subcommand: prints one JSON document on stdout.
+    ///
+    /// `C` is the tool's parser, whose clap definition is the source of input schemas and
+    /// capabilities.
+    pub fn discover<C: CommandFactory>(&self, global: &GlobalArgs, which: &Discovery) -> ExitCode {
+        let document = self.discovery_document(&C::command(), global, which);
+        match document {
+            Ok(value) => {
+                let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+                text.push('\n');
+                match io::stdout().write_all(text.as_bytes()) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                        ExitCode::from(exit_code::SIGPIPE)
+                    }
+                    Err(_) => ExitCode::from(exit_code::IO_ERR),
+                }
+            }
+            Err(error) if global.machine() => {
+                let command = match which {
+                    Discovery::Schema { .. } => "schema",
+                    Discovery::InputSchema { .. } => "input-schema",
+                    Discovery::Capabilities => "capabilities",
+                };
+                Harness::new(self.emitter(command)).run(|_| Err(error.into()))
+            }
+            Err(error) => human_error(&error, global.color_allowed()),
+        }
+    }
+
+    /// The discovery document for `which`, from the clap definition `root`.
+    pub fn discovery_document(
+        &self,
+        root: &clap::Command,
+        global: &GlobalArgs,
+        which: &Discovery,
+    ) -> Result<Value, ErrorEvent> {
+        match which {
+            Discovery::Schema { name } => {
+                if let Some(name) = name {
+                    if *name != self.schema_name {
+                        return Err(ErrorEvent::new(
+                            Category::NotFound,
+                            Code::from_static("SCHEMA_NOT_FOUND"),
+                            format!(
+                                "no schema named {name:?}; this tool serves {}",
+                                self.schema_name
+                            ),
+                        )
+                        .field("name"));
+                    }
+                }
+                let identity = self.negotiate(global.schema_version.as_deref())?;
+                (self.schema)(&identity).map_err(|e| {
+                    ErrorEvent::new(
+                        Category::Internal,
+                        Code::from_static("SCHEMA_BUILD_FAILED"),
+                        e,
+                    )
+                })
+            }
+            Discovery::InputSchema { command } => input_schema(root, command).map_err(|e| {
+                ErrorEvent::new(
+                    Category::Usage,
+                    Code::from_static("UNKNOWN_COMMAND"),
+                    format!("{e}: see `{} capabilities`", self.tool),
+                )
+                .field("command")
+            }),
+            Discovery::Capabilities => {
+                let m = manifest(
+                    root,
+                    &self.specs,
+                    &self.schema_name,
+                    &self.versions,
+                    &self.default_version,
+                );
+                serde_json::to_value(m).map_err(|e| {
+                    ErrorEvent::new(
+                        Category::Internal,
+                        Code::from_static("MANIFEST_FAILED"),
+                        e.to_string(),
+                    )
+                })
+            }
+        }
+    }
+
+    /// Writes one debug line to stderr when `--debug` is on, with secrets redacted (§11).
+    pub fn debug(&self, global: &GlobalArgs, redactor: &Redactor, message: &str) {
+        if global.debug {
+            let _ = writeln!(io::stderr(), "debug: {}", redactor.scrub(message));
+        }
+    }
+}
+
+fn version_key(v: &str) -> Vec<u64> {
+    v.split(['.', '-'])
+        .map(|p| p.parse::<u64>().unwrap_or(0))
+        .collect()
+}
+
+/// True when the raw arguments ask for machine mode (`--output jsonl`, `--format=json`, ...),
+/// looked at before clap so that even a usage error is reported as events.
+pub fn machine_requested(args: &[OsString]) -> bool {
+    let mut previous_is_flag = false;
+    for arg in args {
+        let arg = arg.to_string_lossy();
+        if previous_is_flag && matches!(arg.as_ref(), "jsonl" | "json") {
+            return true;
+        }
+        for flag in ["--output=", "--format="] {
+            if let Some(value) = arg.strip_prefix(flag) {
+                if matches!(value, "jsonl" | "json") {
+                    return true;
+                }
+            }
+        }
+        previous_is_flag = arg == "--output" || arg == "--format";
+    }
+    false
+}
+
+/// Reports a clap usage error as a complete stream (meta, a `usage` error, a failed summary) on
+/// stdout; returns 64.
+pub fn usage_error_stream(builder: EmitterBuilder, error: &clap::Error) -> u8 {
+    let rendered = error.render().to_string();
+    let first = rendered
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid usage")
+        .trim_start_matches("error: ")
+        .to_owned();
+    usage_message_stream(builder, &first)
+}
+
+/// Reports a usage error message as a complete stream on stdout; returns 64.
+pub fn usage_message_stream(builder: EmitterBuilder, message: &str) -> u8 {
+    let event =
+        ErrorEvent::new(Category::Usage, Code::from_static("USAGE"), message).hint("--help");
+    let code = builder
+        .start(io::stdout())
+        .and_then(|mut out| {
+            out.error(&event)?;
+            out.finish(Outcome::failed())
+        })
+        .map(|f| f.exit_code);
+    match code {
+        Ok(code) => code,
+        Err(e) if e.is_broken_pipe() => exit_code::SIGPIPE,
+        Err(_) => exit_code::IO_ERR,
+    }
+}
+
+/// Prints an error for a person on stderr (`error: …` and its hint) and returns its exit code.
+pub fn human_error(error: &ErrorEvent, color: bool) -> ExitCode {
+    use std::io::IsTerminal;
+    let paint = color && io::stderr().is_terminal();
+    let label = if paint {
+        "\u{1b}[1;31merror:\u{1b}[0m"
+    } else {
+        "error:"
+    };
+    let mut text = format!("{label} {}\n", error.message);
+    if let Some(hint) = &error.hint {
+        text.push_str(&format!("  hint: {hint}\n"));
+    }
+    let _ = io::stderr().write_all(text.as_bytes());
+    ExitCode::from(error.category.exit_code())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn app() -> App {
+        App::new("notes", "2.1.0", "com.example.notes.events")
+            .schema_versions(["1.0.0", "1.2.0", "2.0.0"], "2.0.0")
+    }
+
+    #[test]
+    fn negotiation_picks_exact_versions_and_the_highest_match_of_a_prefix() {
+        let a = app();
+        assert_eq!(a.negotiate(None).unwrap().schema_version, "2.0.0");
+        assert_eq!(a.negotiate(Some("1")).unwrap().schema_version, "1.2.0");
+        assert_eq!(a.negotiate(Some("1.0")).unwrap().schema_version, "1.0.0");
+        assert_eq!(a.negotiate(Some("v2")).unwrap().schema_version, "2.0.0");
+        assert_eq!(a.negotiate(Some("1.0.0")).unwrap().schema_version, "1.0.0");
+        let e = a.negotiate(Some("3")).unwrap_err();
+        assert_eq!(e.category, Category::Unsupported);
+        assert_eq!(e.code.as_str(), "SCHEMA_VERSION_UNSUPPORTED");
+        assert!(e.message.contains("1.0.0, 1.2.0, 2.0.0"));
+        assert!(a.negotiate(Some("1.")).is_err());
+        assert!(
+            a.negotiate(Some("10")).is_err(),
+            "10 is not a prefix of 1.x at a dot"
+        );
+    }
+
+    #[test]
+    fn machine_mode_is_detected_before_parsing() {
+        let yes = |a: &[&str]| machine_requested(&a.iter().map(OsString::from).collect::<Vec<_>>());
+        assert!(yes(&["t", "x", "--output", "jsonl"]));
+        assert!(yes(&["t", "--format=json", "x"]));
+        assert!(!yes(&["t", "x", "--output", "human"]));
+        assert!(!yes(&["t", "jsonl"]));
+    }
+}

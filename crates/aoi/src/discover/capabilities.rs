@@ -1,0 +1,353 @@
+//! `capabilities`: the §17 manifest, one JSON object describing every command.
+//!
+//! What a command *can take* (`supports_dry_run`, `supports_cursor`, `bounded`,
+//! `requires_confirm`, `supports_idempotency_key`, input modes) is read from its clap
+//! definition, so it cannot disagree with `--help`; what a command *does* (`read_only`,
+//! `destructive`, `unbounded`, the domain events it emits, auth, runnable examples) is stated by
+//! the tool in a [`CommandSpec`]. `aoi lint` checks the stated half against behaviour.
+
+use clap::Command;
+use serde::{Deserialize, Serialize};
+
+use super::input_schema::{command_paths, find_command};
+use crate::wire::AOI_VERSION;
+
+/// What a tool states about one command's behaviour.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommandSpec {
+    name: String,
+    read_only: bool,
+    destructive: bool,
+    unbounded: bool,
+    event_types: Vec<String>,
+    examples: Vec<Vec<String>>,
+    auth: Option<String>,
+    input_default: Option<String>,
+}
+
+impl CommandSpec {
+    /// A command (space-separated path for nested ones) that changes state until said otherwise.
+    pub fn new(name: impl Into<String>) -> CommandSpec {
+        CommandSpec {
+            name: name.into(),
+            ..CommandSpec::default()
+        }
+    }
+
+    /// The command changes nothing (§14.1).
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
+    }
+
+    /// The command destroys data: it requires `--confirm` (§14.3).
+    pub fn destructive(mut self) -> Self {
+        self.destructive = true;
+        self
+    }
+
+    /// The command streams until cancelled, like `watch` (§4.2).
+    pub fn unbounded(mut self) -> Self {
+        self.unbounded = true;
+        self
+    }
+
+    /// The domain event types the command emits.
+    pub fn events<I, S>(mut self, types: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.event_types.extend(types.into_iter().map(Into::into));
+        self
+    }
+
+    /// A runnable example invocation, argv without the program name.
+    pub fn example<I, S>(mut self, argv: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.examples
+            .push(argv.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The command needs credentials, e.g. `"OUTLINE_TOKEN or outline auth login"`.
+    pub fn auth(mut self, requirement: impl Into<String>) -> Self {
+        self.auth = Some(requirement.into());
+        self
+    }
+
+    /// The documented default for malformed input lines: `"fail_fast"` or
+    /// `"continue_on_error"` (§12.2).
+    pub fn input_default(mut self, mode: crate::surface::flags::InputMode) -> Self {
+        self.input_default = Some(
+            match mode {
+                crate::surface::flags::InputMode::FailFast => "fail_fast",
+                crate::surface::flags::InputMode::ContinueOnError => "continue_on_error",
+            }
+            .to_owned(),
+        );
+        self
+    }
+
+    /// The command's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// The §17 manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Tool name.
+    pub tool: String,
+    /// Tool release.
+    pub tool_version: String,
+    /// AOI versions spoken.
+    pub aoi_versions: Vec<String>,
+    /// Machine outputs, with the flag that selects them.
+    pub outputs: Vec<String>,
+    /// How machine mode is selected, e.g. `["--output", "jsonl"]`.
+    pub machine_flag: Vec<String>,
+    /// Event schemas served.
+    pub schemas: Vec<SchemaVersions>,
+    /// Commands.
+    pub commands: Vec<CommandInfo>,
+}
+
+/// The versions of one event schema (§5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchemaVersions {
+    /// `schema_name`.
+    pub name: String,
+    /// Every version served.
+    pub versions: Vec<String>,
+    /// The one spoken without `--schema-version`.
+    pub default: String,
+}
+
+/// One command in the manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandInfo {
+    /// Command path.
+    pub name: String,
+    /// One-line description from `--help`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// Changes nothing.
+    pub read_only: bool,
+    /// Destroys data.
+    pub destructive: bool,
+    /// Takes `--confirm`.
+    pub requires_confirm: bool,
+    /// Takes `--dry-run`.
+    pub supports_dry_run: bool,
+    /// Takes `--idempotency-key`.
+    pub supports_idempotency_key: bool,
+    /// Takes `--limit` (and is bounded by default).
+    pub bounded: bool,
+    /// Takes `--cursor`.
+    pub supports_cursor: bool,
+    /// Streams until cancelled; EOF without a summary is expected (§4.2).
+    pub unbounded: bool,
+    /// Every event type the command may emit, framework ones included.
+    pub event_types: Vec<String>,
+    /// `args`, `jsonl`, `json`.
+    pub input_modes: Vec<String>,
+    /// The default handling of malformed input lines, when it takes input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_default: Option<String>,
+    /// Credentials needed, when any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<String>,
+    /// Runnable examples: argv arrays without the program name.
+    pub examples: Vec<Vec<String>>,
+}
+
+/// Builds the manifest from the clap definition and the tool's statements.
+///
+/// Every leaf command of `root` appears; one without a [`CommandSpec`] is described
+/// conservatively (not read-only, not destructive).
+pub fn manifest(
+    root: &Command,
+    specs: &[CommandSpec],
+    schema_name: &str,
+    versions: &[String],
+    default_version: &str,
+) -> Manifest {
+    let mut built = root.clone();
+    built.build();
+    let machine_flag = if built
+        .get_arguments()
+        .any(|a| a.get_long() == Some("output"))
+    {
+        vec!["--output".to_owned(), "jsonl".to_owned()]
+    } else {
+        vec!["--format".to_owned(), "jsonl".to_owned()]
+    };
+    let commands = command_paths(&built)
+        .into_iter()
+        .filter_map(|path| {
+            let cmd = find_command(&built, &path)?;
+            let spec = specs
+                .iter()
+                .find(|s| s.name == path)
+                .cloned()
+                .unwrap_or_else(|| CommandSpec::new(path.clone()));
+            Some(command_info(cmd, spec))
+        })
+        .collect();
+    Manifest {
+        tool: built.get_name().to_owned(),
+        tool_version: built.get_version().unwrap_or_default().to_owned(),
+        aoi_versions: vec![AOI_VERSION.to_owned()],
+        outputs: vec!["jsonl".to_owned()],
+        machine_flag,
+        schemas: vec![SchemaVersions {
+            name: schema_name.to_owned(),
+            versions: versions.to_vec(),
+            default: default_version.to_owned(),
+        }],
+        commands,
+    }
+}
+
+fn command_info(cmd: &Command, spec: CommandSpec) -> CommandInfo {
+    let has = |long: &str| cmd.get_arguments().any(|a| a.get_long() == Some(long));
+    let mut input_modes = vec!["args".to_owned()];
+    if has("input-jsonl") {
+        input_modes.push("jsonl".to_owned());
+    }
+    if has("input-json") {
+        input_modes.push("json".to_owned());
+    }
+    let takes_input = input_modes.len() > 1;
+    let mut event_types = vec!["aoi:meta".to_owned()];
+    event_types.extend(spec.event_types.iter().cloned());
+    if has("dry-run") {
+        event_types.push("aoi:plan".to_owned());
+    }
+    if spec.unbounded {
+        event_types.push("aoi:heartbeat".to_owned());
+    }
+    event_types.extend(["aoi:warning", "aoi:error", "aoi:summary"].map(str::to_owned));
+    CommandInfo {
+        summary: cmd
+            .get_about()
+            .map(|a| a.to_string().lines().next().unwrap_or_default().to_owned()),
+        read_only: spec.read_only,
+        destructive: spec.destructive,
+        requires_confirm: has("confirm"),
+        supports_dry_run: has("dry-run"),
+        supports_idempotency_key: has("idempotency-key"),
+        bounded: has("limit"),
+        supports_cursor: has("cursor"),
+        unbounded: spec.unbounded,
+        event_types,
+        input_modes,
+        input_default: if takes_input {
+            spec.input_default.or_else(|| Some("fail_fast".to_owned()))
+        } else {
+            None
+        },
+        auth: spec.auth,
+        examples: spec.examples,
+        name: spec.name,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser, Subcommand};
+
+    use super::*;
+    use crate::surface::flags::{ConfirmArgs, GlobalArgs, InputArgs, MutationArgs, PageArgs};
+
+    #[derive(Parser)]
+    #[command(name = "notes", version = "2.1.0")]
+    struct Cli {
+        #[command(flatten)]
+        aoi: GlobalArgs,
+        #[command(subcommand)]
+        command: Cmd,
+    }
+
+    #[derive(Subcommand)]
+    enum Cmd {
+        /// Ranked search.
+        Search {
+            query: String,
+            #[command(flatten)]
+            page: PageArgs,
+        },
+        /// Delete notes.
+        Delete {
+            id: String,
+            #[command(flatten)]
+            mutation: MutationArgs,
+            #[command(flatten)]
+            confirm: ConfirmArgs,
+        },
+        /// Import notes.
+        Import {
+            #[command(flatten)]
+            input: InputArgs,
+        },
+    }
+
+    fn build() -> Manifest {
+        let specs = [
+            CommandSpec::new("search")
+                .read_only()
+                .events(["hit"])
+                .example(["search", "agent", "--limit", "2"]),
+            CommandSpec::new("delete").destructive().events(["deleted"]),
+        ];
+        manifest(
+            &Cli::command(),
+            &specs,
+            "com.example.notes.events",
+            &["1.0.0".into(), "2.0.0".into()],
+            "2.0.0",
+        )
+    }
+
+    #[test]
+    fn flags_are_read_from_clap_and_behaviour_from_the_spec() {
+        let m = build();
+        assert_eq!(m.tool, "notes");
+        assert_eq!(m.tool_version, "2.1.0");
+        assert_eq!(m.aoi_versions, ["1.0-alpha"]);
+        assert_eq!(m.machine_flag, ["--output", "jsonl"]);
+        assert_eq!(m.schemas[0].default, "2.0.0");
+        let search = &m.commands[0];
+        assert_eq!(search.name, "search");
+        assert!(search.read_only && search.bounded && search.supports_cursor);
+        assert!(!search.supports_dry_run && !search.requires_confirm);
+        assert_eq!(search.summary.as_deref(), Some("Ranked search."));
+        assert_eq!(search.examples, [["search", "agent", "--limit", "2"]]);
+        assert_eq!(
+            search.event_types,
+            ["aoi:meta", "hit", "aoi:warning", "aoi:error", "aoi:summary"]
+        );
+        let delete = &m.commands[1];
+        assert!(delete.destructive && delete.requires_confirm && delete.supports_dry_run);
+        assert!(delete.supports_idempotency_key && !delete.bounded);
+        assert!(delete.event_types.contains(&"aoi:plan".to_owned()));
+        let import = &m.commands[2];
+        assert!(!import.read_only, "no spec: described conservatively");
+        assert_eq!(import.input_modes, ["args", "jsonl", "json"]);
+        assert_eq!(import.input_default.as_deref(), Some("fail_fast"));
+        assert_eq!(search.input_default, None);
+    }
+
+    #[test]
+    fn the_manifest_is_one_json_object_that_round_trips() {
+        let m = build();
+        let text = serde_json::to_string(&m).unwrap();
+        let back: Manifest = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, m);
+    }
+}

@@ -1,0 +1,404 @@
+//! `input-schema`: a command's inputs as a strict JSON Schema, derived from its clap definition
+//! (§10.3, §12.1, §16.2), so it cannot drift from `--help`.
+//!
+//! Every flag and operand is a property named after the clap argument id, with its type,
+//! default, enum and description; `required` lists what clap requires; `additionalProperties`
+//! is false so a hallucinated parameter is rejected. `x-aoi` says how to turn an object back
+//! into argv: which properties are positional and in what order, which flag spelling each
+//! property uses, and which values are secret (`hide_env_values` in clap, or a name that §11
+//! calls sensitive).
+
+use std::any::TypeId;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Arg, ArgAction, Command};
+use serde_json::{json, Map, Value};
+
+/// A command path that is not in the tool's clap definition.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown command {0:?}")]
+pub struct UnknownCommand(pub String);
+
+/// Finds a (possibly nested, space-separated) subcommand in a built clap `Command`.
+pub fn find_command<'a>(root: &'a Command, path: &str) -> Option<&'a Command> {
+    let mut cmd = root;
+    for part in path.split_whitespace() {
+        cmd = cmd.find_subcommand(part)?;
+    }
+    Some(cmd)
+}
+
+/// The leaf command paths of a tool, e.g. `["search", "auth login", "auth logout"]`.
+pub fn command_paths(root: &Command) -> Vec<String> {
+    fn walk(cmd: &Command, prefix: &str, out: &mut Vec<String>) {
+        for sub in cmd.get_subcommands() {
+            if sub.is_hide_set() || sub.get_name() == "help" {
+                continue;
+            }
+            let path = if prefix.is_empty() {
+                sub.get_name().to_owned()
+            } else {
+                format!("{prefix} {}", sub.get_name())
+            };
+            if sub.has_subcommands() {
+                walk(sub, &path, out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, "", &mut out);
+    out
+}
+
+/// True when an argument's value must never be echoed (§11).
+pub fn is_secret(arg: &Arg) -> bool {
+    const STANDARD: [&str; 2] = ["idempotency_key", "cursor"];
+    if arg.is_hide_env_values_set() {
+        return true;
+    }
+    let id = arg.get_id().as_str();
+    if STANDARD.contains(&id) || !takes_value(arg) {
+        return false;
+    }
+    crate::surface::redact::is_sensitive_flag(arg.get_long().unwrap_or(id))
+}
+
+fn takes_value(arg: &Arg) -> bool {
+    matches!(arg.get_action(), ArgAction::Set | ArgAction::Append)
+}
+
+fn skipped(arg: &Arg) -> bool {
+    arg.is_hide_set()
+        || matches!(
+            arg.get_action(),
+            ArgAction::Help | ArgAction::HelpShort | ArgAction::HelpLong | ArgAction::Version
+        )
+}
+
+/// The JSON Schema type of one value of `arg`.
+fn value_schema(arg: &Arg) -> Map<String, Value> {
+    let mut s = Map::new();
+    let possible: Vec<Value> = arg
+        .get_possible_values()
+        .iter()
+        .filter(|p| !p.is_hide_set())
+        .map(|p| Value::from(p.get_name()))
+        .collect();
+    if !possible.is_empty() {
+        s.insert("type".into(), "string".into());
+        s.insert("enum".into(), Value::Array(possible));
+        return s;
+    }
+    let t = arg.get_value_parser().type_id();
+    let unsigned = [
+        TypeId::of::<u8>(),
+        TypeId::of::<u16>(),
+        TypeId::of::<u32>(),
+        TypeId::of::<u64>(),
+        TypeId::of::<usize>(),
+    ];
+    let signed = [
+        TypeId::of::<i8>(),
+        TypeId::of::<i16>(),
+        TypeId::of::<i32>(),
+        TypeId::of::<i64>(),
+        TypeId::of::<isize>(),
+    ];
+    if unsigned.iter().any(|u| t == *u) {
+        s.insert("type".into(), "integer".into());
+        s.insert("minimum".into(), 0.into());
+    } else if signed.iter().any(|i| t == *i) {
+        s.insert("type".into(), "integer".into());
+    } else if t == TypeId::of::<f64>() || t == TypeId::of::<f32>() {
+        s.insert("type".into(), "number".into());
+    } else if t == TypeId::of::<Duration>() {
+        s.insert("type".into(), "number".into());
+        s.insert("exclusiveMinimum".into(), 0.into());
+        s.insert("x-aoi-unit".into(), "seconds".into());
+    } else if t == TypeId::of::<bool>() {
+        s.insert("type".into(), "boolean".into());
+    } else {
+        s.insert("type".into(), "string".into());
+        if t == TypeId::of::<PathBuf>() {
+            s.insert("x-aoi-format".into(), "path".into());
+        }
+    }
+    s
+}
+
+/// Parses a clap default (an `OsStr`) into the JSON value of the property's type.
+fn default_value(kind: &Map<String, Value>, raw: &str) -> Value {
+    match kind.get("type").and_then(Value::as_str) {
+        Some("integer") => raw.parse::<i64>().map_or_else(|_| raw.into(), Value::from),
+        Some("number") => raw.parse::<f64>().map_or_else(|_| raw.into(), Value::from),
+        Some("boolean") => raw.parse::<bool>().map_or_else(|_| raw.into(), Value::from),
+        _ => raw.into(),
+    }
+}
+
+fn property(arg: &Arg) -> Map<String, Value> {
+    let mut p = match arg.get_action() {
+        ArgAction::SetTrue | ArgAction::SetFalse => {
+            let mut p = Map::new();
+            p.insert("type".into(), "boolean".into());
+            p.insert(
+                "default".into(),
+                Value::Bool(matches!(arg.get_action(), ArgAction::SetFalse)),
+            );
+            p
+        }
+        ArgAction::Count => {
+            let mut p = Map::new();
+            p.insert("type".into(), "integer".into());
+            p.insert("minimum".into(), 0.into());
+            p
+        }
+        _ => {
+            let item = value_schema(arg);
+            let many = matches!(arg.get_action(), ArgAction::Append)
+                || arg.get_num_args().is_some_and(|r| r.max_values() > 1);
+            let defaults: Vec<Value> = arg
+                .get_default_values()
+                .iter()
+                .map(|d| default_value(&item, &d.to_string_lossy()))
+                .collect();
+            if many {
+                let mut p = Map::new();
+                p.insert("type".into(), "array".into());
+                p.insert("items".into(), Value::Object(item));
+                if !defaults.is_empty() {
+                    p.insert("default".into(), Value::Array(defaults));
+                }
+                p
+            } else {
+                let mut p = item;
+                if let Some(d) = defaults.into_iter().next() {
+                    p.insert("default".into(), d);
+                }
+                p
+            }
+        }
+    };
+    if let Some(help) = arg.get_long_help().or(arg.get_help()) {
+        let text = help.to_string();
+        p.insert(
+            "description".into(),
+            text.lines().next().unwrap_or_default().trim().into(),
+        );
+    }
+    if is_secret(arg) {
+        p.insert("writeOnly".into(), true.into());
+    }
+    p
+}
+
+/// The strict input schema of one command (a space-separated path for nested commands).
+///
+/// `root` may be built or not; a built copy is used so global flags are included.
+pub fn input_schema(root: &Command, path: &str) -> Result<Value, UnknownCommand> {
+    let mut built = root.clone();
+    built.build();
+    let cmd = find_command(&built, path).ok_or_else(|| UnknownCommand(path.to_owned()))?;
+    if cmd.has_subcommands() {
+        return Err(UnknownCommand(path.to_owned()));
+    }
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    let mut positional: Vec<(usize, String)> = Vec::new();
+    let mut flags = Map::new();
+    let mut secret = Vec::new();
+    for arg in cmd.get_arguments() {
+        if skipped(arg) {
+            continue;
+        }
+        let name = arg.get_id().as_str().to_owned();
+        properties.insert(name.clone(), Value::Object(property(arg)));
+        if arg.is_required_set() {
+            required.push(Value::from(name.clone()));
+        }
+        if arg.is_positional() {
+            positional.push((arg.get_index().unwrap_or(usize::MAX), name.clone()));
+        } else if let Some(long) = arg.get_long() {
+            flags.insert(name.clone(), format!("--{long}").into());
+        } else if let Some(short) = arg.get_short() {
+            flags.insert(name.clone(), format!("-{short}").into());
+        }
+        if is_secret(arg) {
+            secret.push(Value::from(name.clone()));
+        }
+    }
+    positional.sort();
+    let last_is_trailing = cmd
+        .get_arguments()
+        .any(|a| a.is_positional() && a.is_last_set());
+    let full_name = format!("{} {path}", root.get_name());
+    let mut schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": full_name,
+        "type": "object",
+        "additionalProperties": false,
+        "properties": properties,
+        "required": required,
+        "x-aoi": {
+            "command": path,
+            "positional": positional.into_iter().map(|(_, n)| n).collect::<Vec<_>>(),
+            "flags": flags,
+            "secret": secret,
+            "trailing_after_double_dash": last_is_trailing,
+        }
+    });
+    if let Some(about) = cmd.get_about() {
+        schema["description"] = about.to_string().into();
+    }
+    Ok(schema)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{Args, CommandFactory, Parser, Subcommand};
+
+    use super::*;
+    use crate::surface::flags::{ConfirmArgs, GlobalArgs, MutationArgs, PageArgs, TimeoutArgs};
+
+    #[derive(Parser)]
+    #[command(name = "notes")]
+    struct Cli {
+        #[command(flatten)]
+        aoi: GlobalArgs,
+        #[command(subcommand)]
+        command: Cmd,
+    }
+
+    #[derive(Subcommand)]
+    enum Cmd {
+        /// Ranked full-text search.
+        Search(SearchArgs),
+        /// Delete a note.
+        Delete {
+            /// Note id.
+            id: String,
+            #[command(flatten)]
+            mutation: MutationArgs,
+            #[command(flatten)]
+            confirm: ConfirmArgs,
+        },
+        /// Credentials.
+        #[command(subcommand)]
+        Auth(AuthCmd),
+    }
+
+    #[derive(Subcommand)]
+    enum AuthCmd {
+        /// Store a token.
+        Login {
+            /// API token.
+            #[arg(long, env = "NOTES_TOKEN", hide_env_values = true)]
+            token: Option<String>,
+            /// The account password.
+            #[arg(long)]
+            password: Option<String>,
+        },
+    }
+
+    #[derive(Args)]
+    struct SearchArgs {
+        /// What to look for.
+        query: String,
+        /// Extra terms.
+        more: Vec<String>,
+        /// Only these tags.
+        #[arg(long = "tag", short = 't')]
+        tags: Vec<String>,
+        /// Sort order.
+        #[arg(long, value_enum, default_value = "rank")]
+        sort: Sort,
+        #[command(flatten)]
+        page: PageArgs,
+        #[command(flatten)]
+        timeout: TimeoutArgs,
+        /// More output.
+        #[arg(short, action = clap::ArgAction::Count)]
+        verbose: u8,
+    }
+
+    #[derive(Clone, clap::ValueEnum)]
+    enum Sort {
+        Rank,
+        Recent,
+    }
+
+    fn schema(path: &str) -> Value {
+        input_schema(&Cli::command(), path).unwrap()
+    }
+
+    #[test]
+    fn every_flag_and_operand_is_a_typed_property() {
+        let s = schema("search");
+        assert_eq!(s["additionalProperties"], false);
+        let p = &s["properties"];
+        assert_eq!(p["query"]["type"], "string");
+        assert_eq!(p["query"]["description"], "What to look for.");
+        assert_eq!(p["more"]["type"], "array");
+        assert_eq!(p["tags"]["items"]["type"], "string");
+        assert_eq!(p["sort"]["enum"], json!(["rank", "recent"]));
+        assert_eq!(p["sort"]["default"], "rank");
+        assert_eq!(p["limit"]["type"], "integer");
+        assert_eq!(p["limit"]["minimum"], 0);
+        assert_eq!(p["limit"]["default"], 20);
+        assert_eq!(p["cursor"]["type"], "string");
+        assert_eq!(p["timeout"]["type"], "number");
+        assert_eq!(p["verbose"]["type"], "integer");
+        assert_eq!(
+            p["no_color"]["type"], "boolean",
+            "global flags are included"
+        );
+        assert_eq!(p["output"]["enum"], json!(["human", "jsonl", "json"]));
+        assert_eq!(s["required"], json!(["query"]));
+        assert_eq!(s["x-aoi"]["positional"], json!(["query", "more"]));
+        assert_eq!(s["x-aoi"]["flags"]["tags"], "--tag");
+        assert_eq!(s["x-aoi"]["flags"]["limit"], "--limit");
+        assert!(p.get("help").is_none());
+        assert_eq!(s["description"], "Ranked full-text search.");
+    }
+
+    #[test]
+    fn booleans_secrets_and_nested_commands() {
+        let s = schema("delete");
+        assert_eq!(s["properties"]["confirm"]["type"], "boolean");
+        assert_eq!(s["properties"]["confirm"]["default"], false);
+        assert_eq!(s["properties"]["confirm_count"]["type"], "integer");
+        assert_eq!(s["x-aoi"]["flags"]["dry_run"], "--dry-run");
+        assert_eq!(
+            s["x-aoi"]["secret"],
+            json!([]),
+            "idempotency keys are not secrets"
+        );
+        let s = schema("auth login");
+        assert_eq!(s["x-aoi"]["secret"], json!(["token", "password"]));
+        assert_eq!(s["properties"]["token"]["writeOnly"], true);
+        assert_eq!(s["title"], "notes auth login");
+        assert_eq!(
+            command_paths(&Cli::command()),
+            ["search", "delete", "auth login"]
+        );
+        assert!(input_schema(&Cli::command(), "auth").is_err(), "not a leaf");
+        assert!(input_schema(&Cli::command(), "nope").is_err());
+    }
+
+    #[test]
+    fn the_schema_is_valid_2020_12_and_strict() {
+        let s = schema("search");
+        assert!(jsonschema::meta::is_valid(&s));
+        let v = jsonschema::validator_for(&s).unwrap();
+        assert!(v.is_valid(&json!({"query": "agent", "limit": 2, "tags": ["a"]})));
+        assert!(
+            !v.is_valid(&json!({"query": "agent", "limt": 2})),
+            "typos are rejected"
+        );
+        assert!(!v.is_valid(&json!({"limit": 2})), "query is required");
+        assert!(!v.is_valid(&json!({"query": "a", "sort": "random"})));
+    }
+}
