@@ -67,6 +67,16 @@ pub struct VerifyArgs {
     #[arg(long, short)]
     pub quiet: bool,
 
+    /// Also validate every event against this published event schema (a JSON file, e.g. from
+    /// `TOOL schema --output json`).
+    #[arg(long, value_name = "FILE", conflicts_with = "schema_from")]
+    pub schema: Option<PathBuf>,
+
+    /// Also validate every event against the schema PROGRAM publishes: runs
+    /// `PROGRAM schema --output json`.
+    #[arg(long, value_name = "PROGRAM")]
+    pub schema_from: Option<OsString>,
+
     /// Keep at most N findings (the rest are counted).
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub max_findings: usize,
@@ -109,7 +119,9 @@ pub fn parse() -> Result<Cli, u8> {
                     let _ = e.print();
                     Err(0)
                 }
-                _ if machine::requested(&args) => Err(machine::clap_usage_error(&e)),
+                _ if aoi::app::machine_requested(&args) => {
+                    Err(aoi::app::usage_error_stream(machine::emitter("usage"), &e))
+                }
                 _ => {
                     let _ = e.print();
                     Err(aoi::exit_code::USAGE)

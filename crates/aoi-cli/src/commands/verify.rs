@@ -76,18 +76,93 @@ pub fn run(args: VerifyArgs) -> ExitCode {
         unbounded: args.unbounded,
         max_findings: args.max_findings,
     };
+    let check = Check {
+        source,
+        opts,
+        schema: match load_schema(&args) {
+            Ok(schema) => schema,
+            Err(e) if machine_mode => {
+                return Harness::new(machine::emitter("verify")).run(|_| Err(e));
+            }
+            Err(e) => return report_error(e.into_event(), args.output.no_color),
+        },
+    };
     if machine_mode {
-        machine_run(&source, opts)
+        machine_run(&check)
     } else {
-        human_run(&args, &source, opts)
+        human_run(&args, &check)
     }
 }
 
-fn human_run(args: &VerifyArgs, source: &Source, opts: VerifyOptions) -> ExitCode {
+/// What to check: the stream, the options, and the published schema if any.
+struct Check {
+    source: Source,
+    opts: VerifyOptions,
+    schema: Option<serde_json::Value>,
+}
+
+/// Loads `--schema FILE` or runs `--schema-from PROGRAM schema --output json`.
+fn load_schema(args: &VerifyArgs) -> Result<Option<serde_json::Value>, Failure> {
+    let (bytes, origin) = if let Some(path) = &args.schema {
+        let bytes = std::fs::read(path).map_err(|e| open_error(path, &e))?;
+        (bytes, path.display().to_string())
+    } else if let Some(program) = &args.schema_from {
+        let output = Command::new(program)
+            .args(["schema", "--output", "json"])
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit())
+            .output()
+            .map_err(|e| spawn_error(program, &e))?;
+        let label = format!("{} schema --output json", program.to_string_lossy());
+        if !output.status.success() {
+            return Err(ErrorEvent::new(
+                Category::Unavailable,
+                Code::from_static("SCHEMA_COMMAND_FAILED"),
+                format!("`{label}` failed ({})", output.status),
+            )
+            .retryable(false)
+            .into());
+        }
+        (output.stdout, label)
+    } else {
+        return Ok(None);
+    };
+    let schema: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+        ErrorEvent::new(
+            Category::Validation,
+            Code::from_static("SCHEMA_NOT_JSON"),
+            format!("the schema from {origin} is not JSON: {e}"),
+        )
+    })?;
+    // Compile once here so a broken schema is reported before any stream is read.
+    Verifier::new(VerifyOptions::default())
+        .with_schema(&schema)
+        .map_err(|e| {
+            ErrorEvent::new(
+                Category::Validation,
+                Code::from_static("SCHEMA_INVALID"),
+                format!("the schema from {origin} does not compile: {e}"),
+            )
+        })?;
+    Ok(Some(schema))
+}
+
+fn report_error(e: ErrorEvent, no_color: bool) -> ExitCode {
+    let style = Style::for_stream(&io::stderr(), no_color);
+    let mut line = format!("{} {}", style.bad("error:"), e.message);
+    if let Some(hint) = &e.hint {
+        line.push_str(&format!("\n  {} {hint}", style.dim("hint:")));
+    }
+    let _ = writeln!(io::stderr(), "{line}");
+    ExitCode::from(e.category.exit_code())
+}
+
+fn human_run(args: &VerifyArgs, job: &Check) -> ExitCode {
+    let source = &job.source;
     let checked = if args.pass_through {
         let stdout = io::stdout();
         let mut relay = BufWriter::with_capacity(64 * 1024, stdout.lock());
-        let checked = check(source, opts, Some(&mut relay));
+        let checked = check(job, Some(&mut relay));
         let flushed = relay.flush();
         match (checked, flushed) {
             (Ok(c), Ok(())) => Ok(c),
@@ -95,23 +170,14 @@ fn human_run(args: &VerifyArgs, source: &Source, opts: VerifyOptions) -> ExitCod
             (Ok(_), Err(e)) => Err(relay_error(&e).into()),
         }
     } else {
-        check(source, opts, None)
+        check(job, None)
     };
     let checked = match checked {
         Ok(c) => c,
         Err(e) if e.event().code.as_str() == "BROKEN_PIPE" => {
             return ExitCode::from(exit_code::SIGPIPE)
         }
-        Err(e) => {
-            let e = e.into_event();
-            let style = Style::for_stream(&io::stderr(), args.output.no_color);
-            let mut line = format!("{} {}", style.bad("error:"), e.message);
-            if let Some(hint) = &e.hint {
-                line.push_str(&format!("\n  {} {hint}", style.dim("hint:")));
-            }
-            let _ = writeln!(io::stderr(), "{line}");
-            return ExitCode::from(e.category.exit_code());
-        }
+        Err(e) => return report_error(e.into_event(), args.output.no_color),
     };
     if !args.quiet {
         let text = if args.pass_through {
@@ -150,9 +216,9 @@ fn verdict_exit(verdict: Verdict) -> u8 {
     }
 }
 
-fn machine_run(source: &Source, opts: VerifyOptions) -> ExitCode {
+fn machine_run(job: &Check) -> ExitCode {
     Harness::new(machine::emitter("verify")).run(|out| {
-        let checked = check(source, opts, None)?;
+        let checked = check(job, None)?;
         let report = &checked.report;
         for finding in &report.findings {
             out.emit(&FindingEvent(finding))?;
@@ -207,15 +273,24 @@ fn violation_error(report: &Report) -> ErrorEvent {
 }
 
 /// Reads and verifies the stream, forwarding complete lines to `relay` when given.
-fn check(
-    source: &Source,
-    opts: VerifyOptions,
-    relay: Option<&mut dyn Write>,
-) -> Result<Checked, Failure> {
-    match source {
+fn check(job: &Check, relay: Option<&mut dyn Write>) -> Result<Checked, Failure> {
+    let verifier = || -> Result<Verifier, Failure> {
+        let v = Verifier::new(job.opts);
+        match &job.schema {
+            Some(schema) => v.with_schema(schema).map_err(|e| {
+                Failure::from(ErrorEvent::new(
+                    Category::Validation,
+                    Code::from_static("SCHEMA_INVALID"),
+                    e.to_string(),
+                ))
+            }),
+            None => Ok(v),
+        }
+    };
+    match &job.source {
         Source::Stdin => {
             let stdin = io::stdin();
-            let verifier = verify_stream(stdin.lock(), opts, relay)?;
+            let verifier = verify_stream(stdin.lock(), verifier()?, relay)?;
             Ok(Checked {
                 report: verifier.finish(None),
                 end: None,
@@ -223,7 +298,7 @@ fn check(
         }
         Source::File(path) => {
             let file = File::open(path).map_err(|e| open_error(path, &e))?;
-            let verifier = verify_stream(file, opts, relay)?;
+            let verifier = verify_stream(file, verifier()?, relay)?;
             Ok(Checked {
                 report: verifier.finish(None),
                 end: None,
@@ -249,7 +324,7 @@ fn check(
                     "the command's stdout was not captured",
                 )
             })?;
-            let verified = verify_stream(stdout, opts, relay);
+            let verified = verifier().and_then(|v| verify_stream(stdout, v, relay));
             if verified.is_err() {
                 let _ = child.kill();
             }
@@ -271,11 +346,10 @@ fn check(
 
 fn verify_stream<R: Read>(
     source: R,
-    opts: VerifyOptions,
+    mut verifier: Verifier,
     mut relay: Option<&mut dyn Write>,
 ) -> Result<Verifier, Failure> {
     let mut reader = LineReader::new(source);
-    let mut verifier = Verifier::new(opts);
     loop {
         if let Some(out) = relay.as_deref_mut() {
             if !reader.has_buffered_frame() {

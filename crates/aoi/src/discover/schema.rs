@@ -433,7 +433,7 @@ fn framework_definitions() -> Map<String, Value> {
     );
 
     let error = definition(&mut defs, "aoi.error");
-
+    property(error, "message").insert("pattern".into(), json!(SINGLE_LINE_PATTERN));
     add_rules(error, [no_retry_delay_without_retryable()]);
     let caused_by = definition(&mut defs, "aoi.caused_by");
     add_rules(caused_by, [no_retry_delay_without_retryable()]);
@@ -1465,5 +1465,81 @@ mod tests {
         assert_valid(&v, &event);
         let decoded: ErrorEvent = serde_json::from_value(event).unwrap();
         assert_eq!(decoded.scope, Scope::Process);
+    }
+}
+#[cfg(test)]
+mod perf_tmp {
+    use super::*;
+    #[derive(serde::Serialize, JsonSchema)]
+    struct Hit {
+        rank: u32,
+        id: String,
+        title: String,
+        snippet: String,
+        score: f64,
+    }
+    impl crate::DomainEvent for Hit {
+        fn event_type(&self) -> &str {
+            "hit"
+        }
+    }
+    #[test]
+    #[ignore]
+    fn perf() {
+        let id = Identity::new("outline", "1.8.2", "com.example.outline.events", "1.0.0");
+        let mut out = crate::Emitter::builder(id.clone())
+            .start(Vec::new())
+            .unwrap();
+        let mut i = 0u32;
+        loop {
+            out.emit(&Hit { rank: i, id: format!("doc_{i}"), title: "Agent-Operable Tools and other things".into(), snippet: "A conforming tool exposes a stable interface that agents can rely on without scraping".into(), score: 0.5 }).unwrap();
+            if i % 100 == 0 {
+                out.warning(&Warning::new(crate::Code::from_static("W"), "warn"))
+                    .unwrap();
+                out.error(
+                    &ErrorEvent::new(
+                        crate::Category::RateLimited,
+                        crate::Code::from_static("E"),
+                        "m",
+                    )
+                    .item()
+                    .retry_after_ms(5),
+                )
+                .unwrap();
+            }
+            i += 1;
+            if i == 500_000 {
+                break;
+            }
+        }
+        out.finish(crate::emit::Outcome::success()).unwrap();
+        let bytes = out.into_writer();
+        let mb = bytes.len() as f64 / 1e6;
+        let schema = EventSchema::new(&id, "https://x.example")
+            .domain_event::<Hit>("hit")
+            .domain_event::<Hit>("a")
+            .domain_event::<Hit>("b")
+            .domain_event::<Hit>("c")
+            .build()
+            .unwrap();
+        let v = EventValidator::new(&schema).unwrap();
+        let t = std::time::Instant::now();
+        let mut n = 0;
+        for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            let e: Value = serde_json::from_slice(line).unwrap();
+            n += e.as_object().unwrap().len();
+        }
+        let parse = t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
+        for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            let e: Value = serde_json::from_slice(line).unwrap();
+            assert!(v.validate(&e).is_ok());
+        }
+        let both = t.elapsed().as_secs_f64();
+        eprintln!(
+            "{mb:.1} MB; parse {:.0} MB/s; parse+validate {:.0} MB/s ({n})",
+            mb / parse,
+            mb / both
+        );
     }
 }
