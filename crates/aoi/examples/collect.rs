@@ -187,6 +187,10 @@ fn main() -> ExitCode {
             )?;
             // Fail fast before side effects: every record is read and validated first.
             let records = reader.read_all(out)?;
+            if reader.upstream_failed() && reader.mode() == InputMode::FailFast {
+                // The upstream failed or was cut: store nothing rather than part of a result.
+                return Ok(reader.finish(out, Outcome::failed())?);
+            }
             let ids: Vec<String> = records
                 .iter()
                 .filter_map(|r| {

@@ -2,5 +2,7 @@
 
 mod consumer;
 mod harness;
+mod pipeline;
 mod support;
+mod tools;
 mod verify;

@@ -62,3 +62,35 @@ pub const FAILED_STREAM: &str = concat!(
     r#"{"type":"aoi:summary","aoi":{"seq":2,"run":"R2"},"ok":false,"reason":"failed","event_count":3,"count":0,"warning_count":0,"error_count":1,"caused_by":{"origin":"outline","category":"rate_limited","code":"UPSTREAM_RATE_LIMIT","retryable":true,"retry_after_ms":7200},"tool":"summarize","tool_version":"0.3.0","aoi_version":"1.0-alpha","schema_name":"com.example.summarize.events","schema_version":"1.0.0"}"#,
     "\n"
 );
+
+/// An example tool of the `aoi` crate (`feed`, `shout`, `collect`), built by `cargo test`.
+pub fn example(name: &str) -> PathBuf {
+    aoi_test::workspace_bin(&format!("examples/{name}"))
+}
+
+/// Runs a bash script with `$FEED`, `$SHOUT`, `$COLLECT`, `$AOI` set; returns the output.
+pub fn bash(script: &str, dir: &std::path::Path) -> Output {
+    Command::new("bash")
+        .args(["-c", &format!("set -o pipefail\n{script}")])
+        .current_dir(dir)
+        .env("FEED", example("feed"))
+        .env("SHOUT", example("shout"))
+        .env("COLLECT", example("collect"))
+        .env("AOI", aoi())
+        .output()
+        .expect("bash runs")
+}
+
+/// A fresh temporary directory for one test.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "aoi-it-{tag}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}

@@ -8,6 +8,8 @@
 //! - `panic`: one hit, then a panic;
 //! - `watch`: heartbeats every 50 ms until SIGINT/SIGTERM (cooperative);
 //! - `block`: blocks reading stdin, ignoring cancellation (the harness must take over);
+//! - `slow`: runs under a 200 ms `--timeout`-style deadline and waits cooperatively;
+//! - `slow-block`: the same deadline, blocked reading stdin;
 //! - raw misbehaviours written without the SDK: `no-summary`, `truncated`, `garbage`,
 //!   `flat-v02`, `lying-count`.
 
@@ -54,8 +56,12 @@ fn main() -> ExitCode {
         "io.machinemode.fake.events",
         "1.0.0",
     );
+    let timeout = mode
+        .starts_with("slow")
+        .then_some(Duration::from_millis(200));
     let harness = Harness::new(Emitter::builder(identity).command(mode.to_owned()))
-        .grace(Duration::from_millis(300));
+        .grace(Duration::from_millis(300))
+        .timeout(timeout);
     let mode = mode.to_owned();
     harness.run(move |out| match mode.as_str() {
         "ok" | "many" => {
@@ -111,7 +117,13 @@ fn main() -> ExitCode {
                 }
             }
         }
-        "block" => {
+        "slow" => {
+            out.emit(&hit(1))?;
+            out.cancel_token().sleep(Duration::from_secs(30));
+            out.emit(&hit(2))?;
+            Ok(Outcome::success())
+        }
+        "block" | "slow-block" => {
             out.emit(&hit(1))?;
             out.flush()?;
             let mut sink = Vec::new();

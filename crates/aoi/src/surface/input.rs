@@ -183,6 +183,15 @@ impl<R: Read> Input<R> {
         &self.upstream
     }
 
+    /// True when, at the end of input, the upstream makes this run fail (an upstream error
+    /// without `--continue-on-error`, an upstream `ok:false`, a cut or unknown framework event).
+    /// A sink that read everything first checks it to apply nothing on a failed upstream.
+    pub fn upstream_failed(&self) -> bool {
+        self.upstream
+            .verdict(self.mode == InputMode::ContinueOnError)
+            .fails_run
+    }
+
     /// The next valid record; `None` at the end of input. Bad records are handled per the mode.
     pub fn next<W: Write>(&mut self, out: &mut Emitter<W>) -> Result<Option<Record>, Failure> {
         loop {

@@ -453,6 +453,7 @@ fn expect(scenario: &Scenario, mut m: Model) -> Expected {
         signal = Some(match sig {
             Signal::Interrupt => "SIGINT",
             Signal::Terminate => "SIGTERM",
+            Signal::Deadline => unreachable!("scenarios cancel with signals only"),
         });
         (false, Some(Reason::Cancelled), default_partial(&m))
     } else {

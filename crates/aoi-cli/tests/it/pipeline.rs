@@ -1,0 +1,181 @@
+//! The example source, transformer and sink in real shell pipelines (§13, §13.1).
+
+use aoi::read::Event;
+use aoi::{Category, Reason, Verdict};
+
+use crate::support::{bash, temp_dir, transcript};
+
+/// The summary of the last stage, read from a file the pipeline tee'd.
+fn summary_of(path: &std::path::Path) -> aoi::Summary {
+    let bytes = std::fs::read(path).unwrap();
+    aoi_test::assert_conforms(&bytes);
+    aoi_test::events(&bytes)
+        .into_iter()
+        .find_map(|e| match e {
+            Event::Summary(s) => Some(s),
+            _ => None,
+        })
+        .expect("a summary")
+}
+
+fn statuses(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+#[test]
+fn source_transformer_sink_and_verify_succeed_together() {
+    let dir = temp_dir("pipe-ok");
+    let out = bash(
+        r#"$FEED list --limit 7 --output jsonl | tee feed.jsonl \
+             | $SHOUT --input-jsonl - --output jsonl | tee shout.jsonl \
+             | $COLLECT add --into store.jsonl --input-jsonl - --output jsonl | tee collect.jsonl \
+             | $AOI verify -q
+           echo "${PIPESTATUS[*]}""#,
+        &dir,
+    );
+    assert_eq!(statuses(&out), "0 0 0 0 0 0 0", "{}", transcript(&out));
+    let stored = std::fs::read_to_string(dir.join("store.jsonl")).unwrap();
+    assert_eq!(stored.lines().count(), 7);
+    assert!(stored.contains("\"ITEM 7\""));
+    let shout = summary_of(&dir.join("shout.jsonl"));
+    assert_eq!(
+        (shout.count, shout.input_count),
+        (Some(7), Some(7)),
+        "nothing dropped"
+    );
+    assert_eq!(shout.upstream.unwrap().tool.as_deref(), Some("feed"));
+    let collect = summary_of(&dir.join("collect.jsonl"));
+    assert!(collect.ok);
+    assert_eq!((collect.count, collect.input_count), (Some(7), Some(7)));
+    assert_eq!(collect.upstream.unwrap().tool.as_deref(), Some("shout"));
+    // No stage forwarded an upstream meta or summary.
+    for stage in ["shout.jsonl", "collect.jsonl"] {
+        let bytes = std::fs::read(dir.join(stage)).unwrap();
+        let report = aoi_test::assert_conforms(&bytes);
+        assert_eq!(report.verdict, Verdict::Succeeded, "{stage}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn an_upstream_rate_limit_keeps_its_retry_detail_through_every_stage() {
+    let dir = temp_dir("pipe-rate");
+    let out = bash(
+        r#"$FEED list --limit 5 --fail-after 2 --output jsonl \
+             | $SHOUT --input-jsonl - --output jsonl | tee shout.jsonl \
+             | $COLLECT add --into store.jsonl --input-jsonl - --output jsonl | tee collect.jsonl \
+             | $AOI verify --output jsonl > verify.jsonl
+           echo "${PIPESTATUS[*]}""#,
+        &dir,
+    );
+    // feed: rate_limited (75); shout and collect: honest failures (1); aoi verify: 1.
+    assert_eq!(statuses(&out), "75 1 0 1 0 1", "{}", transcript(&out));
+    let shout = summary_of(&dir.join("shout.jsonl"));
+    assert!(!shout.ok);
+    assert_eq!(shout.reason, Some(Reason::Failed));
+    let cause = shout.caused_by.clone().expect("caused_by on shout");
+    assert_eq!(cause.origin.as_deref(), Some("feed"));
+    assert_eq!(cause.category, Category::RateLimited);
+    assert_eq!(cause.code.as_str(), "UPSTREAM_RATE_LIMIT");
+    assert!(cause.retryable);
+    assert_eq!(cause.retry_after_ms, Some(7200));
+    assert_eq!(
+        (shout.count, shout.input_count, shout.error_count),
+        (Some(2), Some(2), Some(1))
+    );
+    // The forwarded error names its origin.
+    let forwarded: Vec<aoi::ErrorEvent> =
+        aoi_test::events(&std::fs::read(dir.join("shout.jsonl")).unwrap())
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Error(e) => Some(e),
+                _ => None,
+            })
+            .collect();
+    assert_eq!(forwarded.len(), 1);
+    assert_eq!(forwarded[0].origin.as_deref(), Some("feed"));
+    assert_eq!(forwarded[0].retry_after_ms, Some(7200));
+    // The sink stores nothing from a failed upstream and keeps the same retry detail.
+    let collect = summary_of(&dir.join("collect.jsonl"));
+    assert!(!collect.ok);
+    assert_eq!(collect.caused_by, Some(cause.clone()));
+    assert_eq!(collect.count, Some(0));
+    assert_eq!(collect.upstream.unwrap().tool.as_deref(), Some("shout"));
+    assert!(!dir.join("store.jsonl").exists(), "nothing stored");
+    // aoi verify, at the end, still reports the original retry fields.
+    let verify = summary_of(&dir.join("verify.jsonl"));
+    assert_eq!(verify.caused_by, Some(cause));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_cut_upstream_is_an_io_failure_downstream() {
+    let dir = temp_dir("pipe-cut");
+    let out = bash(
+        r#"$FEED list --limit 5 --crash-after 3 --output jsonl 2>/dev/null \
+             | $SHOUT --input-jsonl - --output jsonl | tee shout.jsonl \
+             | $COLLECT add --into store.jsonl --input-jsonl - --output jsonl > collect.jsonl
+           echo "${PIPESTATUS[*]}""#,
+        &dir,
+    );
+    // feed aborts (SIGABRT: 134); shout sees EOF without a summary: io (74).
+    assert_eq!(statuses(&out), "134 74 0 1", "{}", transcript(&out));
+    let shout = summary_of(&dir.join("shout.jsonl"));
+    assert!(!shout.ok);
+    assert_eq!(
+        shout.count,
+        Some(3),
+        "what arrived before the cut was processed"
+    );
+    let error = aoi_test::events(&std::fs::read(dir.join("shout.jsonl")).unwrap())
+        .into_iter()
+        .find_map(|e| match e {
+            Event::Error(e) => Some(e),
+            _ => None,
+        })
+        .expect("an io error");
+    assert_eq!(error.category, Category::Io);
+    assert_eq!(error.code.as_str(), "UPSTREAM_TRUNCATED");
+    assert!(error.origin.is_none(), "raised by shout itself");
+    let collect = summary_of(&dir.join("collect.jsonl"));
+    assert!(!collect.ok);
+    let cause = collect.caused_by.expect("caused_by");
+    assert_eq!(
+        (cause.category, cause.origin.as_deref()),
+        (Category::Io, Some("shout"))
+    );
+    assert!(!dir.join("store.jsonl").exists());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn every_event_the_example_tools_emit_validates_against_their_published_schema() {
+    let dir = temp_dir("pipe-schema");
+    let out = bash(
+        r#"set -e
+           $FEED schema > feed.schema.json
+           $FEED list --limit 4 --output jsonl | $AOI verify -q --schema feed.schema.json
+           $FEED list --limit 4 --fail-after 1 --output jsonl | $AOI verify -q --schema-from $FEED || [ $? = 1 ]
+           $FEED doctor --output jsonl | $AOI verify -q --schema-from $FEED
+           $FEED list --limit 4 --output jsonl | $SHOUT --input-jsonl - --output jsonl | $AOI verify -q --schema-from $SHOUT
+           $FEED list --limit 4 --output jsonl | $COLLECT add --into s.jsonl --input-jsonl - --output jsonl --dry-run | $AOI verify -q --schema-from $COLLECT
+           $FEED list --limit 4 --output jsonl | $COLLECT add --into s.jsonl --input-jsonl - --output jsonl | $AOI verify -q --schema-from $COLLECT
+           $COLLECT clear --into s.jsonl --confirm --confirm-count 4 --output jsonl | $AOI verify -q --schema-from $COLLECT
+           $COLLECT clear --into s.jsonl --output jsonl | $AOI verify -q --schema-from $COLLECT || [ $? = 1 ]
+           echo done"#,
+        &dir,
+    );
+    assert_eq!(statuses(&out), "done", "{}", transcript(&out));
+    for tool in ["feed", "shout", "collect"] {
+        let schema: serde_json::Value =
+            serde_json::from_slice(&bash(&format!("${} schema", tool.to_uppercase()), &dir).stdout)
+                .unwrap();
+        assert!(
+            jsonschema::meta::is_valid(&schema),
+            "{tool}: not a valid 2020-12 schema"
+        );
+        let id = schema["$id"].as_str().unwrap();
+        assert!(id.starts_with("https://"), "{tool}: $id {id}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
