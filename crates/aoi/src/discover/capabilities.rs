@@ -326,7 +326,7 @@ mod tests {
         assert_eq!(search.name, "search");
         assert!(search.read_only && search.bounded && search.supports_cursor);
         assert!(!search.supports_dry_run && !search.requires_confirm);
-        assert_eq!(search.summary.as_deref(), Some("Ranked search."));
+        assert_eq!(search.summary.as_deref(), Some("Ranked search"));
         assert_eq!(search.examples, [["search", "agent", "--limit", "2"]]);
         assert_eq!(
             search.event_types,

@@ -340,7 +340,7 @@ mod tests {
         assert_eq!(s["additionalProperties"], false);
         let p = &s["properties"];
         assert_eq!(p["query"]["type"], "string");
-        assert_eq!(p["query"]["description"], "What to look for.");
+        assert_eq!(p["query"]["description"], "What to look for");
         assert_eq!(p["more"]["type"], "array");
         assert_eq!(p["tags"]["items"]["type"], "string");
         assert_eq!(p["sort"]["enum"], json!(["rank", "recent"]));
@@ -361,7 +361,7 @@ mod tests {
         assert_eq!(s["x-aoi"]["flags"]["tags"], "--tag");
         assert_eq!(s["x-aoi"]["flags"]["limit"], "--limit");
         assert!(p.get("help").is_none());
-        assert_eq!(s["description"], "Ranked full-text search.");
+        assert_eq!(s["description"], "Ranked full-text search");
     }
 
     #[test]
@@ -386,6 +386,50 @@ mod tests {
         );
         assert!(input_schema(&Cli::command(), "auth").is_err(), "not a leaf");
         assert!(input_schema(&Cli::command(), "nope").is_err());
+    }
+
+    #[test]
+    fn help_and_input_schema_come_from_the_same_definition() {
+        let base = Cli::command();
+        let extended = Cli::command().mut_subcommand("search", |s| {
+            s.arg(
+                clap::Arg::new("fuzzy")
+                    .long("fuzzy")
+                    .action(ArgAction::SetTrue)
+                    .help("Match approximately."),
+            )
+        });
+        let help = |root: &Command| {
+            let mut root = root.clone();
+            root.build();
+            let sub = root.find_subcommand_mut("search").unwrap();
+            sub.render_help().to_string()
+        };
+        assert!(!help(&base).contains("--fuzzy"));
+        assert!(help(&extended).contains("--fuzzy"));
+        assert!(help(&extended).contains("Match approximately."));
+        assert!(input_schema(&base, "search").unwrap()["properties"]
+            .get("fuzzy")
+            .is_none());
+        let s = input_schema(&extended, "search").unwrap();
+        assert_eq!(s["properties"]["fuzzy"]["type"], "boolean");
+        assert_eq!(
+            s["properties"]["fuzzy"]["description"],
+            "Match approximately."
+        );
+        assert_eq!(s["x-aoi"]["flags"]["fuzzy"], "--fuzzy");
+        // And every flag --help shows is a property, and the other way round.
+        let text = help(&base);
+        let props = s["properties"].as_object().unwrap();
+        for (name, flag) in s["x-aoi"]["flags"].as_object().unwrap() {
+            if name != "fuzzy" {
+                assert!(
+                    text.contains(flag.as_str().unwrap()),
+                    "{flag} not in --help"
+                );
+            }
+            assert!(props.contains_key(name));
+        }
     }
 
     #[test]

@@ -111,8 +111,23 @@ fn verify_with(
     max_line: usize,
     end: Option<ProcessEnd>,
 ) -> Report {
+    verify_with_schema(input, opts, max_line, end, None)
+}
+
+fn verify_with_schema(
+    input: &[u8],
+    opts: VerifyOptions,
+    max_line: usize,
+    end: Option<ProcessEnd>,
+    schema: Option<&serde_json::Value>,
+) -> Report {
     let mut reader = LineReader::with_max_line(input, max_line);
     let mut verifier = Verifier::new(opts);
+    if let Some(schema) = schema {
+        verifier = verifier
+            .with_schema(schema)
+            .expect("the test schema compiles");
+    }
     while let Some(frame) = reader.next().expect("reading a slice cannot fail") {
         verifier.frame(frame);
     }
@@ -184,6 +199,8 @@ struct Case {
     verdict: Verdict,
     /// Every finding expected, the target one included.
     expect: Vec<Seen>,
+    /// A published event schema to check against.
+    schema: Option<serde_json::Value>,
 }
 
 fn case(code: FindingCode, input: impl Into<Vec<u8>>, verdict: Verdict, expect: &[Seen]) -> Case {
@@ -195,12 +212,18 @@ fn case(code: FindingCode, input: impl Into<Vec<u8>>, verdict: Verdict, expect: 
         end: None,
         verdict,
         expect: expect.to_vec(),
+        schema: None,
     }
 }
 
 impl Case {
     fn ended(mut self, end: ProcessEnd) -> Case {
         self.end = Some(end);
+        self
+    }
+
+    fn schema(mut self, schema: serde_json::Value) -> Case {
+        self.schema = Some(schema);
         self
     }
 
@@ -217,6 +240,23 @@ fn with_item_error(error: &str) -> String {
         error,
         &summary(r#""ok":true,"count":0,"error_count":1"#),
     ])
+}
+
+/// The published schema of the test tool, whose `hit` has an integer `rank`.
+fn hit_schema(version: &str) -> serde_json::Value {
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Hit {
+        rank: u32,
+        id: String,
+        title: String,
+    }
+    let identity =
+        crate::wire::Identity::new("outline", "1.8.2", "com.example.outline.events", version);
+    crate::discover::schema::EventSchema::new(&identity, "https://schemas.example.com")
+        .domain_event::<Hit>("hit")
+        .build()
+        .expect("the test schema builds")
 }
 
 fn cases() -> Vec<Case> {
@@ -384,6 +424,32 @@ fn cases() -> Vec<Case> {
             Violation,
             &[(C::MetaRepeated, V, Some(2))],
         ),
+        // §10 and §5: checked against a published schema.
+        case(
+            C::EventSchemaInvalid,
+            numbered(&[
+                &meta(),
+                r#"{"type":"hit","rank":"first","id":"doc_123","title":"t"}"#,
+                &summary(r#""ok":true,"count":1"#),
+            ]),
+            Violation,
+            &[(C::EventSchemaInvalid, V, Some(2))],
+        )
+        .schema(hit_schema("1.0.0")),
+        case(
+            C::SchemaIdentityMismatch,
+            numbered(&[&meta(), HIT, &summary(r#""ok":true,"count":1"#)]),
+            Violation,
+            &[(C::SchemaIdentityMismatch, V, Some(1))],
+        )
+        .schema(hit_schema("2.0.0")),
+        case(
+            C::SchemaIdentityMismatch,
+            numbered(&[&meta(), HIT, &summary(r#""ok":true,"count":1"#)]),
+            Succeeded,
+            &[(C::SchemaIdentityMismatch, N, Some(1))],
+        )
+        .schema(hit_schema("1.1.0")),
         case(
             C::MetaFieldInvalid,
             numbered(&[
@@ -709,7 +775,7 @@ fn the_baseline_stream_is_clean() {
 #[test]
 fn every_case_produces_exactly_its_findings() {
     for (i, c) in cases().iter().enumerate() {
-        let report = verify_with(&c.input, c.opts, c.max_line, c.end);
+        let report = verify_with_schema(&c.input, c.opts, c.max_line, c.end, c.schema.as_ref());
         let input = String::from_utf8_lossy(&c.input);
         assert_eq!(
             seen(&report),
