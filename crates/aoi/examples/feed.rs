@@ -8,14 +8,14 @@
 
 use std::process::ExitCode;
 
-use aoi::app::{App, Discovery};
+use aoi::app::{App, Discovery, Limits};
 use aoi::discover::capabilities::CommandSpec;
 use aoi::discover::doctor::Doctor;
 use aoi::discover::schema::EventSchema;
 use aoi::surface::cursor::{check_limit, take_page, CursorCodec};
 use aoi::surface::flags::{GlobalArgs, PageArgs};
 use aoi::surface::redact::Redactor;
-use aoi::{Category, Code, DomainEvent, ErrorEvent, Outcome, Severity};
+use aoi::{Category, Code, DomainEvent, EmitError, ErrorEvent, Outcome, Severity};
 use clap::{Parser, Subcommand};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -150,7 +150,11 @@ fn main() -> ExitCode {
             if !cli.aoi.machine() {
                 return human_list(total, prefix.as_deref(), page.limit);
             }
-            app.run(&cli.aoi, "list", |out| {
+            let limits = Limits {
+                max_bytes: page.max_bytes,
+                ..Limits::default()
+            };
+            app.run_with(&cli.aoi, "list", limits, |out| {
                 let limit = check_limit(page.limit)?;
                 let codec = CursorCodec::new("list", &(&prefix, total));
                 let after: u64 = match &page.cursor {
@@ -165,6 +169,7 @@ fn main() -> ExitCode {
                     })
                     .filter(|i| prefix.as_deref().is_none_or(|p| i.title.starts_with(p)));
                 let page = take_page(&codec, items, limit, |i| i.n);
+                let mut last = None;
                 for (k, item) in page.items.iter().enumerate() {
                     let emitted = k as u64;
                     if fail_after == Some(emitted) {
@@ -180,7 +185,15 @@ fn main() -> ExitCode {
                         out.flush()?;
                         std::process::abort();
                     }
-                    out.emit(item)?;
+                    match out.emit(item) {
+                        // --max-bytes: continue after the last item that went out.
+                        Err(EmitError::ByteLimit) => {
+                            let next = codec.encode(&last.unwrap_or(after));
+                            return Ok(Outcome::success().truncated(Some(next)));
+                        }
+                        other => other?,
+                    }
+                    last = Some(item.n);
                 }
                 Ok(page.outcome(Outcome::success()))
             })

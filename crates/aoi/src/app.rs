@@ -86,6 +86,15 @@ pub enum Discovery {
     Capabilities,
 }
 
+/// Bounds of one run: `--timeout` and `--max-bytes` (§15, §16.1).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// End the run after this long.
+    pub timeout: Option<Duration>,
+    /// Stop domain events before the stream passes this many bytes.
+    pub max_bytes: Option<u64>,
+}
+
 /// A tool's description and shared plumbing. See the [module docs](self).
 pub struct App {
     tool: String,
@@ -239,20 +248,21 @@ impl App {
     }
 
     /// Runs a command's machine-mode body under the [`Harness`], after negotiating the schema
-    /// version; `timeout` ends it with `reason:"timeout"` (exit 124).
+    /// version.
     pub fn run<F>(&self, global: &GlobalArgs, command: &str, body: F) -> ExitCode
     where
         F: FnOnce(&mut Emitter<Stdout>) -> RunResult,
     {
-        self.run_with(global, command, None, body)
+        self.run_with(global, command, Limits::default(), body)
     }
 
-    /// [`App::run`] with a `--timeout`.
+    /// [`App::run`] within `limits`: `--timeout` ends the run with `reason:"timeout"` (exit
+    /// 124); `--max-bytes` stops domain events at the bound and the summary says `truncated`.
     pub fn run_with<F>(
         &self,
         global: &GlobalArgs,
         command: &str,
-        timeout: Option<Duration>,
+        limits: Limits,
         body: F,
     ) -> ExitCode
     where
@@ -260,10 +270,13 @@ impl App {
     {
         match self.negotiate(global.schema_version.as_deref()) {
             Ok(identity) => {
-                let builder = Emitter::builder(identity).command(command).args(None, true);
+                let builder = Emitter::builder(identity)
+                    .command(command)
+                    .args(None, true)
+                    .max_bytes(limits.max_bytes);
                 Harness::new(builder)
                     .grace(self.grace)
-                    .timeout(timeout)
+                    .timeout(limits.timeout)
                     .run(body)
             }
             Err(error) => Harness::new(self.emitter(command)).run(|_| Err(error.into())),

@@ -523,3 +523,47 @@ fn a_deadline_ends_the_run_with_a_timeout_error_and_124() {
         assert!(out.stderr.is_empty());
     }
 }
+
+#[test]
+fn max_bytes_bounds_the_output_and_its_cursor_continues_without_loss() {
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..20 {
+        let mut args = vec![
+            "list",
+            "--total",
+            "12",
+            "--limit",
+            "50",
+            "--max-bytes",
+            "700",
+            "--output",
+            "jsonl",
+        ];
+        if let Some(c) = &cursor {
+            args.extend(["--cursor", c.as_str()]);
+        }
+        let out = run("feed", &args, b"");
+        assert_eq!(out.status.code(), Some(0), "{}", transcript(&out));
+        let lines: Vec<&[u8]> = out.stdout.split_inclusive(|b| *b == b'\n').collect();
+        let before_summary: usize = lines[..lines.len() - 1].iter().map(|l| l.len()).sum();
+        assert!(
+            before_summary <= 700,
+            "{before_summary} bytes before the summary"
+        );
+        let s = summary(&out.stdout);
+        seen.extend(
+            domain(&out.stdout, "item")
+                .into_iter()
+                .map(|f| f["n"].as_u64().unwrap()),
+        );
+        match s.next_cursor {
+            Some(c) => {
+                assert_eq!(s.truncated, Some(true));
+                cursor = Some(c);
+            }
+            None => break,
+        }
+    }
+    assert_eq!(seen, (1..=12).collect::<Vec<u64>>());
+}

@@ -41,6 +41,10 @@ pub enum EmitError {
     /// The summary has been written; nothing may follow it (§4).
     #[error("the stream is finished: nothing may follow aoi:summary")]
     Finished,
+    /// The event would take the stream past `--max-bytes`; it was not written, and the summary
+    /// will say `truncated` (§15). Stop producing; `?` ends the run successfully.
+    #[error("the output reached --max-bytes")]
+    ByteLimit,
 }
 
 impl EmitError {
@@ -62,6 +66,7 @@ impl From<EmitError> for ErrorEvent {
             }
             EmitError::Cancelled(_) => (Category::Cancelled, "CANCELLED"),
             EmitError::Finished => (Category::Internal, "STREAM_FINISHED"),
+            EmitError::ByteLimit => (Category::Internal, "OUTPUT_LIMIT_REACHED"),
         };
         ErrorEvent::new(category, Code::from_static(code), e.to_string())
     }
@@ -186,6 +191,7 @@ pub struct EmitterBuilder {
     run: Option<String>,
     flush_each_line: bool,
     cancel: CancelToken,
+    max_bytes: Option<u64>,
 }
 
 impl EmitterBuilder {
@@ -216,6 +222,14 @@ impl EmitterBuilder {
     /// Writes every line through at once (for interactive consumers); the default batches.
     pub fn flush_each_line(mut self, on: bool) -> Self {
         self.flush_each_line = on;
+        self
+    }
+
+    /// Bounds the stream to `max` bytes (`--max-bytes`, §15): a domain event that would pass it
+    /// is refused with [`EmitError::ByteLimit`] and the summary says `truncated`. Framework
+    /// events, the summary included, are always written.
+    pub fn max_bytes(mut self, max: Option<u64>) -> Self {
+        self.max_bytes = max;
         self
     }
 
@@ -264,6 +278,9 @@ impl EmitterBuilder {
             started: Instant::now(),
             timestamps: self.timestamps,
             flush_each_line: self.flush_each_line,
+            max_bytes: self.max_bytes,
+            written: 0,
+            cut_by_bytes: false,
             seq: 0,
             identity: self.identity,
             counts: Counts::default(),
@@ -331,6 +348,10 @@ pub(crate) struct Core<W> {
     started: Instant,
     timestamps: bool,
     flush_each_line: bool,
+    /// `--max-bytes`, and the bytes of every complete line so far.
+    max_bytes: Option<u64>,
+    written: u64,
+    cut_by_bytes: bool,
     seq: u64,
     identity: Identity,
     counts: Counts,
@@ -359,6 +380,7 @@ impl<W: Write> Core<W> {
             self.buf.truncate(self.committed);
             return Err(EmitError::Serialize(e.to_string()));
         }
+        self.written += (self.buf.len() - self.committed) as u64;
         self.committed = self.buf.len();
         self.seq += 1;
         if self.flush_each_line || self.buf.len() >= FLUSH_AT {
@@ -423,8 +445,12 @@ impl<W: Write> Core<W> {
             warning_count: Some(c.warnings + c.upstream_warnings),
             error_count: Some(c.errors + c.upstream_errors),
             partial: Some(partial.unwrap_or(c.item_errors > 0 && c.domain > 0)),
-            truncated: Some(truncated),
-            next_cursor: if truncated { next_cursor } else { None },
+            truncated: Some(truncated || self.cut_by_bytes),
+            next_cursor: if truncated || self.cut_by_bytes {
+                next_cursor
+            } else {
+                None
+            },
             elapsed_ms: Some(u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)),
             caused_by,
             upstream,
@@ -467,7 +493,10 @@ impl<W: Write> Core<W> {
     }
 }
 
-/// Writes one AOI stream. See the [module docs](self) and the crate's example stream.
+/// Writes one AOI stream: numbers every line, keeps the summary's counters, buffers for
+/// throughput and flushes where a consumer needs to see the stream move (after `aoi:meta`, on
+/// progress, heartbeats and errors, on [`Emitter::flush`], and at the summary). See the crate
+/// docs for an example stream.
 #[derive(Debug)]
 pub struct Emitter<W> {
     core: Arc<Mutex<Core<W>>>,
@@ -485,6 +514,7 @@ impl Emitter<()> {
             run: None,
             flush_each_line: false,
             cancel: CancelToken::new(),
+            max_bytes: None,
         }
     }
 }
@@ -525,7 +555,29 @@ impl<W: Write> Emitter<W> {
             return Err(EmitError::InvalidType(ty.to_owned()));
         }
         let mut core = self.lock();
+        if core.cut_by_bytes {
+            return Err(EmitError::ByteLimit);
+        }
+        let before = core.written;
         core.write(ty, body)?;
+        if let Some(max) = core.max_bytes {
+            if core.written > max {
+                // Take the line back: it is the last one, still in the buffer unless it alone
+                // filled it, in which case it already went out and the bound is exceeded by one
+                // line at most.
+                let len = (core.written - before) as usize;
+                if core.committed >= len {
+                    let keep = core.committed - len;
+                    core.buf.truncate(keep);
+                    core.committed = keep;
+                    core.written = before;
+                    core.seq -= 1;
+                    core.cut_by_bytes = true;
+                    return Err(EmitError::ByteLimit);
+                }
+                core.cut_by_bytes = true;
+            }
+        }
         core.counts.domain += 1;
         Ok(())
     }

@@ -1532,3 +1532,74 @@ fn a_summary_written_from_another_thread_counts_every_line_before_it() {
         verified(&bytes);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// --max-bytes (§15)
+
+#[test]
+fn max_bytes_refuses_the_event_that_would_pass_the_bound_and_marks_the_summary_truncated() {
+    let mut e = Emitter::builder(Identity::new(
+        TOOL,
+        TOOL_VERSION,
+        SCHEMA_NAME,
+        SCHEMA_VERSION,
+    ))
+    .max_bytes(Some(600))
+    .start(Vec::new())
+    .unwrap();
+    let mut written = 0;
+    let mut refused = None;
+    for n in 1..100 {
+        match e.emit(&hit(n)) {
+            Ok(()) => written += 1,
+            Err(err) => {
+                refused = Some(err);
+                break;
+            }
+        }
+    }
+    assert!(matches!(refused, Some(EmitError::ByteLimit)));
+    assert!(e.emit(&hit(1000)).is_err(), "the bound stays reached");
+    e.warning(&Warning::new(code("W"), "framework events still go out"))
+        .unwrap();
+    let finished = e.finish(Outcome::success()).unwrap();
+    let bytes = e.into_writer();
+    let report = verified(&bytes);
+    assert_eq!(report.domain_events, written);
+    assert_eq!(finished.summary.truncated, Some(true));
+    assert!(finished.summary.ok);
+    let domain_bytes: usize = bytes
+        .split_inclusive(|b| *b == b'\n')
+        .take(1 + written as usize)
+        .map(<[u8]>::len)
+        .sum();
+    assert!(
+        domain_bytes <= 600,
+        "meta and the domain events stay within the bound"
+    );
+}
+
+#[test]
+fn a_byte_limit_returned_through_question_mark_is_a_bounded_success() {
+    let mut e = Emitter::builder(Identity::new(
+        TOOL,
+        TOOL_VERSION,
+        SCHEMA_NAME,
+        SCHEMA_VERSION,
+    ))
+    .max_bytes(Some(400))
+    .start(Vec::new())
+    .unwrap();
+    let code = drive(&mut e, |out| {
+        for n in 1..1000 {
+            out.emit(&hit(n))?;
+        }
+        Ok(Outcome::success())
+    });
+    assert_eq!(code, 0);
+    let bytes = e.into_writer();
+    let report = verified(&bytes);
+    assert_eq!(report.verdict, Verdict::Succeeded);
+    assert_eq!(report.summary.unwrap().truncated, Some(true));
+    assert_eq!(report.errors, 0, "a bound is not an error");
+}

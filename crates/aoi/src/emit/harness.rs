@@ -37,6 +37,8 @@ pub type RunResult = Result<Outcome, Failure>;
 pub struct Failure {
     event: Box<ErrorEvent>,
     denied: bool,
+    /// The run stopped at `--max-bytes`: not a failure, a bounded success (§15).
+    bounded: bool,
 }
 
 impl Failure {
@@ -45,6 +47,7 @@ impl Failure {
         Failure {
             event: Box::new(event),
             denied: true,
+            bounded: false,
         }
     }
 
@@ -75,13 +78,18 @@ impl From<ErrorEvent> for Failure {
         Failure {
             event: Box::new(event),
             denied: false,
+            bounded: false,
         }
     }
 }
 
 impl From<EmitError> for Failure {
     fn from(error: EmitError) -> Failure {
-        Failure::from(ErrorEvent::from(error))
+        let bounded = matches!(error, EmitError::ByteLimit);
+        Failure {
+            bounded,
+            ..Failure::from(ErrorEvent::from(error))
+        }
     }
 }
 
@@ -164,6 +172,8 @@ where
     let cancelled = emitter.cancel_token().cancelled();
     let outcome = match result {
         Ok(Ok(outcome)) => Ok(outcome),
+        // `?` on an emit refused at `--max-bytes`: the summary says `truncated`.
+        Ok(Err(failure)) if failure.bounded => Ok(Outcome::success()),
         Ok(Err(failure)) => Err(failure),
         Err(payload) => Err(Failure::from(panic_error(payload.as_ref()))),
     };

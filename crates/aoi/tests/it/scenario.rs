@@ -499,6 +499,8 @@ fn expect(scenario: &Scenario, mut m: Model) -> Expected {
     let exit_code = match (m.cancelled, ok, m.first_process_error) {
         (Some(sig), _, _) => sig.exit_code(),
         (None, true, _) => 0,
+        // A refusal is a refusal whatever error came before it.
+        (None, false, _) if reason == Some(Reason::Denied) => 77,
         (None, false, Some(category)) => category.exit_code(),
         (None, false, None) => match reason {
             Some(Reason::Cancelled) => 130,
