@@ -3,13 +3,10 @@
 //!
 //! The event body is serialized through [`Fields`], a serializer that accepts only objects
 //! (structs and maps) and forwards each field to the outer map, refusing the reserved top-level
-//! names `type` and `aoi` (§8.1). The JSON is serde_json's compact form, written through
-//! [`Compact`], which also keeps every ANSI control byte off the wire (§2).
-
-use std::io;
+//! names `type` and `aoi` (§8.1). The JSON is serde_json's compact form, with U+009B escaped
+//! so that no ANSI control byte reaches the wire (§2; see [`write_line`]).
 
 use serde::ser::{Error as _, Impossible, Serialize, SerializeMap, SerializeStruct, Serializer};
-use serde_json::ser::Formatter;
 
 type JsonError = serde_json::Error;
 
@@ -235,33 +232,11 @@ impl Serialize for EnvelopeRef<'_> {
     }
 }
 
-/// serde_json's compact formatter, except that U+009B (the C1 control CSI, which serde_json
-/// leaves raw) is written as the escape `\u009b`, so no ANSI control byte ever reaches stdout
-/// (§2). ESC and the other C0 controls are already escaped by serde_json.
-struct Compact;
-
-impl Formatter for Compact {
-    #[inline]
-    fn write_string_fragment<W: ?Sized + io::Write>(
-        &mut self,
-        writer: &mut W,
-        fragment: &str,
-    ) -> io::Result<()> {
-        let bytes = fragment.as_bytes();
-        let mut written = 0;
-        for at in memchr::memchr_iter(0x9b, bytes) {
-            // In UTF-8, U+009B is C2 9B; 0x9B alone is a continuation byte of other characters.
-            if at > 0 && bytes[at - 1] == 0xc2 {
-                writer.write_all(&bytes[written..at - 1])?;
-                writer.write_all(b"\\u009b")?;
-                written = at + 1;
-            }
-        }
-        writer.write_all(&bytes[written..])
-    }
-}
-
 /// Writes `{"type":…,"aoi":{…},<body fields>}` followed by `\n` into `out`.
+///
+/// The JSON is serde_json's compact form, except that U+009B (the C1 control CSI, which
+/// serde_json leaves raw) is rewritten as the escape `\u009b`, so no ANSI control byte ever
+/// reaches stdout (§2); ESC and the other C0 controls are already escaped by serde_json.
 ///
 /// On error, `out` may hold part of the line; the caller truncates it.
 pub(crate) fn write_line<T: Serialize + ?Sized>(
@@ -270,14 +245,37 @@ pub(crate) fn write_line<T: Serialize + ?Sized>(
     envelope: &EnvelopeRef<'_>,
     body: &T,
 ) -> Result<(), JsonError> {
-    let mut ser = serde_json::Serializer::with_formatter(&mut *out, Compact);
+    let start = out.len();
+    let mut ser = serde_json::Serializer::new(&mut *out);
     let mut map = ser.serialize_map(None)?;
     map.serialize_entry("type", ty)?;
     map.serialize_entry("aoi", envelope)?;
     serialize_fields(&mut map, body)?;
     SerializeMap::end(map)?;
+    // One scan of the finished line, instead of one per string fragment. Outside strings a
+    // JSON line is ASCII, so every C2 9B pair is U+009B inside a string; 0x9B alone is a
+    // continuation byte of other characters (Û, many CJK), hence the C2 check.
+    if memchr::memchr_iter(0x9b, &out[start..]).any(|at| at > 0 && out[start + at - 1] == 0xc2) {
+        escape_csi(out, start);
+    }
     out.push(b'\n');
     Ok(())
+}
+
+/// Rewrites every U+009B (C2 9B) in `out[start..]` as `\u009b`. Rare: only on lines that
+/// carry a CSI.
+#[cold]
+fn escape_csi(out: &mut Vec<u8>, start: usize) {
+    let line = out.split_off(start);
+    let mut written = 0;
+    for at in memchr::memchr_iter(0x9b, &line) {
+        if at > 0 && line[at - 1] == 0xc2 {
+            out.extend_from_slice(&line[written..at - 1]);
+            out.extend_from_slice(b"\\u009b");
+            written = at + 1;
+        }
+    }
+    out.extend_from_slice(&line[written..]);
 }
 
 #[cfg(test)]
