@@ -81,6 +81,7 @@ fn app() -> App {
         env!("CARGO_PKG_VERSION"),
         "io.machinemode.examples.feed",
     )
+    .echo_args(true)
     .event_schema(|identity| {
         EventSchema::new(identity, "https://schemas.machinemode.io/examples")
             .domain_event::<Item>("item")

@@ -58,7 +58,7 @@ use crate::discover::input_schema::input_schema;
 use crate::discover::schema::framework_schema;
 use crate::emit::{Emitter, EmitterBuilder, Harness, RunResult};
 use crate::surface::flags::GlobalArgs;
-use crate::surface::redact::Redactor;
+use crate::surface::redact::{args_fingerprint, Redactor};
 use crate::wire::{exit_code, Category, Code, ErrorEvent, Identity};
 use crate::Outcome;
 
@@ -105,6 +105,7 @@ pub struct App {
     schema: Box<SchemaFn>,
     specs: Vec<CommandSpec>,
     grace: Duration,
+    echo_args: bool,
 }
 
 impl std::fmt::Debug for App {
@@ -134,6 +135,7 @@ impl App {
             schema: Box::new(|_| Ok(framework_schema())),
             specs: Vec::new(),
             grace: Duration::from_millis(1500),
+            echo_args: false,
         }
     }
 
@@ -160,6 +162,14 @@ impl App {
     /// States one command's behaviour for `capabilities`.
     pub fn command(mut self, spec: CommandSpec) -> App {
         self.specs.push(spec);
+        self
+    }
+
+    /// Echoes the arguments in `aoi:meta.args`, redacted per §11 (sensitive flags, URL
+    /// credentials and signature keys, headers, `KEY=VALUE`, and the values of sensitive
+    /// environment variables). Off by default: the caller already knows what it passed.
+    pub fn echo_args(mut self, on: bool) -> App {
+        self.echo_args = on;
         self
     }
 
@@ -270,10 +280,17 @@ impl App {
     {
         match self.negotiate(global.schema_version.as_deref()) {
             Ok(identity) => {
+                let argv: Vec<String> = std::env::args().skip(1).collect();
+                let redacted = Redactor::from_env().redact_args(&argv);
                 let builder = Emitter::builder(identity)
                     .command(command)
-                    .args(None, true)
+                    .input_fingerprint(args_fingerprint(&redacted.args))
                     .max_bytes(limits.max_bytes);
+                let builder = if self.echo_args {
+                    builder.args(Some(redacted.args), redacted.redacted)
+                } else {
+                    builder.args(None, true)
+                };
                 Harness::new(builder)
                     .grace(self.grace)
                     .timeout(limits.timeout)

@@ -24,31 +24,88 @@
 //!
 //! # A complete minimal tool
 //!
+//! One clap definition, one domain event type, and the SDK does the rest: `--output jsonl`,
+//! usage errors as events (exit 64), `schema`, `input-schema --command search` and
+//! `capabilities` derived from the same definition, `--schema-version` negotiation, a bounded
+//! `--limit` with opaque cursors, a summary on every exit, and exit codes from the taxonomy.
+//!
 //! ```no_run
 //! use std::process::ExitCode;
-//! use aoi::{Category, Code, DomainEvent, Emitter, ErrorEvent, Harness, Identity, Outcome};
+//! use aoi::app::{App, Discovery};
+//! use aoi::discover::capabilities::CommandSpec;
+//! use aoi::discover::schema::EventSchema;
+//! use aoi::surface::cursor::{check_limit, take_page, CursorCodec};
+//! use aoi::surface::flags::{GlobalArgs, PageArgs};
+//! use aoi::{DomainEvent, Outcome};
+//! use clap::{Parser, Subcommand};
 //!
-//! #[derive(serde::Serialize)]
-//! struct Hit { rank: u32, id: String }
+//! /// A tiny searchable catalogue.
+//! #[derive(Parser)]
+//! #[command(name = "notes", version)]
+//! struct Cli {
+//!     #[command(flatten)]
+//!     aoi: GlobalArgs,
+//!     #[command(subcommand)]
+//!     command: Command,
+//! }
+//!
+//! #[derive(Subcommand)]
+//! enum Command {
+//!     /// Ranked search.
+//!     Search {
+//!         /// What to look for.
+//!         query: String,
+//!         #[command(flatten)]
+//!         page: PageArgs,
+//!     },
+//!     #[command(flatten)]
+//!     Discovery(Discovery),
+//! }
+//!
+//! /// One search result.
+//! #[derive(serde::Serialize, schemars::JsonSchema)]
+//! struct Hit { rank: u64, id: String }
 //!
 //! impl DomainEvent for Hit {
 //!     fn event_type(&self) -> &str { "hit" }
 //! }
 //!
 //! fn main() -> ExitCode {
-//!     let identity = Identity::new("outline", "1.8.2", "com.example.outline.events", "1.0.0");
-//!     Harness::new(Emitter::builder(identity).command("search")).run(|out| {
-//!         for rank in 1..=2 {
-//!             out.emit(&Hit { rank, id: format!("doc_{rank}") })?;
-//!         }
-//!         if std::env::args().any(|a| a == "--fail") {
-//!             // Becomes a process-scope aoi:error, an ok:false summary, and exit 69.
-//!             return Err(ErrorEvent::new(Category::Unavailable, Code::from_static("INDEX_DOWN"), "index unreachable").into());
-//!         }
-//!         Ok(Outcome::success())
-//!     })
+//!     let app = App::new("notes", env!("CARGO_PKG_VERSION"), "com.example.notes.events")
+//!         .event_schema(|id| {
+//!             EventSchema::new(id, "https://schemas.example.com")
+//!                 .domain_event::<Hit>("hit")
+//!                 .build()
+//!                 .map_err(|e| e.to_string())
+//!         })
+//!         .command(CommandSpec::new("search").read_only().events(["hit"]).example(["search", "agent", "--limit", "2"]));
+//!     let cli: Cli = match app.parse() {
+//!         Ok(cli) => cli,
+//!         Err(code) => return code,
+//!     };
+//!     match cli.command {
+//!         Command::Discovery(d) => app.discover::<Cli>(&cli.aoi, &d),
+//!         Command::Search { query, page } => app.run(&cli.aoi, "search", |out| {
+//!             let codec = CursorCodec::new("search", &query);
+//!             let after: u64 = match &page.cursor {
+//!                 Some(c) => codec.decode(c)?, // a cursor from another query: validation error
+//!                 None => 0,
+//!             };
+//!             let hits = (after + 1..=100).map(|rank| Hit { rank, id: format!("doc_{rank}") });
+//!             let page = take_page(&codec, hits, check_limit(page.limit)?, |h| h.rank);
+//!             for hit in &page.items {
+//!                 out.emit(hit)?;
+//!             }
+//!             Ok(page.outcome(Outcome::success())) // truncated + next_cursor when cut
+//!         }),
+//!     }
 //! }
 //! ```
+//!
+//! Below [`app::App`], [`Harness`] runs one body under the same guarantees and [`Emitter`]
+//! writes one stream; the [`surface`] modules add dry-run, confirmation, idempotency, redaction
+//! and the input contract; `examples/feed.rs`, `shout.rs` and `collect.rs` are a complete
+//! source, transformer and sink.
 //!
 //! # Reading and verifying
 //!

@@ -367,9 +367,17 @@ fn a_canary_secret_in_args_and_env_never_reaches_stdout_or_stderr() {
         assert!(!String::from_utf8_lossy(&out.stdout).contains(canary));
         assert!(!stderr.contains(canary), "{canary} leaked: {stderr}");
     }
+    // feed opts into echoing its arguments: they arrive redacted.
     let meta = aoi_test::assert_conforms(&out.stdout).meta.unwrap();
     assert_eq!(meta.args_redacted, Some(true));
-    assert!(meta.args.is_none(), "args are not echoed");
+    let args = meta.args.expect("feed echoes its args");
+    assert!(args.contains(&"[REDACTED]".to_owned()), "{args:?}");
+    assert!(args.contains(&"--api-token".to_owned()) && args.contains(&"list".to_owned()));
+    assert!(meta.input_fingerprint.unwrap().starts_with("sha256:"));
+    // A tool that does not opt in echoes nothing.
+    let out = run("shout", &["--input-jsonl", "-", "--output", "jsonl"], b"");
+    let meta = aoi_test::assert_conforms(&out.stdout).meta.unwrap();
+    assert_eq!((meta.args, meta.args_redacted), (None, Some(true)));
     // input-schema marks the token secret.
     let schema: Value =
         serde_json::from_slice(&run("feed", &["input-schema", "--command", "list"], b"").stdout)
