@@ -395,17 +395,7 @@ fn relay_error(e: &io::Error) -> ErrorEvent {
 }
 
 fn open_error(path: &Path, e: &io::Error) -> ErrorEvent {
-    let (category, code) = match e.kind() {
-        io::ErrorKind::NotFound => (Category::NotFound, "FILE_NOT_FOUND"),
-        io::ErrorKind::PermissionDenied => (Category::Authz, "FILE_NOT_READABLE"),
-        _ => (Category::Io, "FILE_OPEN_FAILED"),
-    };
-    ErrorEvent::new(
-        category,
-        Code::from_static(code),
-        format!("cannot open {}: {e}", path.display()),
-    )
-    .target(path.display().to_string())
+    ErrorEvent::cannot_open(&path.display().to_string(), e)
 }
 
 fn spawn_error(program: &OsString, e: &io::Error) -> ErrorEvent {

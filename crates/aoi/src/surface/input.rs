@@ -86,19 +86,7 @@ impl Input<Box<dyn Read>> {
         let source: Box<dyn Read> = if path == "-" {
             Box::new(io::stdin())
         } else {
-            Box::new(File::open(path).map_err(|e| {
-                let (category, code) = match e.kind() {
-                    io::ErrorKind::NotFound => (Category::NotFound, "INPUT_NOT_FOUND"),
-                    io::ErrorKind::PermissionDenied => (Category::Authz, "INPUT_NOT_READABLE"),
-                    _ => (Category::Io, "INPUT_OPEN_FAILED"),
-                };
-                ErrorEvent::new(
-                    category,
-                    Code::from_static(code),
-                    format!("cannot open {path}: {e}"),
-                )
-                .target(path)
-            })?)
+            Box::new(File::open(path).map_err(|e| ErrorEvent::cannot_open(path, &e))?)
         };
         if jsonl {
             Ok(Input::jsonl(source, mode))

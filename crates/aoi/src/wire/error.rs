@@ -141,6 +141,22 @@ impl ErrorEvent {
         }
     }
 
+    /// The error for a file that cannot be opened: `not_found` `FILE_NOT_FOUND`, `authz`
+    /// `FILE_NOT_READABLE`, or `io` `FILE_OPEN_FAILED`, with the path as `target`.
+    pub fn cannot_open(path: &str, error: &std::io::Error) -> ErrorEvent {
+        let (category, code) = match error.kind() {
+            std::io::ErrorKind::NotFound => (Category::NotFound, "FILE_NOT_FOUND"),
+            std::io::ErrorKind::PermissionDenied => (Category::Authz, "FILE_NOT_READABLE"),
+            _ => (Category::Io, "FILE_OPEN_FAILED"),
+        };
+        ErrorEvent::new(
+            category,
+            Code::from_static(code),
+            format!("cannot open {path}: {error}"),
+        )
+        .target(path)
+    }
+
     /// Makes this an item-scope error: the stream goes on.
     pub fn item(mut self) -> Self {
         self.scope = Scope::Item;
