@@ -16,7 +16,9 @@ use aoi::app::{human_error, App, Discovery};
 use aoi::discover::capabilities::CommandSpec;
 use aoi::discover::schema::EventSchema;
 use aoi::surface::cursor::request_hash;
-use aoi::surface::flags::{ConfirmArgs, GlobalArgs, InputArgs, InputMode, MutationArgs};
+use aoi::surface::flags::{
+    ConfirmArgs, DryRunArgs, GlobalArgs, InputArgs, InputMode, MutationArgs,
+};
 use aoi::surface::input::Input;
 use aoi::surface::safety::{
     begin, replay, Confirmation, Effects, IdempotencyStore, Recorded, Replay,
@@ -54,7 +56,7 @@ enum Command {
         #[arg(long)]
         into: PathBuf,
         #[command(flatten)]
-        mutation: MutationArgs,
+        dry_run: DryRunArgs,
         #[command(flatten)]
         confirm: ConfirmArgs,
     },
@@ -203,7 +205,7 @@ fn main() -> ExitCode {
             let mut store = FileStore {
                 path: with_suffix(&into, ".idempotency.json"),
             };
-            let mut recorder = match &mutation.idempotency_key {
+            let recorder = match &mutation.idempotency_key {
                 Some(key) if !mutation.dry_run => {
                     let hash = request_hash(
                         "add",
@@ -243,31 +245,45 @@ fn main() -> ExitCode {
                     .map_err(|e| io_error(&into, &e))
             })?;
             if applied.is_some() {
-                for id in ids {
-                    let event = Stored {
+                let events: Vec<Stored> = ids
+                    .into_iter()
+                    .map(|id| Stored {
                         id,
                         store: into.display().to_string(),
-                    };
-                    match recorder.as_mut() {
-                        Some(r) => r.emit(out, &event)?,
-                        None => out.emit(&event)?,
+                    })
+                    .collect();
+                // Save the idempotency record right after the effect and before any output: a
+                // retry after a cut pipe must replay, not append again (§14.4).
+                if let Some(mut r) = recorder {
+                    for event in &events {
+                        r.record(event)?;
                     }
-                }
-                if let Some(r) = recorder {
                     r.finish(&mut store, true)?;
+                }
+                for event in &events {
+                    out.emit(event)?;
                 }
             }
             Ok(reader.finish(out, Outcome::success())?)
         }),
         Command::Clear {
             into,
-            mutation,
+            dry_run,
             confirm,
         } => app.run(&cli.aoi, "clear", |out| {
-            let text = fs::read_to_string(&into).unwrap_or_default();
-            let count = text.lines().filter(|l| !l.trim().is_empty()).count() as u64;
-            Confirmation::new(confirm.confirm, confirm.confirm_count).check("clear", count)?;
-            let mut effects = Effects::new(mutation.dry_run);
+            let count = match fs::read(&into) {
+                Ok(bytes) => bytes
+                    .split(|b| *b == b'\n')
+                    .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+                    .count() as u64,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+                Err(e) => return Err(io_error(&into, &e).into()),
+            };
+            // A dry run changes nothing, so it needs no confirmation: preview, then confirm.
+            if !dry_run.dry_run {
+                Confirmation::new(confirm.confirm, confirm.confirm_count).check("clear", count)?;
+            }
+            let mut effects = Effects::new(dry_run.dry_run);
             let plan = Plan {
                 action: "clear".into(),
                 target: Some(into.display().to_string()),

@@ -19,18 +19,21 @@ use serde::{Deserialize, Serialize};
 
 /// Upper-cases the titles of items read from an upstream stream or plain JSONL.
 #[derive(Debug, Parser)]
-#[command(name = "shout", version, args_conflicts_with_subcommands = true)]
+#[command(name = "shout", version)]
 struct Cli {
     #[command(flatten)]
     aoi: GlobalArgs,
-    #[command(flatten)]
-    input: InputArgs,
     #[command(subcommand)]
-    command: Option<Command>,
+    command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Upper-case the title of every item read.
+    Upcase {
+        #[command(flatten)]
+        input: InputArgs,
+    },
     #[command(flatten)]
     Discovery(Discovery),
 }
@@ -74,6 +77,12 @@ fn main() -> ExitCode {
             .build()
             .map_err(|e| e.to_string())
     })
+    .command(
+        CommandSpec::new("upcase")
+            .read_only()
+            .events(["item"])
+            .input_default(InputMode::FailFast),
+    )
     .command(CommandSpec::new("schema").read_only())
     .command(CommandSpec::new("input-schema").read_only())
     .command(CommandSpec::new("capabilities").read_only());
@@ -81,15 +90,15 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(code) => return code,
     };
-    if let Some(Command::Discovery(d)) = &cli.command {
-        return app.discover::<Cli>(&cli.aoi, d);
-    }
+    let input = match &cli.command {
+        Command::Discovery(d) => return app.discover::<Cli>(&cli.aoi, d),
+        Command::Upcase { input } => input,
+    };
     if !cli.aoi.machine() {
-        return human(&cli);
+        return human(input);
     }
-    app.run(&cli.aoi, "shout", |out| {
-        let mut input =
-            Input::open(&cli.input, InputMode::FailFast)?.validate_with(&record_schema())?;
+    app.run(&cli.aoi, "upcase", |out| {
+        let mut input = Input::open(input, InputMode::FailFast)?.validate_with(&record_schema())?;
         while let Some(record) = input.next(out)? {
             let item: ItemIn = serde_json::from_value(serde_json::Value::Object(record.fields))
                 .map_err(|e| {
@@ -110,13 +119,13 @@ fn main() -> ExitCode {
 }
 
 /// Human mode: titles only, one per line.
-fn human(cli: &Cli) -> ExitCode {
+fn human(input: &InputArgs) -> ExitCode {
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();
-    if cli.input.input_jsonl.as_deref() != Some("-") {
+    if input.input_jsonl.as_deref() != Some("-") {
         let _ = writeln!(
             std::io::stderr(),
-            "error: give --input-jsonl -\n  hint: feed list --output jsonl | shout --input-jsonl -"
+            "error: give --input-jsonl -\n  hint: feed list --output jsonl | shout upcase --input-jsonl -"
         );
         return ExitCode::from(aoi::exit_code::USAGE);
     }

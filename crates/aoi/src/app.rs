@@ -280,7 +280,10 @@ impl App {
     {
         match self.negotiate(global.schema_version.as_deref()) {
             Ok(identity) => {
-                let argv: Vec<String> = std::env::args().skip(1).collect();
+                let argv: Vec<String> = std::env::args_os()
+                    .skip(1)
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect();
                 let redacted = Redactor::from_env().redact_args(&argv);
                 let builder = Emitter::builder(identity)
                     .command(command)
@@ -373,6 +376,7 @@ impl App {
                 let m = manifest(
                     root,
                     &self.specs,
+                    &self.identity(),
                     &self.schema_name,
                     &self.versions,
                     &self.default_version,

@@ -27,7 +27,7 @@ fn source_transformer_sink_and_verify_succeed_together() {
     let dir = temp_dir("pipe-ok");
     let out = bash(
         r#"$FEED list --limit 7 --output jsonl | tee feed.jsonl \
-             | $SHOUT --input-jsonl - --output jsonl | tee shout.jsonl \
+             | $SHOUT upcase --input-jsonl - --output jsonl | tee shout.jsonl \
              | $COLLECT add --into store.jsonl --input-jsonl - --output jsonl | tee collect.jsonl \
              | $AOI verify -q
            echo "${PIPESTATUS[*]}""#,
@@ -62,7 +62,7 @@ fn an_upstream_rate_limit_keeps_its_retry_detail_through_every_stage() {
     let dir = temp_dir("pipe-rate");
     let out = bash(
         r#"$FEED list --limit 5 --fail-after 2 --output jsonl \
-             | $SHOUT --input-jsonl - --output jsonl | tee shout.jsonl \
+             | $SHOUT upcase --input-jsonl - --output jsonl | tee shout.jsonl \
              | $COLLECT add --into store.jsonl --input-jsonl - --output jsonl | tee collect.jsonl \
              | $AOI verify --output jsonl > verify.jsonl
            echo "${PIPESTATUS[*]}""#,
@@ -113,7 +113,7 @@ fn a_cut_upstream_is_an_io_failure_downstream() {
     let dir = temp_dir("pipe-cut");
     let out = bash(
         r#"$FEED list --limit 5 --crash-after 3 --output jsonl 2>/dev/null \
-             | $SHOUT --input-jsonl - --output jsonl | tee shout.jsonl \
+             | $SHOUT upcase --input-jsonl - --output jsonl | tee shout.jsonl \
              | $COLLECT add --into store.jsonl --input-jsonl - --output jsonl > collect.jsonl
            echo "${PIPESTATUS[*]}""#,
         &dir,
@@ -157,7 +157,7 @@ fn every_event_the_example_tools_emit_validates_against_their_published_schema()
            $FEED list --limit 4 --output jsonl | $AOI verify -q --schema feed.schema.json
            $FEED list --limit 4 --fail-after 1 --output jsonl | $AOI verify -q --schema-from $FEED || [ $? = 1 ]
            $FEED doctor --output jsonl | $AOI verify -q --schema-from $FEED
-           $FEED list --limit 4 --output jsonl | $SHOUT --input-jsonl - --output jsonl | $AOI verify -q --schema-from $SHOUT
+           $FEED list --limit 4 --output jsonl | $SHOUT upcase --input-jsonl - --output jsonl | $AOI verify -q --schema-from $SHOUT
            $FEED list --limit 4 --output jsonl | $COLLECT add --into s.jsonl --input-jsonl - --output jsonl --dry-run | $AOI verify -q --schema-from $COLLECT
            $FEED list --limit 4 --output jsonl | $COLLECT add --into s.jsonl --input-jsonl - --output jsonl | $AOI verify -q --schema-from $COLLECT
            $COLLECT clear --into s.jsonl --confirm --confirm-count 4 --output jsonl | $AOI verify -q --schema-from $COLLECT
@@ -177,5 +177,56 @@ fn every_event_the_example_tools_emit_validates_against_their_published_schema()
         let id = schema["$id"].as_str().unwrap();
         assert!(id.starts_with("https://"), "{tool}: $id {id}");
     }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn an_upstream_cut_inside_a_line_fails_the_transformer_in_every_mode() {
+    let dir = temp_dir("pipe-midline");
+    for mode in ["--fail-fast", "--continue-on-error"] {
+        let out = bash(
+            &format!(
+                r#"$FEED list --limit 3 --output jsonl | head -c 300 \
+                     | $SHOUT upcase --input-jsonl - {mode} --output jsonl > shout.jsonl
+                   echo "${{PIPESTATUS[*]}}""#
+            ),
+            &dir,
+        );
+        // feed may or may not see the pipe close (0 or 141); head exits 0; shout must fail: io.
+        let status = statuses(&out);
+        assert!(
+            status.ends_with(" 0 74"),
+            "{mode}: {status}: {}",
+            transcript(&out)
+        );
+        let shout = summary_of(&dir.join("shout.jsonl"));
+        assert!(!shout.ok, "{mode}");
+        let error = aoi_test::events(&std::fs::read(dir.join("shout.jsonl")).unwrap())
+            .into_iter()
+            .find_map(|e| match e {
+                Event::Error(e) => Some(e),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(
+            (error.category, error.code.as_str()),
+            (Category::Io, "UPSTREAM_TRUNCATED")
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn two_concatenated_upstream_streams_are_not_one_good_stream() {
+    let dir = temp_dir("pipe-two");
+    let out = bash(
+        r#"( $FEED list --limit 1 --output jsonl; $FEED list --limit 2 --output jsonl ) \
+             | $SHOUT upcase --input-jsonl - --output jsonl > shout.jsonl
+           echo "${PIPESTATUS[*]}""#,
+        &dir,
+    );
+    assert_eq!(statuses(&out), "0 65", "{}", transcript(&out));
+    let shout = summary_of(&dir.join("shout.jsonl"));
+    assert!(!shout.ok);
     std::fs::remove_dir_all(dir).unwrap();
 }

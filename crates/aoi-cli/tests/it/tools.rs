@@ -375,7 +375,11 @@ fn a_canary_secret_in_args_and_env_never_reaches_stdout_or_stderr() {
     assert!(args.contains(&"--api-token".to_owned()) && args.contains(&"list".to_owned()));
     assert!(meta.input_fingerprint.unwrap().starts_with("sha256:"));
     // A tool that does not opt in echoes nothing.
-    let out = run("shout", &["--input-jsonl", "-", "--output", "jsonl"], b"");
+    let out = run(
+        "shout",
+        &["upcase", "--input-jsonl", "-", "--output", "jsonl"],
+        b"",
+    );
     let meta = aoi_test::assert_conforms(&out.stdout).meta.unwrap();
     assert_eq!((meta.args, meta.args_redacted), (None, Some(true)));
     // input-schema marks the token secret.
@@ -574,4 +578,68 @@ fn max_bytes_bounds_the_output_and_its_cursor_continues_without_loss() {
         }
     }
     assert_eq!(seen, (1..=12).collect::<Vec<u64>>());
+}
+
+#[test]
+fn a_dry_run_clear_previews_without_confirmation_and_an_unreadable_store_is_an_error() {
+    let dir = temp_dir("clear-dry");
+    let store = dir.join("store.jsonl");
+    std::fs::write(&store, ITEMS).unwrap();
+    let path = store.to_str().unwrap();
+    let out = run(
+        "collect",
+        &["clear", "--into", path, "--dry-run", "--output", "jsonl"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", transcript(&out));
+    let plan = aoi_test::events(&out.stdout)
+        .into_iter()
+        .find_map(|e| match e {
+            Event::Plan(p) => Some(p),
+            _ => None,
+        })
+        .expect("a plan");
+    assert_eq!(plan.detail.as_deref(), Some("remove 2 record(s)"));
+    assert_eq!(std::fs::read_to_string(&store).unwrap(), ITEMS);
+    // Bytes that are not UTF-8 are still counted: no "0 records, nothing to confirm".
+    std::fs::write(&store, b"{\"id\":\"\xff\"}\n{}\n").unwrap();
+    let out = run(
+        "collect",
+        &["clear", "--into", path, "--output", "jsonl"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(77), "{}", transcript(&out));
+    assert_eq!(
+        std::fs::read(&store).unwrap().len(),
+        14,
+        "refused, untouched"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn every_runnable_command_is_in_capabilities_and_flags_match_behaviour() {
+    let shout: Value =
+        serde_json::from_slice(&run("shout", &["capabilities"], b"").stdout).unwrap();
+    let names: Vec<&str> = shout["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"upcase"), "{names:?}");
+    let collect: Value =
+        serde_json::from_slice(&run("collect", &["capabilities"], b"").stdout).unwrap();
+    let clear = collect["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "clear")
+        .unwrap();
+    assert_eq!(
+        clear["supports_idempotency_key"], false,
+        "clear takes no key"
+    );
+    assert_eq!(clear["supports_dry_run"], true);
+    assert_eq!(collect["tool"], "collect");
 }

@@ -173,6 +173,7 @@ pub struct CommandInfo {
 pub fn manifest(
     root: &Command,
     specs: &[CommandSpec],
+    identity: &crate::wire::Identity,
     schema_name: &str,
     versions: &[String],
     default_version: &str,
@@ -200,8 +201,8 @@ pub fn manifest(
         })
         .collect();
     Manifest {
-        tool: built.get_name().to_owned(),
-        tool_version: built.get_version().unwrap_or_default().to_owned(),
+        tool: identity.tool.clone(),
+        tool_version: identity.tool_version.clone(),
         aoi_versions: vec![AOI_VERSION.to_owned()],
         outputs: vec!["jsonl".to_owned()],
         machine_flag,
@@ -308,6 +309,7 @@ mod tests {
         manifest(
             &Cli::command(),
             &specs,
+            &crate::wire::Identity::new("notes", "2.1.0", "com.example.notes.events", "2.0.0"),
             "com.example.notes.events",
             &["1.0.0".into(), "2.0.0".into()],
             "2.0.0",

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use super::cancel::{CancelToken, Signal};
 use super::flatten::{write_line, EnvelopeRef};
+use crate::wire::single_line;
 use crate::wire::{
     exit_code, Category, CausedBy, Check, Code, ErrorEvent, FrameworkEvent, Heartbeat, Identity,
     Meta, Plan, Progress, Reason, Summary, Upstream, Warning, AOI_VERSION,
@@ -281,6 +282,10 @@ impl EmitterBuilder {
             max_bytes: self.max_bytes,
             written: 0,
             cut_by_bytes: false,
+            finished_exit: None,
+            upstream: None,
+            upstream_fails: false,
+            upstream_cause: None,
             seq: 0,
             identity: self.identity,
             counts: Counts::default(),
@@ -298,6 +303,13 @@ impl EmitterBuilder {
         }
         Ok(emitter)
     }
+}
+
+/// A warning whose message is one line, as any framework text must be (§2, §9.1).
+fn normalized_warning(warning: &Warning) -> Warning {
+    let mut w = warning.clone();
+    w.message = single_line(&w.message).into_owned();
+    w
 }
 
 /// A fresh ULID for `aoi.run` (§8.1 recommends ULIDs: sortable, unique without coordination).
@@ -333,6 +345,9 @@ struct Counts {
 enum State {
     Open,
     Finished,
+    /// A write to the underlying stream failed: part of a line may be out, so nothing more
+    /// may follow (§2). Holds the kind of the failure.
+    Broken(io::ErrorKind),
 }
 
 /// The emitter's state, shared with the harness's signal watcher through a mutex so that a
@@ -352,6 +367,13 @@ pub(crate) struct Core<W> {
     max_bytes: Option<u64>,
     written: u64,
     cut_by_bytes: bool,
+    /// The exit code decided when the summary was written.
+    finished_exit: Option<u8>,
+    /// What the input contract learnt about the upstream (§13.1), applied by `finish` on every
+    /// exit path: its identity, whether it fails this run, and its retry fields.
+    upstream: Option<Upstream>,
+    upstream_fails: bool,
+    upstream_cause: Option<CausedBy>,
     seq: u64,
     identity: Identity,
     counts: Counts,
@@ -361,8 +383,15 @@ pub(crate) struct Core<W> {
 
 impl<W: Write> Core<W> {
     fn write<T: Serialize + ?Sized>(&mut self, ty: &str, body: &T) -> Result<(), EmitError> {
-        if self.state == State::Finished {
-            return Err(EmitError::Finished);
+        match self.state {
+            State::Open => {}
+            State::Finished => return Err(EmitError::Finished),
+            State::Broken(kind) => {
+                return Err(EmitError::Io(io::Error::new(
+                    kind,
+                    "an earlier write failed; the stream cannot continue",
+                )))
+            }
         }
         self.buf.truncate(self.committed);
         let t = if self.timestamps {
@@ -390,6 +419,12 @@ impl<W: Write> Core<W> {
     }
 
     fn flush(&mut self) -> Result<(), EmitError> {
+        if let State::Broken(kind) = self.state {
+            return Err(EmitError::Io(io::Error::new(
+                kind,
+                "an earlier write failed; the stream cannot continue",
+            )));
+        }
         self.buf.truncate(self.committed);
         let result = self
             .out
@@ -397,11 +432,19 @@ impl<W: Write> Core<W> {
             .and_then(|()| self.out.flush());
         self.buf.clear();
         self.committed = 0;
+        if let Err(e) = &result {
+            self.state = State::Broken(e.kind());
+        }
         result.map_err(EmitError::Io)
     }
 
     pub(crate) fn is_finished(&self) -> bool {
         self.state == State::Finished
+    }
+
+    /// The exit code decided when the summary was written, once it was.
+    pub(crate) fn finished_exit(&self) -> Option<u8> {
+        self.finished_exit
     }
 
     pub(crate) fn finish(&mut self, outcome: Outcome) -> Result<Finished, EmitError> {
@@ -415,11 +458,18 @@ impl<W: Write> Core<W> {
             upstream,
             properties,
         } = outcome;
-        // A process-scope error ends the run: success after one would be a lie (§9.1).
-        if ok && self.first_process_error.is_some() {
+        // A process-scope error ends the run: success after one would be a lie (§9.1); so does
+        // a failed upstream (§13.1), whichever way the body ended.
+        if ok && (self.first_process_error.is_some() || self.upstream_fails) {
             ok = false;
             reason = Some(Reason::Failed);
         }
+        let caused_by = if ok {
+            caused_by
+        } else {
+            caused_by.or_else(|| self.upstream_cause.clone())
+        };
+        let upstream = upstream.or_else(|| self.upstream.clone());
         let c = self.counts;
         let exit_code = if ok {
             exit_code::OK
@@ -463,6 +513,7 @@ impl<W: Write> Core<W> {
         };
         self.write(Summary::TYPE, &summary)?;
         self.state = State::Finished;
+        self.finished_exit = Some(exit_code);
         self.flush()?;
         Ok(Finished { summary, exit_code })
     }
@@ -603,7 +654,8 @@ impl<W: Write> Emitter<W> {
 
     /// Writes an `aoi:warning`.
     pub fn warning(&mut self, warning: &Warning) -> Result<(), EmitError> {
-        self.framework(warning, false, |core| core.counts.warnings += 1)
+        let warning = normalized_warning(warning);
+        self.framework(&warning, false, |core| core.counts.warnings += 1)
     }
 
     /// Writes an `aoi:error`. A process-scope error makes the summary `ok:false` whatever the
@@ -631,9 +683,24 @@ impl<W: Write> Emitter<W> {
 
     /// Forwards an upstream `aoi:warning` tagged with `origin`, counted once as upstream.
     pub fn forward_warning(&mut self, warning: &Warning, origin: &str) -> Result<(), EmitError> {
-        let mut forwarded = warning.clone();
+        let mut forwarded = normalized_warning(warning);
         forwarded.origin.get_or_insert_with(|| origin.to_owned());
         self.framework(&forwarded, false, |core| core.counts.upstream_warnings += 1)
+    }
+
+    /// Records the direct upstream's identity for the summary's `upstream` (§13.1).
+    pub fn note_upstream_identity(&mut self, upstream: Upstream) {
+        self.lock().upstream.get_or_insert(upstream);
+    }
+
+    /// Records that the upstream makes this run fail (`fails`), and its retry fields for
+    /// `caused_by`; the summary is then `ok:false` on every exit path (§13.1).
+    pub fn note_upstream_failure(&mut self, fails: bool, cause: Option<CausedBy>) {
+        let mut core = self.lock();
+        core.upstream_fails |= fails;
+        if core.upstream_cause.is_none() {
+            core.upstream_cause = cause;
+        }
     }
 
     /// Counts an upstream `aoi:error` consumed without forwarding it.
@@ -654,7 +721,10 @@ impl<W: Write> Emitter<W> {
 
     /// Writes an `aoi:check`.
     pub fn check(&mut self, check: &Check) -> Result<(), EmitError> {
-        self.framework(check, false, |_| {})
+        let mut check = check.clone();
+        check.detail = check.detail.map(|d| single_line(&d).into_owned());
+        check.hint = check.hint.map(|h| single_line(&h).into_owned());
+        self.framework(&check, false, |_| {})
     }
 
     /// Writes an `aoi:plan`.
@@ -695,6 +765,11 @@ impl<W: Write> Emitter<W> {
     /// Domain events written so far.
     pub fn count(&self) -> u64 {
         self.lock().counts.domain
+    }
+
+    /// The exit code decided when the summary was written, once it was.
+    pub(crate) fn finished_exit(&self) -> Option<u8> {
+        self.lock().finished_exit()
     }
 
     /// Ends a run cancelled by `signal` (see [`Core::end_cancelled`]).

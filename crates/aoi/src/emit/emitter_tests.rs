@@ -1603,3 +1603,80 @@ fn a_byte_limit_returned_through_question_mark_is_a_bounded_success() {
     assert_eq!(report.summary.unwrap().truncated, Some(true));
     assert_eq!(report.errors, 0, "a bound is not an error");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Failures of the stream itself, and a body that ends the run on its own
+
+/// Accepts `accept` bytes, then fails every write with `kind`.
+struct FullAfter {
+    written: Vec<u8>,
+    accept: usize,
+    kind: io::ErrorKind,
+}
+
+impl Write for FullAfter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let room = self.accept.saturating_sub(self.written.len());
+        if room == 0 {
+            return Err(io::Error::new(self.kind, "no space left"));
+        }
+        let n = room.min(buf.len());
+        self.written.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn after_a_failed_write_nothing_more_is_written_not_even_a_summary() {
+    let out = FullAfter {
+        written: Vec::new(),
+        accept: 400,
+        kind: io::ErrorKind::StorageFull,
+    };
+    let mut e = Emitter::builder(Identity::new(
+        TOOL,
+        TOOL_VERSION,
+        SCHEMA_NAME,
+        SCHEMA_VERSION,
+    ))
+    .flush_each_line(true)
+    .start(out)
+    .unwrap();
+    let code = drive(&mut e, |out| {
+        for n in 1..100 {
+            out.emit(&hit(n))?;
+        }
+        Ok(Outcome::success())
+    });
+    assert_eq!(code, 74);
+    let written = e.into_writer().written;
+    assert_eq!(written.len(), 400);
+    let text = String::from_utf8_lossy(&written);
+    let last = text.rsplit('\n').next().unwrap();
+    assert!(
+        !last.contains("aoi:error") && !last.contains("aoi:summary"),
+        "nothing glued to the cut line: {last}"
+    );
+}
+
+#[test]
+fn a_body_that_writes_its_own_summary_keeps_that_summarys_exit_code() {
+    let mut e = start();
+    let code = drive(&mut e, |out| {
+        out.emit(&hit(1))?;
+        out.finish(Outcome::success())?;
+        Ok(Outcome::success())
+    });
+    assert_eq!(code, 0);
+    let mut e = start();
+    let code = drive(&mut e, |out| {
+        out.finish(Outcome::denied())?;
+        Ok(Outcome::success())
+    });
+    assert_eq!(code, 77);
+    let bytes = e.into_writer();
+    assert_eq!(verified(&bytes).verdict, Verdict::Failed);
+}

@@ -153,7 +153,7 @@ impl Harness {
             thread::spawn(move || {
                 if cancel.sleep(timeout).is_none() {
                     cancel.cancel(Signal::Deadline);
-                    take_over_after(grace, Signal::Deadline, &core, &cancel);
+                    take_over_after(grace, Signal::Deadline, &core);
                 }
             });
         }
@@ -184,11 +184,18 @@ where
     };
     match ended {
         Ok(code) => code,
-        // The signal watcher ended the stream first.
-        Err(EmitError::Finished) => emitter
-            .cancel_token()
-            .cancelled()
-            .map_or(exit_code::SOFTWARE, Signal::exit_code),
+        // A signal arrived while the run was being ended: end it as cancelled.
+        Err(EmitError::Cancelled(signal)) => emitter
+            .end_cancelled(signal)
+            .unwrap_or_else(|e| exit_for_lost_stdout(&e)),
+        // The summary is already out: the body called `finish` itself, or the signal watcher
+        // ended the run. Keep the exit code that summary stands for.
+        Err(EmitError::Finished) => emitter.finished_exit().unwrap_or_else(|| {
+            emitter
+                .cancel_token()
+                .cancelled()
+                .map_or(exit_code::SOFTWARE, Signal::exit_code)
+        }),
         Err(e) => exit_for_lost_stdout(&e),
     }
 }
@@ -280,30 +287,22 @@ fn watch_signals<W: Write + Send + 'static>(
             }
             first = Some(signal);
             cancel.cancel(signal);
-            let cancel = cancel.clone();
             let core = Arc::clone(&core);
-            thread::spawn(move || take_over_after(grace, signal, &core, &cancel));
+            thread::spawn(move || take_over_after(grace, signal, &core));
         }
     });
 }
 
 /// Ends a cancelled run that did not reach a safe point within `grace`.
-fn take_over_after<W: Write>(
-    grace: Duration,
-    signal: Signal,
-    core: &Mutex<Core<W>>,
-    _cancel: &CancelToken,
-) {
+fn take_over_after<W: Write>(grace: Duration, signal: Signal, core: &Mutex<Core<W>>) {
     thread::sleep(grace);
     let deadline = Instant::now() + grace;
     loop {
         match core.try_lock() {
             Ok(mut guard) => {
                 if guard.is_finished() {
-                    // The tool wrote its summary and is on its way out.
-                    drop(guard);
-                    thread::sleep(grace);
-                    std::process::exit(i32::from(signal.exit_code()));
+                    // The tool wrote its summary and is on its way out with its own exit code.
+                    return;
                 }
                 let _ = guard.end_cancelled(signal);
                 std::process::exit(i32::from(signal.exit_code()));

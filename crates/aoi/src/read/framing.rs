@@ -128,7 +128,7 @@ impl<R: Read> LineReader<R> {
 
     fn fill(&mut self) -> io::Result<()> {
         let pending = self.end - self.start;
-        if pending >= self.max_line {
+        if pending > self.max_line {
             // Drop what we have of an over-long line and keep looking for its end.
             *self.skipping.get_or_insert(0) += pending as u64;
             self.start = 0;

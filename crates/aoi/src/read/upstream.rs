@@ -14,6 +14,8 @@
 use serde_json::{Map, Value};
 
 use super::event::{decode, Decoded, Event};
+use super::finding::Level;
+use super::verify::{Verdict, Verifier, VerifyOptions};
 use crate::wire::{Category, CausedBy, Code, ErrorEvent, Meta, Summary, Upstream, Warning};
 
 /// What one upstream line turned out to be.
@@ -37,8 +39,13 @@ pub enum Observed {
 }
 
 /// The state of one upstream stream.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug)]
 pub struct UpstreamState {
+    /// The upstream is checked by the same verifier `aoi verify` uses (one implementation of
+    /// Part I): lost lines, a repeated meta, lines after the summary all fail this run.
+    verifier: Verifier,
+    lines: u64,
+    truncated: bool,
     meta: Option<Meta>,
     summary: Option<Summary>,
     aoi_stream: bool,
@@ -49,14 +56,39 @@ pub struct UpstreamState {
     unknown_framework: Vec<String>,
 }
 
+impl Default for UpstreamState {
+    fn default() -> UpstreamState {
+        UpstreamState {
+            verifier: Verifier::new(VerifyOptions::default()),
+            lines: 0,
+            truncated: false,
+            meta: None,
+            summary: None,
+            aoi_stream: false,
+            records: 0,
+            errors: 0,
+            warnings: 0,
+            worst: None,
+            unknown_framework: Vec::new(),
+        }
+    }
+}
+
 impl UpstreamState {
     /// Nothing seen yet.
     pub fn new() -> UpstreamState {
         UpstreamState::default()
     }
 
+    /// Notes that the input ended inside a line (§2: the stream was cut).
+    pub fn truncated(&mut self) {
+        self.truncated = true;
+    }
+
     /// Classifies and accounts one complete upstream line.
     pub fn observe(&mut self, line: &[u8]) -> Observed {
+        self.lines += 1;
+        self.verifier.line(self.lines, line);
         let Decoded { envelope, event } = match decode(line) {
             Ok(d) => d,
             Err(super::event::DecodeError::NoType) => {
@@ -153,24 +185,58 @@ impl UpstreamState {
         self.summary.as_ref()
     }
 
-    /// What the upstream means for this run's outcome, at EOF.
-    pub fn verdict(&self, continue_on_error: bool) -> UpstreamVerdict {
+    /// True when the upstream, as far as it has been read, makes this run fail: an error
+    /// without `continue_on_error`, an upstream `ok:false`, a cut, or an unknown framework event.
+    /// [`UpstreamState::verdict`] also applies the stream checks that need EOF.
+    pub fn fails_so_far(&self, continue_on_error: bool) -> bool {
+        let upstream_failed = self.errors > 0 || self.summary.as_ref().is_some_and(|s| !s.ok);
+        self.truncated
+            || !self.unknown_framework.is_empty()
+            || (self.aoi_stream && self.summary.is_none())
+            || (upstream_failed && !continue_on_error)
+    }
+
+    /// True once what was read makes this run fail whatever comes next: an upstream error or
+    /// `ok:false` summary (unless `continue_on_error`), or an unknown framework event.
+    pub fn fails_now(&self, continue_on_error: bool) -> bool {
+        let upstream_failed = self.errors > 0 || self.summary.as_ref().is_some_and(|s| !s.ok);
+        !self.unknown_framework.is_empty() || (upstream_failed && !continue_on_error)
+    }
+
+    /// The retry fields of the most severe upstream failure, for `caused_by` (§13.1).
+    pub fn caused_by(&self) -> Option<CausedBy> {
         let origin = self.origin().map(str::to_owned);
+        self.summary
+            .as_ref()
+            .and_then(|s| s.caused_by.clone())
+            .or_else(|| {
+                self.worst
+                    .as_ref()
+                    .map(|(_, e)| CausedBy::from_error(e, origin.as_deref()))
+            })
+    }
+
+    /// What the upstream means for this run's outcome, at EOF.
+    pub fn verdict(self, continue_on_error: bool) -> UpstreamVerdict {
+        let origin = self.origin().map(str::to_owned);
+        let from = origin
+            .as_deref()
+            .map(|o| format!(" from {o}"))
+            .unwrap_or_default();
         let mut verdict = UpstreamVerdict {
             fails_run: false,
             caused_by: None,
             error: None,
             upstream: self.identity(),
         };
-        if self.aoi_stream && self.summary.is_none() {
+        if self.truncated || (self.aoi_stream && self.summary.is_none()) {
             verdict.fails_run = true;
             verdict.error = Some(
                 ErrorEvent::new(
                     Category::Io,
                     Code::from_static("UPSTREAM_TRUNCATED"),
                     format!(
-                        "the upstream stream{} ended without its aoi:summary: it was cut or its producer crashed",
-                        origin.as_deref().map(|o| format!(" from {o}")).unwrap_or_default()
+                        "the upstream stream{from} was cut (no newline at its end, or no aoi:summary): its producer crashed or the pipe was cut"
                     ),
                 )
                 .retryable(false),
@@ -191,15 +257,24 @@ impl UpstreamState {
             verdict.fails_run = true;
         }
         if upstream_failed {
-            verdict.caused_by = self
-                .summary
-                .as_ref()
-                .and_then(|s| s.caused_by.clone())
-                .or_else(|| {
-                    self.worst
-                        .as_ref()
-                        .map(|(_, e)| CausedBy::from_error(e, origin.as_deref()))
-                });
+            verdict.caused_by = self.caused_by();
+        }
+        if self.aoi_stream && verdict.error.is_none() {
+            let report = self.verifier.finish(None);
+            if report.verdict == Verdict::Violation {
+                verdict.fails_run = true;
+                let first = report
+                    .findings
+                    .iter()
+                    .find(|f| f.level == Level::Violation)
+                    .map(|f| format!("{} ({}): {}", f.code, f.section, f.message))
+                    .unwrap_or_default();
+                verdict.error = Some(ErrorEvent::new(
+                    Category::Validation,
+                    Code::from_static("UPSTREAM_PROTOCOL_VIOLATION"),
+                    format!("the upstream stream{from} violates AOI-CLI: {first}"),
+                ));
+            }
         }
         verdict
     }
@@ -241,22 +316,21 @@ mod tests {
     #[test]
     fn a_clean_upstream_passes_and_names_itself() {
         let s = feed(&[META, HIT, WARN, OK]);
+        assert_eq!((s.records(), s.warnings()), (1, 1));
         let v = s.verdict(false);
         assert!(!v.fails_run && v.error.is_none() && v.caused_by.is_none());
         assert_eq!(v.upstream.unwrap().tool.as_deref(), Some("outline"));
-        assert_eq!((s.records(), s.warnings()), (1, 1));
     }
 
     #[test]
     fn an_upstream_error_fails_the_run_with_its_retry_fields_unless_continue_on_error() {
-        let s = feed(&[META, HIT, RATE, FAILED]);
-        let v = s.verdict(false);
+        let v = feed(&[META, HIT, RATE, FAILED]).verdict(false);
         assert!(v.fails_run);
         let c = v.caused_by.unwrap();
         assert_eq!(c.origin.as_deref(), Some("outline"));
         assert_eq!(c.category, Category::RateLimited);
         assert_eq!(c.retry_after_ms, Some(7200));
-        let v = s.verdict(true);
+        let v = feed(&[META, HIT, RATE, FAILED]).verdict(true);
         assert!(!v.fails_run, "--continue-on-error accepts upstream errors");
         assert!(v.caused_by.is_some());
     }
@@ -273,9 +347,9 @@ mod tests {
     #[test]
     fn plain_jsonl_needs_no_summary_and_unknown_framework_events_forbid_success() {
         let s = feed(&[r#"{"title":"a"}"#, r#"{"title":"b"}"#]);
-        assert!(!s.verdict(false).fails_run);
         assert_eq!(s.records(), 2);
         assert!(s.identity().is_none(), "upstream omitted when unknown");
+        assert!(!s.verdict(false).fails_run);
         let v = feed(&[
             META,
             r#"{"type":"aoi:future","aoi":{"seq":1,"run":"U"}}"#,
@@ -284,6 +358,24 @@ mod tests {
         .verdict(true);
         assert!(v.fails_run);
         assert_eq!(v.error.unwrap().category, Category::Unsupported);
+    }
+
+    #[test]
+    fn a_non_conforming_upstream_fails_the_run_through_the_verifier() {
+        let gap = r#"{"type":"hit","aoi":{"seq":5,"run":"U"},"id":"doc_5"}"#;
+        let v = feed(&[META, gap, OK]).verdict(true);
+        assert!(v.fails_run, "a lost line");
+        assert_eq!(
+            v.error.unwrap().code.as_str(),
+            "UPSTREAM_PROTOCOL_VIOLATION"
+        );
+        let v = feed(&[META, HIT, WARN, OK, HIT]).verdict(true);
+        assert!(v.fails_run, "a line after the summary");
+        let mut s = feed(&[r#"{"title":"a"}"#]);
+        s.truncated();
+        let v = s.verdict(true);
+        assert!(v.fails_run, "plain JSONL cut mid-line");
+        assert_eq!(v.error.unwrap().category, Category::Io);
     }
 
     #[test]

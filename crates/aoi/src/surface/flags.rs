@@ -150,6 +150,14 @@ pub struct MutationArgs {
     pub idempotency_key: Option<String>,
 }
 
+/// Dry run alone (§14.2), for a mutation that has nothing to make idempotent.
+#[derive(Debug, Clone, Default, Args)]
+pub struct DryRunArgs {
+    /// Plan without side effects: print `aoi:plan` events and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
 /// Destructive operations (§14.3): `--confirm`, `--confirm-count`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ConfirmArgs {

@@ -176,8 +176,7 @@ impl<R: Read> Input<R> {
     /// A sink that read everything first checks it to apply nothing on a failed upstream.
     pub fn upstream_failed(&self) -> bool {
         self.upstream
-            .verdict(self.mode == InputMode::ContinueOnError)
-            .fails_run
+            .fails_so_far(self.mode == InputMode::ContinueOnError)
     }
 
     /// The next valid record; `None` at the end of input. Bad records are handled per the mode.
@@ -204,12 +203,12 @@ impl<R: Read> Input<R> {
                             number,
                             Observed::Malformed(format!("line of {len} bytes is too long")),
                         ),
-                        Some(Frame::Truncated { number, .. }) => (
-                            number,
-                            Observed::Malformed(
-                                "the last line has no newline: the input was cut".into(),
-                            ),
-                        ),
+                        Some(Frame::Truncated { .. }) => {
+                            // §2: a cut input, never a record; `finish` reports it as `io`.
+                            self.upstream.truncated();
+                            out.note_upstream_failure(true, None);
+                            continue;
+                        }
                     }
                 }
                 Source::Document(values) => match values.next() {
@@ -226,6 +225,7 @@ impl<R: Read> Input<R> {
                 Observed::Record { ty, fields } => {
                     let index = self.items;
                     self.items += 1;
+                    out.note_input(1);
                     if let Some(problem) = self.invalid(&fields) {
                         let error = ErrorEvent::new(
                             Category::Validation,
@@ -265,6 +265,7 @@ impl<R: Read> Input<R> {
                     } else {
                         out.note_upstream_error();
                     }
+                    self.note_upstream(out);
                 }
                 Observed::Warning(warning) => {
                     let origin = self.upstream.origin().unwrap_or("upstream").to_owned();
@@ -274,8 +275,20 @@ impl<R: Read> Input<R> {
                         out.note_upstream_warning();
                     }
                 }
-                Observed::Consumed => {}
+                Observed::Consumed => self.note_upstream(out),
             }
+        }
+    }
+
+    /// Hands what is known of the upstream to the emitter, so every exit path's summary
+    /// accounts for it (§13.1).
+    fn note_upstream<W: Write>(&mut self, out: &mut Emitter<W>) {
+        if let Some(identity) = self.upstream.identity() {
+            out.note_upstream_identity(identity);
+        }
+        let cont = self.mode == InputMode::ContinueOnError;
+        if self.upstream.fails_now(cont) || self.upstream.caused_by().is_some() {
+            out.note_upstream_failure(self.upstream.fails_now(cont), self.upstream.caused_by());
         }
     }
 
@@ -330,33 +343,24 @@ impl<R: Read> Input<R> {
         }
     }
 
-    /// Ends the input: counts `input_count`, and applies the upstream's outcome to `outcome`
-    /// (emitting the error for a cut upstream). Call it once, before `finish`.
+    /// Ends the input: reports a cut or non-conforming upstream (an `aoi:error` of its own,
+    /// §13.1) and hands the upstream's verdict to the emitter, whose summary applies it. Call it
+    /// once, after the last record; `outcome` passes through.
     pub fn finish<W: Write>(
         self,
         out: &mut Emitter<W>,
         outcome: Outcome,
     ) -> Result<Outcome, EmitError> {
-        out.note_input(self.upstream.records());
         let verdict = self
             .upstream
             .verdict(self.mode == InputMode::ContinueOnError);
         if let Some(error) = &verdict.error {
             out.error(error)?;
         }
-        let mut outcome = if verdict.fails_run && outcome.is_ok() {
-            Outcome::failed()
-        } else {
-            outcome
-        };
-        if let Some(cause) = verdict.caused_by {
-            if !outcome.is_ok() {
-                outcome = outcome.caused_by(cause);
-            }
-        }
         if let Some(up) = verdict.upstream {
-            outcome = outcome.upstream(up);
+            out.note_upstream_identity(up);
         }
+        out.note_upstream_failure(verdict.fails_run, verdict.caused_by);
         Ok(outcome)
     }
 }

@@ -209,10 +209,12 @@ impl Wrap {
         self
     }
 
-    /// Applies the downgrade rule: `unavailable` on a non-idempotent operation invoked without an
-    /// idempotency key is not retryable.
+    /// Applies the downgrade rule: `unavailable` (§9.5) and `timeout` on a non-idempotent
+    /// operation invoked without an idempotency key are not retryable. A timed-out write may
+    /// or may not have been applied, and §9.3 requires `retryable:false` when the producer
+    /// cannot tell.
     pub fn for_operation(mut self, operation: Operation) -> Wrap {
-        if self.category == Category::Unavailable
+        if matches!(self.category, Category::Unavailable | Category::Timeout)
             && operation
                 == (Operation::NonIdempotent {
                     idempotency_key: false,
@@ -359,7 +361,9 @@ mod tests {
                 .for_operation(Operation::Idempotent)
                 .retryable
         );
-        // The rule is about `unavailable`; a rate limit is not a half-applied write.
+        // A timed-out write may have been applied (§9.3); a rate limit was refused outright.
+        assert!(!Wrap::http(504).for_operation(no_key).retryable);
+        assert!(Wrap::http(504).for_operation(with_key).retryable);
         assert!(Wrap::http(429).for_operation(no_key).retryable);
         let e = Wrap::http(503)
             .retry_after("3", SystemTime::now())

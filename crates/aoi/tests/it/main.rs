@@ -7,4 +7,5 @@
 mod arbitrary_bytes;
 mod damaged_streams;
 mod emitted_streams;
+mod process_end;
 mod scenario;
