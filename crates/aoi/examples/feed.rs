@@ -14,7 +14,6 @@ use aoi::discover::doctor::Doctor;
 use aoi::discover::schema::EventSchema;
 use aoi::surface::cursor::{check_limit, take_page, CursorCodec};
 use aoi::surface::flags::{GlobalArgs, PageArgs};
-use aoi::surface::redact::Redactor;
 use aoi::{Category, Code, DomainEvent, EmitError, ErrorEvent, Outcome, Severity};
 use clap::{Parser, Subcommand};
 use schemars::JsonSchema;
@@ -47,7 +46,7 @@ enum Command {
         #[arg(long, value_name = "N")]
         crash_after: Option<u64>,
         /// Token for the (imaginary) catalogue API.
-        #[arg(long, env = "FEED_TOKEN", hide_env_values = true)]
+        #[arg(long, short = 'k', env = "FEED_TOKEN", hide_env_values = true)]
         api_token: Option<String>,
         #[command(flatten)]
         page: PageArgs,
@@ -119,11 +118,14 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(code) => return code,
     };
-    let redactor = Redactor::new().with_env_secrets(std::env::vars());
-    let argv: Vec<String> = std::env::args().collect();
+    // Knows `--api-token`/`-k` is secret from the clap definition, and FEED_TOKEN from the env.
+    let redactor = app.redactor();
+    let argv: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     app.debug(
         &cli.aoi,
-        &redactor.clone().secret_flag("--api-token"),
+        &redactor,
         &format!("argv: {:?}", redactor.redact_args(&argv).args),
     );
     match cli.command {

@@ -106,6 +106,8 @@ pub struct App {
     specs: Vec<CommandSpec>,
     grace: Duration,
     echo_args: bool,
+    /// Flags the parser's clap definition marks secret, learnt by [`App::parse`].
+    secret_flags: std::sync::OnceLock<Vec<String>>,
 }
 
 impl std::fmt::Debug for App {
@@ -136,6 +138,7 @@ impl App {
             specs: Vec::new(),
             grace: Duration::from_millis(1500),
             echo_args: false,
+            secret_flags: std::sync::OnceLock::new(),
         }
     }
 
@@ -203,6 +206,7 @@ impl App {
         T: Into<OsString> + Clone,
     {
         let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        let _ = self.secret_flags.set(secret_flags(&C::command()));
         C::try_parse_from(&args).map_err(|e| {
             use clap::error::ErrorKind;
             match e.kind() {
@@ -284,7 +288,7 @@ impl App {
                     .skip(1)
                     .map(|a| a.to_string_lossy().into_owned())
                     .collect();
-                let redacted = Redactor::from_env().redact_args(&argv);
+                let redacted = self.redactor().redact_args(&argv);
                 let builder = Emitter::builder(identity)
                     .command(command)
                     .input_fingerprint(args_fingerprint(&redacted.args))
@@ -392,12 +396,38 @@ impl App {
         }
     }
 
+    /// A redactor that knows this tool's secret flags (from its clap definition, once
+    /// [`App::parse`] ran) and the values of sensitive environment variables (§11).
+    pub fn redactor(&self) -> Redactor {
+        Redactor::from_env().secret_flags(self.secret_flags.get().into_iter().flatten())
+    }
+
     /// Writes one debug line to stderr when `--debug` is on, with secrets redacted (§11).
     pub fn debug(&self, global: &GlobalArgs, redactor: &Redactor, message: &str) {
         if global.debug {
             let _ = writeln!(io::stderr(), "debug: {}", redactor.scrub(message));
         }
     }
+}
+
+/// Every flag spelling of every argument the clap definition marks secret.
+fn secret_flags(root: &clap::Command) -> Vec<String> {
+    fn walk(cmd: &clap::Command, out: &mut Vec<String>) {
+        for arg in cmd.get_arguments() {
+            if crate::discover::input_schema::is_secret(arg) {
+                out.extend(arg.get_long().map(|l| format!("--{l}")));
+                out.extend(arg.get_short().map(|s| format!("-{s}")));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            walk(sub, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, &mut out);
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn version_key(v: &str) -> Vec<u64> {

@@ -374,6 +374,24 @@ fn a_canary_secret_in_args_and_env_never_reaches_stdout_or_stderr() {
     assert!(args.contains(&"[REDACTED]".to_owned()), "{args:?}");
     assert!(args.contains(&"--api-token".to_owned()) && args.contains(&"list".to_owned()));
     assert!(meta.input_fingerprint.unwrap().starts_with("sha256:"));
+    // A short secret flag, known only from the clap definition, is redacted too.
+    let out = Command::new(example("feed"))
+        .args([
+            "list", "--limit", "1", "-k", CANARY_ARG, "--output", "jsonl",
+        ])
+        .env_remove("FEED_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(CANARY_ARG));
+    let args = aoi_test::assert_conforms(&out.stdout)
+        .meta
+        .unwrap()
+        .args
+        .unwrap();
+    assert_eq!(
+        &args[args.len() - 4..],
+        ["-k", "[REDACTED]", "--output", "jsonl"]
+    );
     // A tool that does not opt in echoes nothing.
     let out = run(
         "shout",
@@ -387,6 +405,7 @@ fn a_canary_secret_in_args_and_env_never_reaches_stdout_or_stderr() {
         serde_json::from_slice(&run("feed", &["input-schema", "--command", "list"], b"").stdout)
             .unwrap();
     assert_eq!(schema["x-aoi"]["secret"], serde_json::json!(["api_token"]));
+    assert_eq!(schema["x-aoi"]["flags"]["api_token"], "--api-token");
 }
 
 #[test]

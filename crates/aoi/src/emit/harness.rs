@@ -253,7 +253,10 @@ fn panic_error(payload: &(dyn Any + Send)) -> ErrorEvent {
     let mut error = ErrorEvent::new(
         Category::Internal,
         Code::from_static("INTERNAL_PANIC"),
-        format!("internal error: {message}"),
+        format!(
+            "internal error: {}",
+            crate::surface::redact::Redactor::from_env().scrub(&message)
+        ),
     );
     if let Some(location) = location {
         error = error.detail("location", location);

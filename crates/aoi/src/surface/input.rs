@@ -311,14 +311,33 @@ impl<R: Read> Input<R> {
         }
         let error = validator.iter_errors(&value).next()?;
         let path = error.instance_path().to_string();
-        let field = path.trim_start_matches('/').replace('/', ".");
-        let message = crate::wire::single_line(&error.to_string()).into_owned();
-        let field = if field.is_empty() {
-            unknown_field(&message).unwrap_or_default()
-        } else {
-            field
+        let mut field = path.trim_start_matches('/').replace('/', ".");
+        // Built from the rule, never from the value: input may carry secrets (§9.1, §11).
+        use jsonschema::error::ValidationErrorKind as Kind;
+        let message = match error.kind() {
+            Kind::Required { property } => {
+                let name = property.as_str().unwrap_or_default().to_owned();
+                let message = format!("the required field `{name}` is missing");
+                field = name;
+                message
+            }
+            Kind::AdditionalProperties { unexpected } => {
+                field = unexpected.first().cloned().unwrap_or_default();
+                format!("unknown field(s) {}", unexpected.join(", "))
+            }
+            Kind::Type { kind } => {
+                let expected = match kind {
+                    jsonschema::error::TypeKind::Single(t) => t.to_string(),
+                    jsonschema::error::TypeKind::Multiple(ts) => format!("{ts:?}"),
+                };
+                format!("`{field}` must be of type {expected}")
+            }
+            other => format!(
+                "`{field}` breaks the record schema's `{}` rule",
+                other.keyword()
+            ),
         };
-        Some((message, field))
+        Some((crate::wire::single_line(&message).into_owned(), field))
     }
 
     fn bad<W: Write>(
@@ -383,14 +402,6 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-/// The offending name in jsonschema's "Additional properties are not allowed ('x' was
-/// unexpected)" message, so `field` names it.
-fn unknown_field(message: &str) -> Option<String> {
-    let start = message.find('\'')? + 1;
-    let end = start + message[start..].find('\'')?;
-    Some(message[start..end].to_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -439,6 +450,31 @@ mod tests {
         assert_eq!(err.line_number, Some(2));
         assert_eq!(err.field.as_deref(), Some("tilte"));
         assert!(!err.message.contains('\n'));
+    }
+
+    #[test]
+    fn validation_messages_name_the_rule_never_the_value() {
+        let mut out = emitter();
+        let secret = "hunter2-canary-password";
+        let line = format!("{{\"title\":\"a\",\"tags\":\"{secret}\"}}\n");
+        let mut input = Input::jsonl(line.as_bytes(), InputMode::FailFast)
+            .validate_with(&record_schema())
+            .unwrap();
+        let err = input.read_all(&mut out).unwrap_err().into_event();
+        assert!(!err.message.contains(secret), "{}", err.message);
+        assert_eq!(err.field.as_deref(), Some("tags"));
+        assert!(err.message.contains("array"), "{}", err.message);
+        let line = "{\"tags\":[]}\n";
+        let mut input = Input::jsonl(line.as_bytes(), InputMode::FailFast)
+            .validate_with(&record_schema())
+            .unwrap();
+        let err = input.read_all(&mut out).unwrap_err().into_event();
+        assert_eq!(err.field.as_deref(), Some("title"));
+        assert!(
+            err.message.contains("required field `title`"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
