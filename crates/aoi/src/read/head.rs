@@ -36,6 +36,12 @@ pub struct Head<'a> {
 pub struct NotObject(pub &'static str);
 
 /// Parses a line's head. `Ok(Err(NotObject))` for valid JSON that is not an object.
+///
+/// This is the reference implementation, through serde. The verifier uses
+/// [`scan_line`](super::scan_line), which checks UTF-8, JSON and ANSI controls in the same
+/// pass and is tested to return the same head for every line serde_json's `Value` parser
+/// accepts. `parse_head` itself is more lenient inside the values it skips: it checks neither
+/// their nesting depth, nor number ranges, nor UTF-8 and `\u` surrogate pairs in strings.
 pub fn parse_head(line: &[u8]) -> Result<Result<Head<'_>, NotObject>, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_slice(line);
     let head = de.deserialize_any(HeadVisitor)?;

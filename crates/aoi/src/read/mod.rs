@@ -5,6 +5,8 @@ mod event;
 mod finding;
 mod framing;
 mod head;
+mod scan;
+mod schema_pool;
 mod upstream;
 mod verify;
 
@@ -13,5 +15,8 @@ pub use event::{decode, DecodeError, Decoded, Event};
 pub use finding::{Finding, FindingCode, Level};
 pub use framing::{Frame, LineReader, DEFAULT_MAX_LINE};
 pub use head::{parse_head, Head, NotObject};
+#[doc(hidden)]
+pub use scan::scan_fast_accepts;
+pub use scan::{find_ansi, scan_line, Ansi, NotUtf8, ScannedLine};
 pub use upstream::{Observed, UpstreamState, UpstreamVerdict};
 pub use verify::{LineKind, ProcessEnd, Report, Verdict, Verifier, VerifyOptions};

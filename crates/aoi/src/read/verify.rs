@@ -7,12 +7,18 @@
 //!   (`ok:false`, reported honestly, with its reason and `caused_by`).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use super::finding::{Finding, FindingCode, Level};
 use super::framing::{Frame, LineReader};
-use super::head::{parse_head, Head};
+use super::head::Head;
+#[cfg(test)]
+use super::scan::find_ansi;
+use super::scan::{scan_line, Ansi, NotUtf8};
+use super::schema_pool::{self, SchemaPool};
+use crate::discover::schema::EventValidator;
 use crate::wire::{
     Category, CausedBy, Code, ErrorEvent, Meta, Reason, Summary, AOI_VERSION, FRAMEWORK_TYPES,
 };
@@ -137,7 +143,9 @@ pub struct Verifier {
 /// An event schema to check every event against, and the identity it describes.
 #[derive(Debug)]
 struct SchemaCheck {
-    validator: crate::discover::schema::EventValidator,
+    validator: Arc<EventValidator>,
+    /// Validates domain events on worker threads; `None` validates them in [`Verifier::line`].
+    pool: Option<SchemaPool>,
     name: Option<String>,
     version: Option<String>,
     /// False once the stream turned out to speak another schema: its domain events are not
@@ -192,7 +200,13 @@ impl Verifier {
         mut self,
         schema: &Value,
     ) -> Result<Verifier, crate::discover::schema::SchemaError> {
-        let validator = crate::discover::schema::EventValidator::new(schema)?;
+        let validator = Arc::new(EventValidator::new(schema)?);
+        let pool = SchemaPool::new(
+            schema_pool::validating(Arc::clone(&validator)),
+            schema_pool::default_workers(),
+            schema_pool::DEFAULT_BATCH_BYTES,
+            self.opts.max_findings,
+        );
         let x = schema.get("x-aoi");
         let text = |k: &str| {
             x.and_then(|x| x.get(k))
@@ -201,11 +215,30 @@ impl Verifier {
         };
         self.schema = Some(SchemaCheck {
             validator,
+            pool: Some(pool),
             name: text("schema_name"),
             version: text("schema_version"),
             domain: true,
         });
         Ok(self)
+    }
+
+    /// Sets how domain events are schema-checked: on `workers` threads fed batches of about
+    /// `batch_bytes`, or in [`Verifier::line`] itself when `workers` is 0.
+    #[cfg(test)]
+    fn schema_workers(mut self, workers: usize, batch_bytes: usize) -> Verifier {
+        let cap = self.opts.max_findings;
+        if let Some(check) = &mut self.schema {
+            check.pool = (workers > 0).then(|| {
+                SchemaPool::new(
+                    schema_pool::validating(Arc::clone(&check.validator)),
+                    workers,
+                    batch_bytes,
+                    cap,
+                )
+            });
+        }
+        self
     }
 
     /// Verifies a whole stream from a reader.
@@ -320,16 +353,20 @@ impl Verifier {
             self.skip_seq();
             return LineKind::Invalid;
         }
-        if let Err(e) = std::str::from_utf8(bytes) {
-            self.violation(
-                FindingCode::InvalidUtf8,
-                number,
-                format!("not UTF-8 (invalid byte at column {})", e.valid_up_to() + 1),
-            );
-            self.skip_seq();
-            return LineKind::Invalid;
-        }
-        match find_ansi(bytes) {
+        // One pass checks UTF-8 and JSON, finds ANSI controls and extracts the head.
+        let scanned = match scan_line(bytes) {
+            Ok(scanned) => scanned,
+            Err(NotUtf8 { column }) => {
+                self.violation(
+                    FindingCode::InvalidUtf8,
+                    number,
+                    format!("not UTF-8 (invalid byte at column {column})"),
+                );
+                self.skip_seq();
+                return LineKind::Invalid;
+            }
+        };
+        match scanned.ansi {
             Some(Ansi::Raw(column)) => self.violation(
                 FindingCode::AnsiEscape,
                 number,
@@ -344,7 +381,7 @@ impl Verifier {
             ),
             None => {}
         }
-        let head = match parse_head(bytes) {
+        let head = match scanned.head {
             Ok(Ok(head)) => head,
             Ok(Err(not_object)) => {
                 self.violation(
@@ -390,14 +427,7 @@ impl Verifier {
                 self.domain += 1;
             }
             if self.schema.as_ref().is_some_and(|s| s.domain) {
-                match serde_json::from_slice::<Value>(bytes) {
-                    Ok(value) => self.schema_check(number, &value),
-                    Err(e) => self.violation(
-                        FindingCode::InvalidJson,
-                        number,
-                        format!("invalid JSON: {e}"),
-                    ),
-                }
+                self.schema_domain(number, bytes);
             }
             return LineKind::Domain;
         }
@@ -456,19 +486,61 @@ impl Verifier {
 
     fn schema_check(&mut self, number: u64, value: &Value) {
         let Some(check) = &self.schema else { return };
-        if let Err(errors) = check.validator.validate(value) {
-            let first = errors.first().cloned().unwrap_or_default();
-            let more = if errors.len() > 1 {
-                format!(" (and {} more)", errors.len() - 1)
-            } else {
-                String::new()
-            };
-            self.violation(
-                FindingCode::EventSchemaInvalid,
-                number,
-                format!("does not match the published schema: {first}{more}"),
-            );
+        if let Some(message) = schema_pool::schema_problem(&check.validator, value) {
+            self.violation(FindingCode::EventSchemaInvalid, number, message);
         }
+    }
+
+    /// Validates the domain event on line `number` against the schema: queued for the workers,
+    /// whose findings [`Verifier::finish`] merges, or here when there are none.
+    fn schema_domain(&mut self, number: u64, bytes: &[u8]) {
+        let Some(check) = &mut self.schema else {
+            return;
+        };
+        if let Some(pool) = &mut check.pool {
+            pool.push(number, bytes);
+            return;
+        }
+        let parsed = serde_json::from_slice::<Value>(bytes);
+        if let Some((code, message)) = schema_pool::line_problem(&check.validator, parsed) {
+            self.violation(code, number, message);
+        }
+    }
+
+    /// Waits for the schema workers and merges their findings into the report, in the order a
+    /// single thread would have reported them: a domain line's schema finding comes last among
+    /// that line's findings. The cap applies to the merged sequence.
+    fn merge_schema_findings(&mut self) {
+        let Some(pool) = self.schema.as_mut().and_then(|s| s.pool.take()) else {
+            return;
+        };
+        let found = pool.finish();
+        let schema_total = found.kept.len() as u64 + found.dropped;
+        // Every schema finding is a violation.
+        self.violations += schema_total;
+        let total = self.findings.len() as u64 + self.suppressed + schema_total;
+        let ours = std::mem::take(&mut self.findings);
+        let mut merged = Vec::with_capacity(ours.len() + found.kept.len());
+        let mut theirs = found.kept.into_iter().peekable();
+        let as_finding = |f: schema_pool::SchemaFinding| Finding {
+            code: f.code,
+            level: Level::Violation,
+            line: Some(f.line),
+            section: f.code.section().to_owned(),
+            message: f.message,
+        };
+        for finding in ours {
+            // Findings before `finish` all carry the line being read.
+            let line = finding.line.unwrap_or(u64::MAX);
+            while let Some(f) = theirs.next_if(|f| f.line < line) {
+                merged.push(as_finding(f));
+            }
+            merged.push(finding);
+        }
+        merged.extend(theirs.map(as_finding));
+        merged.truncate(self.opts.max_findings);
+        self.suppressed = total - merged.len() as u64;
+        self.findings = merged;
     }
 
     fn schema_identity(&mut self, number: u64, meta: &Map<String, Value>) {
@@ -1111,6 +1183,7 @@ impl Verifier {
 
     /// Ends the stream and reconciles the summary. `end` is how the producer exited, if known.
     pub fn finish(mut self, end: Option<ProcessEnd>) -> Report {
+        self.merge_schema_findings();
         let last = self.lines;
         if self.meta_line.is_none() && last > 0 {
             self.report(
@@ -1167,6 +1240,15 @@ impl Verifier {
                 );
             }
         }
+        if let (Some(ProcessEnd::Signaled(sig)), Some(true)) = (end, ok) {
+            // §4.1: a process that did not exit 0 failed, whatever its summary says.
+            self.report(
+                FindingCode::ExitStatusMismatch,
+                Level::Violation,
+                None,
+                format!("summary says ok:true but the process was killed by signal {sig}"),
+            );
+        }
         let summary: Option<Summary> =
             summary_fields.and_then(|f| serde_json::from_value(Value::Object(f)).ok());
         let meta: Option<Meta> = self
@@ -1186,9 +1268,9 @@ impl Verifier {
             .as_ref()
             .and_then(|s| s.caused_by.clone())
             .or_else(|| {
-                self.worst_error
-                    .as_ref()
-                    .map(|(_, e)| CausedBy::from_error(e, None))
+                self.worst_error.as_ref().map(|(_, e)| {
+                    CausedBy::from_error(e, meta.as_ref().and_then(|m| m.tool.as_deref()))
+                })
             });
         Report {
             verdict,
@@ -1296,53 +1378,6 @@ fn single_line_problem(text: &str) -> Option<&'static str> {
     } else {
         None
     }
-}
-
-/// Where a line carries an ANSI control (ESC or the C1 CSI, U+009B), 1-based.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ansi {
-    /// The control byte itself is on the wire: a violation of §2.
-    Raw(usize),
-    /// Only its JSON escape (`\u001b`, `\u009b`) is: clean bytes, suspicious data.
-    Escaped(usize),
-}
-
-/// The first raw ANSI control in a line, else the first escaped one. One pass; lines without a
-/// backslash, ESC or 0xC2 byte cost a single `memchr3`.
-pub(crate) fn find_ansi(line: &[u8]) -> Option<Ansi> {
-    let mut escaped = None;
-    let mut i = 0;
-    while let Some(p) = memchr::memchr3(b'\\', 0x1b, 0xc2, &line[i..]) {
-        let at = i + p;
-        match line[at] {
-            b'\\' => {
-                let rest = &line[at + 1..];
-                if escaped.is_none()
-                    && rest.len() >= 5
-                    && rest[0] == b'u'
-                    && rest[1] == b'0'
-                    && rest[2] == b'0'
-                    && (rest[3] == b'1' || rest[3] == b'9')
-                    && rest[4].eq_ignore_ascii_case(&b'b')
-                {
-                    escaped = Some(Ansi::Escaped(at + 1));
-                }
-                // Skip the escaped character, so `\\u001b` (text, not an escape) is passed over.
-                i = at + 2;
-            }
-            0x1b => return Some(Ansi::Raw(at + 1)),
-            _ => {
-                if line.get(at + 1) == Some(&0x9b) {
-                    return Some(Ansi::Raw(at + 1));
-                }
-                i = at + 1;
-            }
-        }
-        if i >= line.len() {
-            break;
-        }
-    }
-    escaped
 }
 
 #[cfg(test)]

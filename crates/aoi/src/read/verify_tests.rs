@@ -1922,3 +1922,260 @@ fn an_unknown_category_from_a_later_1x_producer_is_only_a_notice() {
     let report = Verifier::verify_bytes(strict.as_bytes(), VerifyOptions::default());
     assert_eq!(report.verdict, Verdict::Violation);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Schema validation on worker threads reports exactly what one thread does.
+// ---------------------------------------------------------------------------------------------
+
+/// Verifies `input` against `schema`, validating domain events on `workers` threads fed batches
+/// of `batch_bytes` (`workers` 0: in the verifier's own thread, the reference).
+fn verify_schema_on(
+    input: &[u8],
+    opts: VerifyOptions,
+    schema: &serde_json::Value,
+    workers: usize,
+    batch_bytes: usize,
+) -> Report {
+    let mut reader = LineReader::with_max_line(input, 4096);
+    let mut verifier = Verifier::new(opts)
+        .with_schema(schema)
+        .expect("the test schema compiles")
+        .schema_workers(workers, batch_bytes);
+    while let Some(frame) = reader.next().expect("reading a slice cannot fail") {
+        verifier.frame(frame);
+    }
+    verifier.finish(None)
+}
+
+/// Bytes of every domain line the pool is sent in [`schema_stream`], so a batch of
+/// `k * DOMAIN_LINE` bytes ends exactly on every `k`-th of them.
+const DOMAIN_LINE: usize = 160;
+
+/// A domain line padded to exactly [`DOMAIN_LINE`] bytes (its CR, if any, excluded).
+fn padded(seq: u64, fields: &str) -> String {
+    let head = format!(r#"{{"aoi":{{"seq":{seq},"run":"{RUN}"}},"type":"hit",{fields},"pad":""#);
+    let tail = "\"}";
+    let fill = DOMAIN_LINE
+        .checked_sub(head.len() + tail.len())
+        .expect("the fields fit in a padded line");
+    format!("{head}{}{tail}", "x".repeat(fill))
+}
+
+/// A stream of `n` lines mixing valid and invalid events of every kind the verifier and the
+/// schema disagree on. Every 10th domain line sent to the pool (counting from 0) breaks the
+/// schema, and so does the one after it, so with batches of `10 * DOMAIN_LINE` bytes invalid
+/// events sit on both sides of every batch boundary. `meta` is the first line's body.
+fn schema_stream(n: u64, meta: &str) -> (String, Vec<u64>) {
+    let mut out = String::new();
+    let mut sent = 0u64;
+    // Lines whose domain event breaks the schema.
+    let mut invalid = Vec::new();
+    let mut seq = 0u64;
+    for number in 1..=n {
+        let line = if number == 1 {
+            number_line(meta, seq)
+        } else if number.is_multiple_of(211) {
+            // A framework event the verifier and the schema both reject: no `message`.
+            number_line(r#"{"type":"aoi:warning","code":"INDEX_STALE"}"#, seq)
+        } else if number.is_multiple_of(173) {
+            // Not JSON: the verifier's own finding, never sent to the pool.
+            format!(r#"{{"aoi":{{"seq":{seq},"run":"{RUN}"}},"type":"hit","rank":"#)
+        } else if number.is_multiple_of(389) {
+            // A seq gap on a valid hit: a finding of the verifier's own.
+            seq += 3;
+            number_line(HIT, seq)
+        } else {
+            let d = sent;
+            sent += 1;
+            let bad = d.is_multiple_of(10) || d % 10 == 9 || d % 37 == 5;
+            let fields = if !bad {
+                format!(r#""rank":{d},"id":"doc_{d}","title":"t""#)
+            } else if d.is_multiple_of(3) {
+                format!(r#""rank":"first","id":"doc_{d}","title":"t""#)
+            } else if d % 3 == 1 {
+                // Three errors: the message says "(and 2 more)".
+                format!(r#""rank":-1,"id":{d}"#)
+            } else {
+                // Escaped ANSI: the verifier's notice and the schema's violation on one line.
+                format!(r#""rank":0.5,"id":"doc_{d}","title":"\u001b[1m""#)
+            };
+            if bad {
+                invalid.push(number);
+            }
+            let mut line = padded(seq, &fields);
+            if number.is_multiple_of(97) {
+                // CRLF: a notice on the same line as a schema finding, or not.
+                line.push('\r');
+            }
+            line
+        };
+        out.push_str(&line);
+        out.push('\n');
+        seq += 1;
+    }
+    (out, invalid)
+}
+
+/// One line of `body` (a JSON object) with `aoi.seq` `seq`.
+fn number_line(body: &str, seq: u64) -> String {
+    let rest = body.strip_prefix('{').expect("a body is a JSON object");
+    format!(r#"{{"aoi":{{"seq":{seq},"run":"{RUN}"}},{rest}"#)
+}
+
+#[test]
+fn schema_workers_report_exactly_what_one_thread_reports() {
+    let schema = hit_schema("1.0.0");
+    // 4,003 lines: the last batch of 10 domain lines is partial.
+    let (stream, invalid) = schema_stream(4003, &meta());
+    let opts = VerifyOptions {
+        unbounded: false,
+        max_findings: 100_000,
+    };
+    let reference = verify_schema_on(stream.as_bytes(), opts, &schema, 0, 0);
+    // The reference itself is what the stream was built to produce.
+    let schema_lines: Vec<u64> = reference
+        .findings
+        .iter()
+        .filter(|f| f.code == FindingCode::EventSchemaInvalid)
+        .filter_map(|f| f.line)
+        .filter(|line| !line.is_multiple_of(211))
+        .collect();
+    assert_eq!(schema_lines, invalid);
+    assert!(
+        invalid.contains(&4003) || invalid.contains(&4002),
+        "{invalid:?}"
+    );
+    assert!(reference
+        .findings
+        .iter()
+        .any(|f| f.code == FindingCode::CrlfLineEnding));
+    assert!(reference
+        .findings
+        .iter()
+        .any(|f| f.code == FindingCode::AnsiEscape));
+    assert!(reference
+        .findings
+        .iter()
+        .any(|f| f.code == FindingCode::SeqGap));
+    assert!(reference
+        .findings
+        .iter()
+        .any(|f| f.code == FindingCode::InvalidJson));
+    assert!(reference
+        .findings
+        .iter()
+        .any(|f| f.message.ends_with("(and 2 more)")));
+    assert_eq!(reference.suppressed, 0);
+    for (workers, batch) in [
+        (1, 1),
+        (2, 1),
+        (2, 10 * DOMAIN_LINE),
+        (3, 10 * DOMAIN_LINE),
+        (4, 7 * DOMAIN_LINE),
+        (2, 4096),
+        (2, schema_pool::DEFAULT_BATCH_BYTES),
+    ] {
+        let threaded = verify_schema_on(stream.as_bytes(), opts, &schema, workers, batch);
+        assert_eq!(
+            threaded, reference,
+            "{workers} worker(s), batches of {batch} bytes"
+        );
+    }
+}
+
+#[test]
+fn schema_workers_apply_the_findings_cap_to_the_merged_order() {
+    let schema = hit_schema("1.0.0");
+    let (stream, _) = schema_stream(3001, &meta());
+    for max_findings in [0, 1, 2, 3, 5, 37, 200] {
+        let opts = VerifyOptions {
+            unbounded: false,
+            max_findings,
+        };
+        let reference = verify_schema_on(stream.as_bytes(), opts, &schema, 0, 0);
+        assert_eq!(reference.findings.len(), max_findings);
+        assert!(reference.suppressed > 0);
+        for (workers, batch) in [(1, 1), (2, 10 * DOMAIN_LINE), (3, 4096)] {
+            let threaded = verify_schema_on(stream.as_bytes(), opts, &schema, workers, batch);
+            assert_eq!(
+                threaded, reference,
+                "max_findings {max_findings}, {workers} worker(s), batches of {batch} bytes"
+            );
+        }
+    }
+}
+
+#[test]
+fn schema_workers_skip_domain_events_once_the_meta_names_another_schema() {
+    let schema = hit_schema("1.0.0");
+    // The meta speaks 2.0.0: a major difference, so domain events are not interpreted (§5),
+    // framework events still are.
+    let other = meta().replace(r#""schema_version":"1.0.0""#, r#""schema_version":"2.0.0""#);
+    let (stream, _) = schema_stream(2503, &other);
+    let opts = VerifyOptions::default();
+    let reference = verify_schema_on(stream.as_bytes(), opts, &schema, 0, 0);
+    assert!(reference
+        .findings
+        .iter()
+        .any(|f| f.code == FindingCode::SchemaIdentityMismatch));
+    let schema_lines: Vec<u64> = reference
+        .findings
+        .iter()
+        .filter(|f| f.code == FindingCode::EventSchemaInvalid)
+        .filter_map(|f| f.line)
+        .collect();
+    assert!(!schema_lines.is_empty());
+    assert!(
+        schema_lines.iter().all(|line| line.is_multiple_of(211)),
+        "{schema_lines:?}"
+    );
+
+    // A meta that arrives late switches validation off for the lines after it only.
+    let (mut late, _) = schema_stream(1200, &meta());
+    let (tail, _) = schema_stream(1300, &other);
+    late.push_str(&tail);
+    let late_reference = verify_schema_on(late.as_bytes(), opts, &schema, 0, 0);
+    let domain_lines: Vec<u64> = late_reference
+        .findings
+        .iter()
+        .filter(|f| f.code == FindingCode::EventSchemaInvalid)
+        .filter_map(|f| f.line)
+        .filter(|&line| {
+            !(line.is_multiple_of(211) || (line > 1200 && (line - 1200).is_multiple_of(211)))
+        })
+        .collect();
+    assert!(domain_lines.iter().any(|&line| line < 1200));
+    assert!(
+        domain_lines.iter().all(|&line| line < 1201),
+        "{domain_lines:?}"
+    );
+
+    for (workers, batch) in [(1, 1), (2, 10 * DOMAIN_LINE), (2, 4096)] {
+        let threaded = verify_schema_on(stream.as_bytes(), opts, &schema, workers, batch);
+        assert_eq!(
+            threaded, reference,
+            "{workers} worker(s), batches of {batch} bytes"
+        );
+        let threaded = verify_schema_on(late.as_bytes(), opts, &schema, workers, batch);
+        assert_eq!(
+            threaded, late_reference,
+            "late meta, {workers} worker(s), batches of {batch}"
+        );
+    }
+}
+
+#[test]
+fn a_verifier_dropped_before_finish_stops_its_schema_workers() {
+    let schema = hit_schema("1.0.0");
+    let (stream, _) = schema_stream(2000, &meta());
+    let mut reader = LineReader::new(stream.as_bytes());
+    let mut verifier = Verifier::new(VerifyOptions::default())
+        .with_schema(&schema)
+        .expect("the test schema compiles")
+        .schema_workers(2, 1);
+    while let Some(frame) = reader.next().expect("reading a slice cannot fail") {
+        verifier.frame(frame);
+    }
+    // Dropping joins the workers once they have drained the queue: this returns, not hangs.
+    drop(verifier);
+}

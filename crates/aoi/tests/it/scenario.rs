@@ -484,6 +484,8 @@ fn expect(scenario: &Scenario, mut m: Model) -> Expected {
                 let reason = match spec.category {
                     Category::Cancelled => Reason::Cancelled,
                     Category::Timeout => Reason::Timeout,
+                    // Not permitted: the run was refused.
+                    Category::Authz => Reason::Denied,
                     _ => Reason::Failed,
                 };
                 (false, Some(reason), default_partial(&m))

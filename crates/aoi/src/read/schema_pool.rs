@@ -1,0 +1,516 @@
+//! Schema validation of domain events on worker threads, for [`Verifier::with_schema`].
+//!
+//! Parsing a line into a [`Value`] and validating it costs several times what the rest of the
+//! verifier does, so with a schema the verifier would run at the speed of that one step. The
+//! verifier stays single-owner and incremental: it copies the domain lines to validate into
+//! batches and hands them to a few worker threads, which parse, validate and keep their failures.
+//! [`SchemaPool::finish`] joins them and returns the failures in line order, so the report is
+//! the one a single thread would write (the verifier merges them with its own findings).
+//!
+//! Framework events are not sent here: they are rare, and the verifier has already parsed them.
+//! A worker that panics hands its payload back and [`SchemaPool::finish`] resumes the panic on
+//! the verifier's thread, as if validation had run there; nothing waits on a dead worker. If no
+//! thread can be spawned, batches are validated on the calling thread.
+//!
+//! [`Verifier::with_schema`]: super::Verifier::with_schema
+
+use std::any::Any;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::{self, JoinHandle};
+
+use serde_json::Value;
+
+use super::finding::FindingCode;
+use crate::discover::schema::EventValidator;
+
+/// Bytes of lines per batch: large enough that a batch costs a worker far more than the channel
+/// hand-off, small enough that the workers start early and stay evenly loaded.
+pub(crate) const DEFAULT_BATCH_BYTES: usize = 256 * 1024;
+
+/// Most worker threads: beyond this the verifier's own thread cannot feed them.
+const MAX_WORKERS: usize = 4;
+
+/// Batches queued per worker before the verifier waits for one to be taken.
+const QUEUED_PER_WORKER: usize = 2;
+
+/// Worker threads for this machine: one per available core, at least 1, at most [`MAX_WORKERS`].
+pub(crate) fn default_workers() -> usize {
+    thread::available_parallelism()
+        .map(usize::from)
+        .unwrap_or(1)
+        .clamp(1, MAX_WORKERS)
+}
+
+/// The message of an `EVENT_SCHEMA_INVALID` finding for `event`, or `None` when it is valid.
+pub(crate) fn schema_problem(validator: &EventValidator, event: &Value) -> Option<String> {
+    let errors = validator.validate(event).err()?;
+    let first = errors.first().cloned().unwrap_or_default();
+    let more = if errors.len() > 1 {
+        format!(" (and {} more)", errors.len() - 1)
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "does not match the published schema: {first}{more}"
+    ))
+}
+
+/// A line's text: `Ok` when known to be UTF-8, else its bytes.
+pub(crate) type LineText<'a> = Result<&'a str, &'a [u8]>;
+
+/// Checks one domain line: its finding, or `None` when it is valid.
+pub(crate) type LineCheck = dyn Fn(LineText<'_>) -> Option<(FindingCode, String)> + Send + Sync;
+
+/// The check of a domain line against `validator`: parse, then validate.
+pub(crate) fn validating(validator: Arc<EventValidator>) -> Arc<LineCheck> {
+    Arc::new(move |text: LineText<'_>| {
+        let parsed = match text {
+            Ok(line) => serde_json::from_str::<Value>(line),
+            Err(bytes) => serde_json::from_slice::<Value>(bytes),
+        };
+        line_problem(&validator, parsed)
+    })
+}
+
+/// The finding for one domain line, parsed as `parsed`, or `None` when it is valid.
+pub(crate) fn line_problem(
+    validator: &EventValidator,
+    parsed: Result<Value, serde_json::Error>,
+) -> Option<(FindingCode, String)> {
+    match parsed {
+        Ok(event) => {
+            schema_problem(validator, &event).map(|m| (FindingCode::EventSchemaInvalid, m))
+        }
+        Err(e) => Some((FindingCode::InvalidJson, format!("invalid JSON: {e}"))),
+    }
+}
+
+/// A violation found on a domain line by schema validation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SchemaFinding {
+    /// The 1-based line number.
+    pub(crate) line: u64,
+    /// `EVENT_SCHEMA_INVALID`, or `INVALID_JSON` for a line the full parser rejects.
+    pub(crate) code: FindingCode,
+    /// The finding's message.
+    pub(crate) message: String,
+}
+
+/// The first findings in line order, up to a cap, and how many more there were.
+#[derive(Debug, Default)]
+pub(crate) struct SchemaFindings {
+    /// At most `cap` findings, in line order.
+    pub(crate) kept: Vec<SchemaFinding>,
+    /// Findings beyond the cap, counted only.
+    pub(crate) dropped: u64,
+    cap: usize,
+}
+
+impl SchemaFindings {
+    fn new(cap: usize) -> SchemaFindings {
+        SchemaFindings {
+            kept: Vec::new(),
+            dropped: 0,
+            cap,
+        }
+    }
+
+    /// Adds a finding on a line after every one added so far.
+    fn push(&mut self, finding: SchemaFinding) {
+        if self.kept.len() < self.cap {
+            self.kept.push(finding);
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    /// Merges findings kept in line order by several collectors, each of which saw a subsequence
+    /// of the lines in order: the first `cap` of the union are among the first `cap` of each.
+    fn merge(cap: usize, parts: impl IntoIterator<Item = SchemaFindings>) -> SchemaFindings {
+        let mut all = SchemaFindings::new(cap);
+        for part in parts {
+            all.kept.extend(part.kept);
+            all.dropped += part.dropped;
+        }
+        // A line is in one batch only, so line numbers are unique.
+        all.kept.sort_unstable_by_key(|f| f.line);
+        if all.kept.len() > cap {
+            all.dropped += (all.kept.len() - cap) as u64;
+            all.kept.truncate(cap);
+        }
+        all
+    }
+}
+
+/// Domain lines to validate, copied one after another, with their numbers.
+#[derive(Debug, Default)]
+struct Batch {
+    /// The lines' bytes, without separators.
+    text: Vec<u8>,
+    /// Each line's number and the offset in `text` where it ends.
+    lines: Vec<(u64, usize)>,
+}
+
+impl Batch {
+    fn with_capacity(bytes: usize) -> Batch {
+        Batch {
+            text: Vec::with_capacity(bytes),
+            lines: Vec::new(),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.text.clear();
+        self.lines.clear();
+    }
+
+    fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// Checks every line, adding failures to `found` in line order.
+    fn validate(&self, check: &LineCheck, found: &mut SchemaFindings) {
+        // The verifier only sends UTF-8 lines, so one check of the whole batch lets every line
+        // be parsed as `str`, which skips serde_json's own UTF-8 checks of strings.
+        let text = std::str::from_utf8(&self.text).ok();
+        let mut start = 0;
+        for &(line, end) in &self.lines {
+            let line_text = match text.and_then(|t| t.get(start..end)) {
+                Some(line) => Ok(line),
+                None => Err(self.text.get(start..end).unwrap_or(&[])),
+            };
+            if let Some((code, message)) = check(line_text) {
+                found.push(SchemaFinding {
+                    line,
+                    code,
+                    message,
+                });
+            }
+            start = end;
+        }
+    }
+}
+
+/// What a worker hands back when it stops.
+#[derive(Debug)]
+struct WorkerEnd {
+    found: SchemaFindings,
+    /// The payload of a panic during validation; the worker stopped there.
+    panic: Option<Box<dyn Any + Send>>,
+}
+
+/// Running workers and the channels to them.
+#[derive(Debug)]
+struct Workers {
+    /// Full batches to the workers; dropping it tells them to finish.
+    jobs: SyncSender<Batch>,
+    /// Emptied batches back from the workers, for reuse.
+    spare: Receiver<Batch>,
+    handles: Vec<JoinHandle<WorkerEnd>>,
+}
+
+/// Where batches go.
+#[derive(Debug)]
+enum Mode {
+    /// No batch filled yet: threads start with the first, so a short stream never spawns any.
+    Idle,
+    /// Worker threads validate.
+    Threads(Workers),
+    /// No thread could be spawned, or every worker stopped: the caller's thread validates.
+    Inline,
+}
+
+/// Validates domain lines on worker threads; see the module documentation.
+pub(crate) struct SchemaPool {
+    check: Arc<LineCheck>,
+    workers: usize,
+    batch_bytes: usize,
+    /// The cap on findings, [`super::VerifyOptions::max_findings`].
+    cap: usize,
+    batch: Batch,
+    mode: Mode,
+    /// Findings of batches validated on this thread.
+    inline: SchemaFindings,
+    /// What the workers handed back once stopped.
+    ended: Vec<WorkerEnd>,
+}
+
+impl std::fmt::Debug for SchemaPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SchemaPool")
+            .field("workers", &self.workers)
+            .field("batch_bytes", &self.batch_bytes)
+            .field("cap", &self.cap)
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SchemaPool {
+    /// A pool of up to `workers` threads (at least 1) applying `check` to batches of about
+    /// `batch_bytes`, keeping at most `cap` findings.
+    pub(crate) fn new(
+        check: Arc<LineCheck>,
+        workers: usize,
+        batch_bytes: usize,
+        cap: usize,
+    ) -> SchemaPool {
+        SchemaPool {
+            check,
+            workers: workers.max(1),
+            batch_bytes: batch_bytes.max(1),
+            cap,
+            batch: Batch::default(),
+            mode: Mode::Idle,
+            inline: SchemaFindings::new(cap),
+            ended: Vec::new(),
+        }
+    }
+
+    /// Queues the domain line `number` (its bytes without the line ending, already checked to be
+    /// UTF-8) for validation.
+    pub(crate) fn push(&mut self, number: u64, line: &[u8]) {
+        if self.batch.text.capacity() == 0 {
+            self.batch = self.fresh_batch();
+        }
+        self.batch.text.extend_from_slice(line);
+        self.batch.lines.push((number, self.batch.text.len()));
+        if self.batch.text.len() >= self.batch_bytes {
+            self.dispatch();
+        }
+    }
+
+    /// An empty batch: one a worker has finished with, else a new one.
+    fn fresh_batch(&mut self) -> Batch {
+        match &self.mode {
+            Mode::Threads(workers) => workers.spare.try_recv().ok(),
+            Mode::Idle | Mode::Inline => None,
+        }
+        .unwrap_or_else(|| Batch::with_capacity(self.batch_bytes + self.batch_bytes / 4))
+    }
+
+    /// Hands the current batch to the workers, starting them if need be.
+    fn dispatch(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        if matches!(self.mode, Mode::Idle) {
+            self.mode = self.spawn();
+        }
+        let batch = std::mem::take(&mut self.batch);
+        let unsent = match &self.mode {
+            Mode::Threads(workers) => match workers.jobs.try_send(batch) {
+                Ok(()) => None,
+                // The queue is full: wait for a worker to take a batch.
+                Err(TrySendError::Full(batch)) => workers.jobs.send(batch).err().map(|e| e.0),
+                Err(TrySendError::Disconnected(batch)) => Some(batch),
+            },
+            Mode::Idle | Mode::Inline => Some(batch),
+        };
+        if let Some(mut batch) = unsent {
+            // Every worker has stopped (a panic, handed back at `finish`): go on here.
+            if matches!(self.mode, Mode::Threads(_)) {
+                self.stop_threads();
+            }
+            batch.validate(&*self.check, &mut self.inline);
+            batch.clear();
+            self.batch = batch;
+        }
+    }
+
+    /// Starts the workers; [`Mode::Inline`] when not even one thread can be spawned.
+    fn spawn(&self) -> Mode {
+        let (jobs, queue) = mpsc::sync_channel::<Batch>(self.workers * QUEUED_PER_WORKER);
+        let queue = Arc::new(Mutex::new(queue));
+        let (spare_to, spare) = mpsc::channel::<Batch>();
+        let mut handles = Vec::with_capacity(self.workers);
+        for i in 0..self.workers {
+            let check = Arc::clone(&self.check);
+            let queue = Arc::clone(&queue);
+            let spare_to = spare_to.clone();
+            let cap = self.cap;
+            let spawned = thread::Builder::new()
+                .name(format!("aoi-schema-{i}"))
+                .spawn(move || work(&*check, &queue, &spare_to, cap));
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                Err(_) => break,
+            }
+        }
+        if handles.is_empty() {
+            Mode::Inline
+        } else {
+            Mode::Threads(Workers {
+                jobs,
+                spare,
+                handles,
+            })
+        }
+    }
+
+    /// Stops the workers and keeps what they found in `ended`, switching to [`Mode::Inline`].
+    fn stop_threads(&mut self) {
+        let Mode::Threads(workers) = std::mem::replace(&mut self.mode, Mode::Inline) else {
+            return;
+        };
+        let Workers { jobs, handles, .. } = workers;
+        // Closing the queue ends each worker once it has drained it.
+        drop(jobs);
+        for handle in handles {
+            let end = handle.join().unwrap_or_else(|payload| WorkerEnd {
+                found: SchemaFindings::default(),
+                panic: Some(payload),
+            });
+            self.ended.push(end);
+        }
+    }
+
+    /// Validates what is still queued, stops the workers and returns every finding, at most
+    /// `cap` of them kept, in line order.
+    ///
+    /// A panic in a worker is resumed here, on the caller's thread, once every worker has
+    /// stopped.
+    pub(crate) fn finish(mut self) -> SchemaFindings {
+        if matches!(self.mode, Mode::Threads(_)) {
+            self.dispatch();
+        } else {
+            // Threads are not worth starting for one last batch.
+            self.batch.validate(&*self.check, &mut self.inline);
+            self.batch.clear();
+        }
+        self.stop_threads();
+        let mut panic = None;
+        let mut parts = Vec::with_capacity(self.ended.len() + 1);
+        for end in std::mem::take(&mut self.ended) {
+            parts.push(end.found);
+            if panic.is_none() {
+                panic = end.panic;
+            }
+        }
+        if let Some(payload) = panic {
+            panic::resume_unwind(payload);
+        }
+        parts.push(std::mem::take(&mut self.inline));
+        SchemaFindings::merge(self.cap, parts)
+    }
+}
+
+impl Drop for SchemaPool {
+    /// Stops the workers of a verifier dropped before [`SchemaPool::finish`] (or unwinding).
+    fn drop(&mut self) {
+        self.stop_threads();
+    }
+}
+
+/// A worker: takes batches until the queue closes, validating each.
+fn work(
+    check: &LineCheck,
+    queue: &Mutex<Receiver<Batch>>,
+    spare: &Sender<Batch>,
+    cap: usize,
+) -> WorkerEnd {
+    let mut found = SchemaFindings::new(cap);
+    loop {
+        // Only `recv` runs under the lock; a poisoned lock still guards a usable receiver.
+        let next = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
+        let Ok(mut batch) = next else {
+            return WorkerEnd { found, panic: None };
+        };
+        let validated = panic::catch_unwind(AssertUnwindSafe(|| batch.validate(check, &mut found)));
+        if let Err(payload) = validated {
+            return WorkerEnd {
+                found,
+                panic: Some(payload),
+            };
+        }
+        batch.clear();
+        // The verifier may be gone already; the batch is then simply freed.
+        let _ = spare.send(batch);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A check that fails lines containing `bad` and panics on lines containing `boom`.
+    fn toy_check() -> Arc<LineCheck> {
+        Arc::new(|text: LineText<'_>| {
+            let line = text.unwrap_or("");
+            assert!(!line.contains("boom"), "the check exploded");
+            line.contains("bad")
+                .then(|| (FindingCode::EventSchemaInvalid, line.to_owned()))
+        })
+    }
+
+    fn feed(pool: &mut SchemaPool, lines: u64, bad_every: u64, boom_at: Option<u64>) {
+        for n in 1..=lines {
+            let text = match (n.is_multiple_of(bad_every), boom_at == Some(n)) {
+                (_, true) => format!("boom {n}"),
+                (true, _) => format!("bad {n}"),
+                _ => format!("fine {n}"),
+            };
+            pool.push(n, text.as_bytes());
+        }
+    }
+
+    #[test]
+    fn findings_come_back_in_line_order_under_the_cap() {
+        for (workers, batch) in [(1, 1), (3, 1), (2, 64), (4, 1000)] {
+            let mut pool = SchemaPool::new(toy_check(), workers, batch, 10);
+            feed(&mut pool, 5000, 7, None);
+            let found = pool.finish();
+            let lines: Vec<u64> = found.kept.iter().map(|f| f.line).collect();
+            assert_eq!(lines, (1..=10).map(|i| i * 7).collect::<Vec<_>>());
+            assert_eq!(found.kept[0].message, "bad 7");
+            assert_eq!(
+                found.dropped,
+                5000 / 7 - 10,
+                "{workers} workers, batch {batch}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_panic_in_a_worker_is_resumed_by_finish_not_a_hang() {
+        for workers in [1, 2, 4] {
+            let mut pool = SchemaPool::new(toy_check(), workers, 16, 100);
+            feed(&mut pool, 3000, 5, Some(1234));
+            let outcome = panic::catch_unwind(AssertUnwindSafe(|| pool.finish()));
+            let payload = outcome.expect_err("the worker's panic reaches the caller");
+            let message = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied());
+            assert_eq!(message, Some("the check exploded"), "{workers} workers");
+        }
+    }
+
+    #[test]
+    fn a_pool_whose_workers_all_panicked_goes_on_inline_then_reports_the_panic() {
+        // With one worker dead early, every later batch is validated on this thread.
+        let mut pool = SchemaPool::new(toy_check(), 1, 1, 100);
+        feed(&mut pool, 2000, 3, Some(2));
+        assert!(matches!(pool.mode, Mode::Inline), "{:?}", pool.mode);
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| pool.finish()));
+        assert!(outcome.is_err());
+    }
+
+    #[test]
+    fn a_dropped_pool_stops_its_workers() {
+        let mut pool = SchemaPool::new(toy_check(), 2, 1, 100);
+        feed(&mut pool, 2000, 3, Some(700));
+        drop(pool);
+    }
+
+    #[test]
+    fn a_short_stream_starts_no_thread() {
+        let mut pool = SchemaPool::new(toy_check(), 2, DEFAULT_BATCH_BYTES, 100);
+        feed(&mut pool, 100, 10, None);
+        assert!(matches!(pool.mode, Mode::Idle));
+        let found = pool.finish();
+        assert_eq!(found.kept.len(), 10);
+    }
+}
