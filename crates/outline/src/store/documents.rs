@@ -1,13 +1,13 @@
 //! Reading and writing documents, their tags and the change log, on any connection or
 //! transaction.
 //!
-//! Every write here runs inside a transaction opened by [`Store::transaction`](super::Store::transaction)
-//! (`BEGIN IMMEDIATE`): the row, its tags, its full-text entry and its change-log entry commit
-//! together or not at all. The full-text index is written here rather than by triggers (see
-//! the schema for why), so every change to a document's title, body or tags goes through
-//! this module. Each write validates its input before its first
-//! statement, and the first statement is the only one a caller's input can make fail, so a
-//! refused item leaves the transaction as it was.
+//! Every write here runs inside a transaction opened by
+//! [`Store::transaction`](super::Store::transaction) (`BEGIN IMMEDIATE`): the row, its tags,
+//! its full-text entry and its change-log entry commit together or not at all. The tag rows
+//! and the full-text index are written here rather than by triggers and foreign keys (see
+//! the schema for why), so every change to a document goes through this module. Each write
+//! validates its input before its first statement, and the first statement is the only one
+//! a caller's input can make fail, so a refused item leaves the transaction as it was.
 
 use rusqlite::types::Value;
 use rusqlite::{params, CachedStatement, Connection, OptionalExtension, Row};

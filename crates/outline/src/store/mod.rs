@@ -11,6 +11,11 @@
 //! `foreign_keys=ON` and a busy timeout of [`BUSY_TIMEOUT`]. Schema migrations are versioned
 //! in `PRAGMA user_version` (see [`schema`]).
 //!
+//! The tags table and the full-text index are derived from the documents table and written
+//! by this module's own statements in the same transaction, not by triggers or foreign keys
+//! (both cost an import more than half its speed; the schema says why).
+//! [`Store::integrity_problems`] checks that they agree.
+//!
 //! # Writes
 //!
 //! Every write runs in one `BEGIN IMMEDIATE` transaction that takes the database's write
@@ -37,7 +42,8 @@
 //!   walk's position is not visited, one moved out ahead of it is not either.
 //!
 //! [`Store::search`] pages over a snapshot of the ranking instead, because BM25 scores move
-//! whenever the corpus changes; see [`search`](self::search) for why and for its guarantee.
+//! whenever the corpus changes; see the [`search` module](self::search) for why, and for its
+//! guarantee.
 //!
 //! [`Store::watch_changes`] reads the change log by position, which is also commit order, so
 //! a watcher that always asks for what follows the last position it saw misses nothing.
@@ -118,22 +124,22 @@ impl Store {
     fn setup(mut conn: Connection, path: &Path, on_disk: bool) -> Result<Store, StoreError> {
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(StoreError::with("setting the busy timeout"))?;
-        // Refuse someone else's database before changing anything about the file.
-        schema::check_identity(&conn, path)?;
-        if on_disk {
-            // Persistent in the file; a no-op once set. (A file that cannot switch, e.g. on a
-            // read-only medium, stays as it is: `status` reports `wal: false`.)
-            let _mode: String = conn
-                .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
-                .map_err(StoreError::with("switching to WAL journal mode"))?;
-        }
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        // First: it refuses a file that is not outline's before anything about it changes.
+        schema::migrate(&mut conn, path, schema::MIGRATIONS)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .and_then(|()| conn.pragma_update(None, "foreign_keys", true))
             .map_err(StoreError::with("configuring the connection"))?;
-        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-        schema::migrate(&mut conn, path, schema::MIGRATIONS)?;
-        if let Ok(x) = std::env::var("OUTLINE_EXPERIMENT_SQL") {
-            conn.execute_batch(&x).unwrap();
+        if on_disk {
+            // Persistent in the file; a no-op once set. A read-only file that is not in WAL
+            // mode stays as it is (it can still be read; `status` reports `wal: false`).
+            let switched = conn
+                .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0));
+            match switched {
+                Ok(_) => {}
+                Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) => {}
+                Err(e) => return Err(StoreError::sqlite("switching to WAL journal mode", e)),
+            }
         }
         let instance: String = conn
             .query_row(
@@ -224,17 +230,17 @@ impl Store {
         Ok(out)
     }
 
-    /// Creates a document (`outline create`, §14.5: the result carries its stable id).
+    /// Creates a document (`outline create`, §16.3; the result carries its stable id, §14.5).
     pub fn create(&mut self, new: NewDocument) -> Result<Document, StoreError> {
         self.transaction(|tx| tx.create(new))
     }
 
-    /// The document with this id (`outline get`).
+    /// The document with this id (`outline get`, §16.3; ids are matched in any case).
     pub fn get(&self, id: &str) -> Result<Document, StoreError> {
         documents::get(&self.conn, id)
     }
 
-    /// Replaces the fields that `patch` gives (`outline update`).
+    /// Replaces the fields that `patch` gives (`outline update`, §16.3).
     ///
     /// With `if_match`, the update applies only if the document is at that version, else
     /// [`StoreError::Conflict`] (`update --if-match`, optimistic concurrency): of two
@@ -249,15 +255,15 @@ impl Store {
         self.transaction(|tx| tx.update(id, patch, if_match))
     }
 
-    /// Deletes these documents, all or none (`outline delete`, §14.3: the caller confirms
-    /// first). Repeated ids count once; a missing one is [`StoreError::NotFound`] and
+    /// Deletes these documents, all or none (`outline delete`, §16.3; the caller confirms
+    /// first, §14.3). Repeated ids count once; a missing one is [`StoreError::NotFound`] and
     /// nothing is deleted. Returns the documents as they were.
     pub fn delete(&mut self, ids: &[String]) -> Result<Vec<Document>, StoreError> {
         self.transaction(|tx| tx.delete(ids))
     }
 
     /// Moves a document to `collection`, retitling it when `new_title` is given (`outline
-    /// move`); `if_match` as for [`update`](Self::update).
+    /// move`, §16.3); `if_match` as for [`update`](Self::update).
     pub fn move_to(
         &mut self,
         id: &str,
@@ -268,13 +274,14 @@ impl Store {
         self.transaction(|tx| tx.move_to(id, collection, new_title, if_match))
     }
 
-    /// Copies a document into `collection` as a new document with a new id (`outline copy`).
+    /// Copies a document into `collection` as a new document with a new id (`outline copy`,
+    /// §16.3).
     pub fn copy(&mut self, id: &str, collection: &str) -> Result<Document, StoreError> {
         self.transaction(|tx| tx.copy(id, collection))
     }
 
     /// Imports documents in one transaction: all of them, or, if any is refused, none
-    /// (`outline import`, fail-fast; §12). The error is [`StoreError::ImportItem`] with the
+    /// (`outline import`, fail-fast, §12). The error is [`StoreError::ImportItem`] with the
     /// item's position. For `--continue-on-error`, use [`Tx::create`] per item in a
     /// [`transaction`](Self::transaction) and skip [item errors](StoreError::is_item_error).
     pub fn import(
@@ -284,7 +291,7 @@ impl Store {
         self.transaction(|tx| tx.import(docs))
     }
 
-    /// One page of documents in insertion order (`outline list`, §15); `limit` ≥ 1.
+    /// One page of documents in insertion order (`outline list`, §15, §16.3); `limit` ≥ 1.
     ///
     /// Pass the previous page's [`next`](ListPage::next) as `after` to continue; see the
     /// [module docs](self) for what a walk is guaranteed to visit. Each page costs an index
@@ -321,13 +328,13 @@ impl Store {
         documents::count(&self.conn, filter)
     }
 
-    /// One page of hits for an FTS5 `query`, best first (`outline search`, §15).
+    /// One page of hits for an FTS5 `query`, best first (`outline search`, §15, §16.3).
     ///
     /// Ranking is BM25 with title matches weighted above tags, and tags above body. The
     /// query is FTS5 syntax; a syntax error is [`StoreError::InvalidQuery`] (use
     /// [`plain_query`] for free text). Pass the previous page's
     /// [`next`](SearchPage::next) as `after`, with the same query and filter, to continue;
-    /// see [`search`](self::search) for the paging guarantee.
+    /// see the [`search` module](self::search) for the paging guarantee.
     pub fn search(
         &mut self,
         query: &str,
@@ -353,7 +360,7 @@ impl Store {
     }
 
     /// Change-log entries after position `since` (0 for all), oldest first, at most
-    /// `limit` (`outline watch`, §4.2). Start from [`last_change`](Self::last_change) to see
+    /// `limit` (`outline watch`, §4.2, §16.3). Start from [`last_change`](Self::last_change) to see
     /// only what happens from now on.
     pub fn watch_changes(&self, since: i64, limit: usize) -> Result<Vec<Change>, StoreError> {
         documents::changes_since(&self.conn, since, limit)
@@ -364,7 +371,7 @@ impl Store {
         documents::last_change(&self.conn)
     }
 
-    /// Counts and facts about the database (`outline status`).
+    /// Counts and facts about the database (`outline status`, §16.3).
     pub fn status(&self) -> Result<Status, StoreError> {
         let read = |sql: &str| -> Result<i64, StoreError> {
             self.conn
@@ -395,9 +402,10 @@ impl Store {
         Ok(self.integrity_problems()?.is_empty())
     }
 
-    /// Everything wrong with the database file (`outline doctor`): SQLite's
-    /// `integrity_check` of the b-trees, `foreign_key_check`, and FTS5's own check that the
-    /// full-text index matches the documents. Empty when all is well.
+    /// Everything wrong with the database file (`outline doctor`, §16.2): SQLite's
+    /// `integrity_check` of the b-trees, `foreign_key_check`, FTS5's own check that the
+    /// full-text index matches the documents, and a check that the tag rows match the
+    /// documents' tags. Empty when all is well; each problem is one line.
     ///
     /// The FTS5 check is a command written as an `INSERT`, so this takes the write lock
     /// briefly (it writes nothing).
@@ -506,11 +514,6 @@ impl Tx<'_> {
                     source: Box::new(e),
                 })?;
             imported.push(doc);
-            if std::env::var_os("OUTLINE_EXPERIMENT_POST").is_some() && index == 0 {
-                self.tx
-                    .execute_batch(&std::env::var("OUTLINE_EXPERIMENT_POST").unwrap())
-                    .unwrap();
-            }
         }
         Ok(imported)
     }

@@ -159,7 +159,7 @@ pub(crate) fn migrate(
 }
 
 /// Reads `user_version`, refusing files that belong to something else.
-pub(crate) fn check_identity(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
+fn check_identity(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
     let not_outline = |reason: String| StoreError::NotOutline {
         path: path.to_owned(),
         reason,

@@ -13,6 +13,14 @@
 //! handed back names the snapshot and the last rank returned. Following pages read the
 //! snapshot by rank with a primary-key seek, so each costs the same at any depth.
 //!
+//! # Cost
+//!
+//! A first page costs a count of the matches and, BM25 being a score over all of them, a
+//! ranking of every match: O(matches), plus writing the snapshot when the result does not
+//! fit one page. On 100k short documents (release build, loaded 2-core machine): a query
+//! matching one document takes about 0.2 ms, one matching 3k documents about 30 ms, one
+//! matching 58k about 170 ms. Following pages cost about 1 ms at any depth.
+//!
 //! # The guarantee
 //!
 //! Following [`SearchPage::next`] from a first page visits, in the BM25 order of the moment
@@ -59,7 +67,8 @@ const CACHE: &str = "search_cache";
 /// fight over one table and no migration is needed for a cache.
 const CACHE_TABLES: &str = "
 CREATE TABLE IF NOT EXISTS search_cache.snapshots_v1 (
-    id         INTEGER PRIMARY KEY,
+    made       INTEGER PRIMARY KEY, -- creation order, for eviction (clocks tie within a ms)
+    id         INTEGER NOT NULL UNIQUE, -- random: a position never names a later snapshot
     created_at INTEGER NOT NULL,
     instance   TEXT    NOT NULL,
     query      TEXT    NOT NULL,
@@ -244,12 +253,19 @@ fn check_query(query: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// `FROM ... WHERE` over the matches of `?1` passing the filter (values from `?2` on);
-/// rows are `documents_fts` joined to `documents d` where a filter needs it.
-fn match_source(filter: &ListFilter, first: usize) -> (String, Vec<Value>) {
-    let mut sql = "documents_fts JOIN documents d ON d.seq = documents_fts.rowid \
-                   WHERE documents_fts MATCH ?1"
-        .to_owned();
+/// `FROM ... WHERE` over the matches of `?1` passing the filter (values from `?first` on).
+///
+/// The matching document's sequence number is `documents_fts.rowid`. `documents d` is joined
+/// only when `with_documents` or a collection filter needs its columns: a ranking over many
+/// matches would otherwise read every matching row, bodies included, for nothing.
+fn match_source(filter: &ListFilter, first: usize, with_documents: bool) -> (String, Vec<Value>) {
+    let mut sql = if with_documents || filter.collection.is_some() {
+        "documents_fts JOIN documents d ON d.seq = documents_fts.rowid \
+         WHERE documents_fts MATCH ?1"
+    } else {
+        "documents_fts WHERE documents_fts MATCH ?1"
+    }
+    .to_owned();
     let mut values = Vec::new();
     if let Some(collection) = &filter.collection {
         values.push(Value::Text(collection.clone()));
@@ -261,7 +277,8 @@ fn match_source(filter: &ListFilter, first: usize) -> (String, Vec<Value>) {
     if let Some(tag) = &filter.tag {
         values.push(Value::Text(tag.clone()));
         sql.push_str(&format!(
-            " AND EXISTS (SELECT 1 FROM document_tags t WHERE t.doc = d.seq AND t.tag = ?{})",
+            " AND EXISTS (SELECT 1 FROM document_tags t \
+             WHERE t.tag = ?{} AND t.doc = documents_fts.rowid)",
             first + values.len() - 1
         ));
     }
@@ -280,7 +297,7 @@ pub(super) fn count_matches(
     filter: &ListFilter,
 ) -> Result<u64, StoreError> {
     check_query(query)?;
-    let (source, filter_values) = match_source(filter, 2);
+    let (source, filter_values) = match_source(filter, 2, false);
     let mut values = vec![Value::Text(query.to_owned())];
     values.extend(filter_values);
     let n: i64 = conn
@@ -297,11 +314,11 @@ fn rank_all(
     query: &str,
     filter: &ListFilter,
 ) -> Result<Vec<(i64, f64)>, StoreError> {
-    let (source, filter_values) = match_source(filter, 2);
+    let (source, filter_values) = match_source(filter, 2, false);
     let mut values = vec![Value::Text(query.to_owned())];
     values.extend(filter_values);
     let sql = format!(
-        "SELECT d.seq, {} AS score FROM {source} ORDER BY score DESC, d.seq",
+        "SELECT documents_fts.rowid AS seq, {} AS score FROM {source} ORDER BY score DESC, seq",
         score_expr()
     );
     let mut stmt = conn
@@ -323,7 +340,7 @@ pub(super) fn all_ids(
     filter: &ListFilter,
 ) -> Result<Vec<String>, StoreError> {
     check_query(query)?;
-    let (source, filter_values) = match_source(filter, 2);
+    let (source, filter_values) = match_source(filter, 2, true);
     let mut values = vec![Value::Text(query.to_owned())];
     values.extend(filter_values);
     let sql = format!(
@@ -350,7 +367,7 @@ fn hydrate(
     rank: u64,
     score: f64,
 ) -> Result<Option<Hit>, StoreError> {
-    let (source, filter_values) = match_source(filter, 3);
+    let (source, filter_values) = match_source(filter, 3, true);
     let mut values = vec![Value::Text(query.to_owned()), Value::Integer(seq)];
     values.extend(filter_values);
     let sql = format!(
@@ -455,7 +472,7 @@ fn create_snapshot(
     // write lock waits (busy timeout) instead of failing on a stale read snapshot.
     let stale = format!(
         "SELECT id FROM {CACHE}.snapshots_v1 WHERE created_at < ?1 OR id NOT IN \
-         (SELECT id FROM {CACHE}.snapshots_v1 ORDER BY created_at DESC, id LIMIT ?2)"
+         (SELECT id FROM {CACHE}.snapshots_v1 ORDER BY made DESC LIMIT ?2)"
     );
     let keep = MAX_SNAPSHOTS - 1;
     conn.execute(
@@ -471,7 +488,7 @@ fn create_snapshot(
     .map_err(StoreError::with("evicting old search snapshots"))?;
 
     let id = ids.next_i64()?;
-    let (source, filter_values) = match_source(filter, 3);
+    let (source, filter_values) = match_source(filter, 3, false);
     let mut values = vec![Value::Text(query.to_owned()), Value::Integer(id)];
     values.extend(filter_values);
     let inserted = conn
@@ -479,7 +496,7 @@ fn create_snapshot(
             &format!(
                 "INSERT INTO {CACHE}.snapshot_hits_v1 (snapshot, pos, doc, score) \
                  SELECT ?2, row_number() OVER (ORDER BY score DESC, seq), seq, score FROM \
-                 (SELECT d.seq AS seq, {} AS score FROM {source})",
+                 (SELECT documents_fts.rowid AS seq, {} AS score FROM {source})",
                 score_expr()
             ),
             rusqlite::params_from_iter(values),

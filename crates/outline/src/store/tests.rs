@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use aoi::surface::safety::{begin, IdempotencyStore, Replay};
 
+use super::search::MAX_SNAPSHOTS;
 use super::*;
 
 /// A directory under the system temp dir, removed when dropped.
@@ -953,6 +954,75 @@ fn search_pages_visit_each_match_once_while_documents_are_inserted() {
 }
 
 #[test]
+fn search_sees_every_change_to_the_text() {
+    let mut store = Store::open_in_memory().unwrap();
+    let d = store
+        .create(doc("Original heading", "first draft").tags(["alpha"]))
+        .unwrap();
+    let found = |store: &mut Store, q: &str| store.count_query(q, &ListFilter::default()).unwrap();
+    store
+        .update(
+            &d.id,
+            Patch {
+                body: Some("second version".into()),
+                tags: Some(vec!["beta".into()]),
+                ..Patch::default()
+            },
+            None,
+        )
+        .unwrap();
+    assert_eq!(
+        (found(&mut store, "draft"), found(&mut store, "second")),
+        (0, 1)
+    );
+    assert_eq!(
+        (found(&mut store, "alpha"), found(&mut store, "beta")),
+        (0, 1)
+    );
+    store
+        .move_to(&d.id, "elsewhere", Some("Renamed heading".into()), None)
+        .unwrap();
+    assert_eq!(
+        (found(&mut store, "original"), found(&mut store, "renamed")),
+        (0, 1)
+    );
+    store.move_to(&d.id, "third", None, None).unwrap();
+    assert_eq!(found(&mut store, "renamed"), 1);
+    let copy = store.copy(&d.id, "copies").unwrap();
+    assert_eq!(found(&mut store, "renamed"), 2);
+    store.delete(&[d.id.clone(), copy.id]).unwrap();
+    assert_eq!(
+        (found(&mut store, "renamed"), found(&mut store, "second")),
+        (0, 0)
+    );
+    assert_healthy(&mut store);
+}
+
+#[test]
+fn a_hit_moved_out_of_the_filter_after_the_first_page_is_skipped() {
+    let mut store = Store::open_in_memory().unwrap();
+    let docs = store
+        .import((0..12).map(|i| doc(&format!("comet {i}"), "comet").collection("sky")))
+        .unwrap();
+    let filter = ListFilter::collection("sky");
+    let first = store.search("comet", &filter, None, 4).unwrap();
+    let seen: HashSet<String> = first.hits.iter().map(|h| h.id.clone()).collect();
+    let ahead = docs.iter().find(|d| !seen.contains(&d.id)).unwrap();
+    store.move_to(&ahead.id, "ground", None, None).unwrap();
+    let mut hits = first.hits;
+    let mut after = first.next;
+    while let Some(position) = after {
+        let page = store.search("comet", &filter, Some(position), 4).unwrap();
+        hits.extend(page.hits);
+        after = page.next;
+    }
+    assert_eq!(hits.len(), 11);
+    assert!(hits
+        .iter()
+        .all(|h| h.id != ahead.id && h.collection == "sky"));
+}
+
+#[test]
 fn search_positions_belong_to_their_query_filter_and_database() {
     let mut store = Store::open_in_memory().unwrap();
     store
@@ -1057,8 +1127,6 @@ fn a_search_that_fits_one_page_writes_no_snapshot() {
     let cache = dir.db().with_file_name("outline.db-search");
     assert!(cache.exists(), "snapshots live beside the database");
 }
-
-use search::MAX_SNAPSHOTS;
 
 #[test]
 fn fts_syntax_errors_are_invalid_query_never_a_panic() {
@@ -1278,6 +1346,31 @@ fn doctor_notices_a_full_text_index_out_of_step() {
     assert!(problems[0].contains("full-text index"), "{problems:?}");
     assert!(!store.integrity_check().unwrap());
     let _ = d;
+}
+
+#[test]
+fn doctor_notices_tags_out_of_step() {
+    let mut store = Store::open_in_memory().unwrap();
+    store.create(doc("tagged", "").tags(["a", "b"])).unwrap();
+    assert_healthy(&mut store);
+    store
+        .conn
+        .execute("DELETE FROM document_tags WHERE tag = 'b'", [])
+        .unwrap();
+    store
+        .conn
+        .execute("INSERT INTO document_tags (tag, doc) VALUES ('c', 999)", [])
+        .unwrap();
+    let problems = store.integrity_problems().unwrap();
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(
+        problems[0].contains("belong to no document"),
+        "{problems:?}"
+    );
+    assert!(
+        problems[1].contains("tag index does not list"),
+        "{problems:?}"
+    );
 }
 
 #[test]
