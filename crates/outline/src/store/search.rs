@@ -179,6 +179,18 @@ pub struct SearchPosition {
     after: u64,
 }
 
+impl SearchPosition {
+    /// The position just after `rank` in the same result snapshot: where to continue when
+    /// only part of a page reached the caller (e.g. output cut at `--max-bytes`). `rank`
+    /// should be a rank of a hit of the page this position came from.
+    pub fn after_rank(self, rank: u64) -> SearchPosition {
+        SearchPosition {
+            snapshot: self.snapshot,
+            after: rank,
+        }
+    }
+}
+
 /// Turns free text into an FTS5 query that matches documents containing every word, so
 /// that user input with punctuation (`e-mail`, `C++`, `"quoted`) is never a syntax error.
 ///

@@ -1,0 +1,163 @@
+//! The domain events of `outline`'s machine mode, as published by `outline schema`.
+
+use aoi::DomainEvent;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use outline::store::{Document, Hit};
+
+/// One document (`get`, `list`); `list` leaves the body out.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Entry {
+    /// Stable id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Collection.
+    pub collection: String,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Creation time, milliseconds since the Unix epoch.
+    pub created_at: i64,
+    /// Last update time, milliseconds since the Unix epoch.
+    pub updated_at: i64,
+    /// Version (ETag), raised by one on every change.
+    pub version: u64,
+    /// The body (`get` only), cut at `--max-bytes` on a character boundary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// The body's full length in bytes (`get` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body_bytes: Option<u64>,
+    /// True when the body was cut at `--max-bytes` (`get` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body_truncated: Option<bool>,
+}
+
+impl Entry {
+    /// The entry of `doc` without its body.
+    pub fn header(doc: &Document) -> Entry {
+        Entry {
+            id: doc.id.clone(),
+            title: doc.title.clone(),
+            collection: doc.collection.clone(),
+            tags: doc.tags.clone(),
+            created_at: doc.created_at,
+            updated_at: doc.updated_at,
+            version: doc.version,
+            body: None,
+            body_bytes: None,
+            body_truncated: None,
+        }
+    }
+}
+
+impl DomainEvent for Entry {
+    fn event_type(&self) -> &str {
+        "entry"
+    }
+}
+
+/// One search result, best first.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HitEvent {
+    /// Position in the ranking, from 1, continuing across pages.
+    pub rank: u64,
+    /// BM25 score (higher is better).
+    pub score: f64,
+    /// Stable id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Collection.
+    pub collection: String,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Version (ETag).
+    pub version: u64,
+    /// A short excerpt around the matches.
+    pub snippet: String,
+    /// Byte ranges of `snippet` that matched, as `[start, end)` pairs.
+    pub highlights: Vec<[usize; 2]>,
+}
+
+impl HitEvent {
+    /// The event for a store hit.
+    pub fn from_hit(hit: Hit) -> HitEvent {
+        HitEvent {
+            rank: hit.rank,
+            score: hit.score,
+            id: hit.id,
+            title: hit.title,
+            collection: hit.collection,
+            tags: hit.tags,
+            version: hit.version,
+            highlights: hit
+                .snippet
+                .highlights
+                .iter()
+                .map(|r| [r.start, r.end])
+                .collect(),
+            snippet: hit.snippet.text,
+        }
+    }
+}
+
+impl DomainEvent for HitEvent {
+    fn event_type(&self) -> &str {
+        "hit"
+    }
+}
+
+/// Audit event (§14.5): a document was created.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Created {
+    /// Stable id of the new document.
+    pub id: String,
+    /// Its version (ETag).
+    pub version: u64,
+    /// Its title.
+    pub title: String,
+    /// Its collection.
+    pub collection: String,
+}
+
+impl DomainEvent for Created {
+    fn event_type(&self) -> &str {
+        "created"
+    }
+}
+
+/// Audit event (§14.5): a document was updated.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Updated {
+    /// Stable id.
+    pub id: String,
+    /// Its version (ETag) after the update.
+    pub version: u64,
+}
+
+impl DomainEvent for Updated {
+    fn event_type(&self) -> &str {
+        "updated"
+    }
+}
+
+/// Audit event (§14.5): a document was deleted.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Deleted {
+    /// Stable id of the deleted document.
+    pub id: String,
+    /// The version it was at when deleted.
+    pub version: u64,
+    /// Its title.
+    pub title: String,
+    /// Its collection.
+    pub collection: String,
+}
+
+impl DomainEvent for Deleted {
+    fn event_type(&self) -> &str {
+        "deleted"
+    }
+}

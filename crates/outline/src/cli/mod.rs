@@ -1,0 +1,253 @@
+//! The command layer: one clap definition, the tool's description for discovery, and the
+//! dispatch of each subcommand to its module.
+
+mod errors;
+mod events;
+mod human;
+mod read;
+mod write;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use aoi::app::{human_error, App, Discovery};
+use aoi::discover::capabilities::CommandSpec;
+use aoi::discover::schema::EventSchema;
+use aoi::surface::flags::{ConfirmArgs, GlobalArgs, MutationArgs, PageArgs};
+use aoi::{Category, Code, ErrorEvent};
+use clap::{Args, Parser, Subcommand};
+
+use errors::RunError;
+use events::{Created, Deleted, Entry, HitEvent, Updated};
+use outline::store::Store;
+
+/// A local document store with full-text search, for agents and people.
+#[derive(Debug, Parser)]
+#[command(name = "outline", version)]
+pub struct Cli {
+    #[command(flatten)]
+    aoi: GlobalArgs,
+    /// The database file (default: $XDG_DATA_HOME/outline/outline.db), created on first use.
+    #[arg(long, global = true, value_name = "PATH", env = "OUTLINE_DB")]
+    db: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Create a document.
+    Create(write::CreateArgs),
+    /// Show one document.
+    Get(read::GetArgs),
+    /// Change a document's title, body, tags or collection.
+    Update(write::UpdateArgs),
+    /// List documents in creation order, a page at a time.
+    List {
+        #[command(flatten)]
+        filter: FilterArgs,
+        #[command(flatten)]
+        page: PageArgs,
+    },
+    /// Full-text search, best match first, a page at a time.
+    Search {
+        /// Words to look for (every word must match).
+        query: String,
+        #[command(flatten)]
+        filter: FilterArgs,
+        #[command(flatten)]
+        page: PageArgs,
+    },
+    /// Delete documents by id or by query (destructive: needs --confirm).
+    Delete {
+        /// Ids of the documents to delete.
+        ids: Vec<String>,
+        /// Also delete every document matching these words.
+        #[arg(long, value_name = "Q")]
+        query: Option<String>,
+        #[command(flatten)]
+        confirm: ConfirmArgs,
+        #[command(flatten)]
+        mutation: MutationArgs,
+    },
+    #[command(flatten)]
+    Discovery(Discovery),
+}
+
+/// Filters shared by `list` and `search`.
+#[derive(Debug, Clone, Args, serde::Serialize)]
+pub struct FilterArgs {
+    /// Only documents in this collection.
+    #[arg(long, value_name = "C")]
+    collection: Option<String>,
+    /// Only documents with this tag.
+    #[arg(long, value_name = "X")]
+    tag: Option<String>,
+}
+
+impl FilterArgs {
+    fn to_filter(&self) -> outline::store::ListFilter {
+        outline::store::ListFilter {
+            collection: self.collection.clone(),
+            tag: self.tag.clone(),
+        }
+    }
+}
+
+fn app() -> App {
+    App::new(
+        "outline",
+        env!("CARGO_PKG_VERSION"),
+        "io.machinemode.outline.events",
+    )
+    .event_schema(|identity| {
+        EventSchema::new(identity, "https://schemas.machinemode.io/outline")
+            .domain_event::<Entry>("entry")
+            .domain_event::<HitEvent>("hit")
+            .domain_event::<Created>("created")
+            .domain_event::<Updated>("updated")
+            .domain_event::<Deleted>("deleted")
+            .build()
+            .map_err(|e| e.to_string())
+    })
+    .command(CommandSpec::new("create").events(["created"]).example([
+        "create",
+        "--title",
+        "Meeting notes",
+        "--tag",
+        "work",
+    ]))
+    .command(
+        CommandSpec::new("get")
+            .read_only()
+            .events(["entry"])
+            .example([
+                "get",
+                "doc_01JZQ7X4TQ9V6H0ZT7K8F2W3C1",
+                "--max-bytes",
+                "4096",
+            ]),
+    )
+    .command(CommandSpec::new("update").events(["updated"]).example([
+        "update",
+        "doc_01JZQ7X4TQ9V6H0ZT7K8F2W3C1",
+        "--title",
+        "New title",
+        "--if-match",
+        "3",
+    ]))
+    .command(
+        CommandSpec::new("list")
+            .read_only()
+            .events(["entry"])
+            .example(["list", "--collection", "work", "--limit", "20"]),
+    )
+    .command(
+        CommandSpec::new("search")
+            .read_only()
+            .events(["hit"])
+            .example(["search", "agent operable", "--limit", "5"]),
+    )
+    .command(
+        CommandSpec::new("delete")
+            .destructive()
+            .events(["deleted"])
+            .example([
+                "delete",
+                "--query",
+                "draft",
+                "--confirm",
+                "--confirm-count",
+                "3",
+            ]),
+    )
+    .command(CommandSpec::new("schema").read_only().example(["schema"]))
+    .command(CommandSpec::new("input-schema").read_only().example([
+        "input-schema",
+        "--command",
+        "search",
+    ]))
+    .command(
+        CommandSpec::new("capabilities")
+            .read_only()
+            .example(["capabilities"]),
+    )
+}
+
+/// The database path: `--db`/`OUTLINE_DB`, else the XDG data directory.
+fn db_path(flag: Option<PathBuf>) -> Result<PathBuf, ErrorEvent> {
+    if let Some(path) = flag.filter(|p| !p.as_os_str().is_empty()) {
+        return Ok(path);
+    }
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(data) = var("XDG_DATA_HOME") {
+        return Ok(PathBuf::from(data).join("outline").join("outline.db"));
+    }
+    if let Some(home) = var("HOME") {
+        return Ok(PathBuf::from(home)
+            .join(".local/share")
+            .join("outline")
+            .join("outline.db"));
+    }
+    Err(ErrorEvent::new(
+        Category::Config,
+        Code::from_static("DATABASE_PATH_UNKNOWN"),
+        "no database path: neither --db, OUTLINE_DB, XDG_DATA_HOME nor HOME is set",
+    )
+    .hint("pass --db PATH"))
+}
+
+/// Opens the database this run is about.
+pub fn open_store(db: Option<PathBuf>) -> Result<Store, RunError> {
+    let path = db_path(db)?;
+    Ok(Store::open(&path)?)
+}
+
+/// Reports a human-mode failure on stderr and returns its exit code.
+pub fn human_failure(e: RunError, color: bool) -> ExitCode {
+    let denied = e.is_denied();
+    let code = human_error(&e.event(), color);
+    if denied {
+        ExitCode::from(77)
+    } else {
+        code
+    }
+}
+
+/// Parses the command line and runs the command.
+pub fn main() -> ExitCode {
+    let app = app();
+    let cli: Cli = match app.parse() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
+    let Cli { aoi, db, command } = cli;
+    match command {
+        Command::Discovery(d) => app.discover::<Cli>(&aoi, &d),
+        Command::Create(args) => write::create(&app, &aoi, db, args),
+        Command::Get(args) => read::get(&app, &aoi, db, args),
+        Command::Update(args) => write::update(&app, &aoi, db, args),
+        Command::List { filter, page } => read::list(&app, &aoi, db, filter, page),
+        Command::Search {
+            query,
+            filter,
+            page,
+        } => read::search(&app, &aoi, db, query, filter, page),
+        Command::Delete {
+            ids,
+            query,
+            confirm,
+            mutation,
+        } => write::delete(
+            &app,
+            &aoi,
+            db,
+            write::DeleteRequest {
+                ids,
+                query,
+                confirm,
+                mutation,
+            },
+        ),
+    }
+}

@@ -1,0 +1,145 @@
+//! Running `outline` on a throwaway database and reading what it wrote.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use aoi::read::Event;
+use serde_json::{Map, Value};
+
+/// A fresh database in its own temp directory, removed on drop.
+pub struct Db {
+    dir: PathBuf,
+}
+
+/// One finished run.
+pub struct Run {
+    pub code: i32,
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+}
+
+impl Db {
+    pub fn new(name: &str) -> Db {
+        let dir = std::env::temp_dir().join(format!(
+            "outline-it-{name}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        Db { dir }
+    }
+
+    pub fn path(&self) -> PathBuf {
+        self.dir.join("data").join("outline.db")
+    }
+
+    /// Runs `outline ARGS --db <this db>`.
+    pub fn run(&self, args: &[&str]) -> Run {
+        let out: Output = Command::new(env!("CARGO_BIN_EXE_outline"))
+            .args(args)
+            .arg("--db")
+            .arg(self.path())
+            .env_remove("OUTLINE_DB")
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: out.stdout,
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Runs in machine mode and checks the stream conforms.
+    pub fn jsonl(&self, args: &[&str]) -> Run {
+        let mut all = args.to_vec();
+        all.extend(["--output", "jsonl"]);
+        let run = self.run(&all);
+        aoi_test::assert_conforms(&run.stdout);
+        run
+    }
+
+    /// Creates a document and returns its id.
+    pub fn create(&self, args: &[&str]) -> String {
+        let mut all = vec!["create"];
+        all.extend(args);
+        let run = self.jsonl(&all);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let created = domain(&run, "created");
+        created[0]["id"].as_str().unwrap().to_owned()
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Run {
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+}
+
+/// The fields of every domain event of `event_type`, in order.
+pub fn domain(run: &Run, event_type: &str) -> Vec<Map<String, Value>> {
+    aoi_test::events(&run.stdout)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Domain { ty, fields } if ty == event_type => Some(fields),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The run's summary.
+pub fn summary(run: &Run) -> aoi::Summary {
+    aoi_test::events(&run.stdout)
+        .into_iter()
+        .find_map(|e| match e {
+            Event::Summary(s) => Some(s),
+            _ => None,
+        })
+        .expect("a summary")
+}
+
+/// The run's process error.
+pub fn error(run: &Run) -> aoi::ErrorEvent {
+    aoi_test::events(&run.stdout)
+        .into_iter()
+        .find_map(|e| match e {
+            Event::Error(e) => Some(e),
+            _ => None,
+        })
+        .expect("an aoi:error")
+}
+
+/// The number of `aoi:plan` events.
+pub fn plans(run: &Run) -> usize {
+    aoi_test::events(&run.stdout)
+        .into_iter()
+        .filter(|e| matches!(e, Event::Plan(_)))
+        .count()
+}
+
+impl Run {
+    /// Exit code, stdout and stderr, with each id in `ids` replaced by a placeholder of the
+    /// same width (so column alignment still shows), for a human-mode snapshot.
+    pub fn transcript(&self, ids: &[&str]) -> String {
+        let mut text = format!(
+            "exit: {}\n--- stdout\n{}--- stderr\n{}",
+            self.code,
+            self.stdout_text(),
+            self.stderr
+        );
+        for (n, id) in ids.iter().enumerate() {
+            let label = format!("doc_{}", n + 1);
+            text = text.replace(id, &format!("{label:_<width$}", width = id.len()));
+        }
+        text
+    }
+}
