@@ -105,11 +105,13 @@ fi
 
 # Every command must accept its input before its time means anything.
 say "== checking that each command accepts its input"
-for args in "" "--schema $SCHEMA"; do
-    status=0; "$AOI" verify $args <"$FILE" >/dev/null 2>&1 || status=$?
+for with_schema in no yes; do
+    args=(verify)
+    [[ $with_schema == yes ]] && args+=(--schema "$SCHEMA")
+    status=0; "$AOI" "${args[@]}" <"$FILE" >/dev/null 2>&1 || status=$?
     if [[ $status -ne 0 ]]; then
-        say "aoi verify $args exited $status on $FILE (expected 0):"
-        "$AOI" verify $args <"$FILE" | head -20 >&2 || true
+        say "aoi ${args[*]} exited $status on $FILE (expected 0):"
+        "$AOI" "${args[@]}" <"$FILE" | head -20 >&2 || true
         exit 1
     fi
 done

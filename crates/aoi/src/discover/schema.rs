@@ -589,22 +589,8 @@ impl EventValidator {
     pub fn new(schema: &Value) -> Result<EventValidator, SchemaError> {
         let whole = compile(schema)?;
         let mut by_type = HashMap::new();
-        if let Some(Value::Array(rules)) = schema.get("allOf") {
-            let types: BTreeSet<&str> = rules
-                .iter()
-                .filter_map(type_condition)
-                .filter_map(|condition| condition.get("const").and_then(Value::as_str))
-                .collect();
-            for ty in types {
-                let kept: Vec<Value> = rules
-                    .iter()
-                    .filter(|rule| !type_condition(rule).is_some_and(|c| rejects(c, ty)))
-                    .cloned()
-                    .collect();
-                let mut narrow = schema.clone();
-                narrow["allOf"] = Value::Array(kept);
-                by_type.insert(ty.to_owned(), compile(&narrow)?);
-            }
+        for (ty, narrow) in narrowed_by_type(schema) {
+            by_type.insert(ty, compile(&narrow)?);
         }
         Ok(EventValidator { whole, by_type })
     }
@@ -651,6 +637,33 @@ impl EventValidator {
         messages.dedup();
         Err(messages)
     }
+}
+
+/// For each event type `T` named by a top-level discriminator entry of `schema`, the schema
+/// narrowed to `T`: its `allOf` keeps only the entries whose `if` may hold for `T` (see
+/// [`EventValidator`]).
+pub(crate) fn narrowed_by_type(schema: &Value) -> Vec<(String, Value)> {
+    let Some(Value::Array(rules)) = schema.get("allOf") else {
+        return Vec::new();
+    };
+    let types: BTreeSet<&str> = rules
+        .iter()
+        .filter_map(type_condition)
+        .filter_map(|condition| condition.get("const").and_then(Value::as_str))
+        .collect();
+    types
+        .into_iter()
+        .map(|ty| {
+            let kept: Vec<Value> = rules
+                .iter()
+                .filter(|rule| !type_condition(rule).is_some_and(|c| rejects(c, ty)))
+                .cloned()
+                .collect();
+            let mut narrow = schema.clone();
+            narrow["allOf"] = Value::Array(kept);
+            (ty.to_owned(), narrow)
+        })
+        .collect()
 }
 
 /// Compiles a 2020-12 document.

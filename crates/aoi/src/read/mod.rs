@@ -7,6 +7,7 @@ mod framing;
 mod head;
 mod scan;
 mod schema_pool;
+mod schema_tape;
 mod upstream;
 mod verify;
 

@@ -109,8 +109,8 @@ pub struct ScannedLine<'a> {
 }
 
 /// Checks one line (without its `\n`) in a single pass: UTF-8, JSON syntax as strict as
-/// `serde_json::Value`'s parser, ANSI controls, and the head. See the [module docs](self) for
-/// the exact contract.
+/// `serde_json::Value`'s parser, ANSI controls, and the head: it accepts exactly the lines
+/// `serde_json::from_slice::<serde_json::Value>` accepts, and its head equals [`parse_head`]'s.
 ///
 /// ```
 /// use aoi::read::{scan_line, Ansi};

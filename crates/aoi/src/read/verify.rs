@@ -17,7 +17,7 @@ use super::head::Head;
 #[cfg(test)]
 use super::scan::find_ansi;
 use super::scan::{scan_line, Ansi, NotUtf8};
-use super::schema_pool::{self, SchemaPool};
+use super::schema_pool::{self, EventCheck, SchemaPool};
 use crate::discover::schema::EventValidator;
 use crate::wire::{
     Category, CausedBy, Code, ErrorEvent, Meta, Reason, Summary, AOI_VERSION, FRAMEWORK_TYPES,
@@ -196,13 +196,16 @@ impl Verifier {
 
     /// Also validates every event against `schema`, a tool's published event schema (its
     /// `x-aoi.schema_name`/`schema_version` are compared with the stream's meta, §5).
+    ///
+    /// Past the first 256 KiB of domain events, they are validated on up to 4 worker threads;
+    /// [`Verifier::finish`] waits for them, and the report is the one a single thread writes.
     pub fn with_schema(
         mut self,
         schema: &Value,
     ) -> Result<Verifier, crate::discover::schema::SchemaError> {
         let validator = Arc::new(EventValidator::new(schema)?);
         let pool = SchemaPool::new(
-            schema_pool::validating(Arc::clone(&validator)),
+            Arc::new(EventCheck::new(Arc::clone(&validator), schema.clone())),
             schema_pool::default_workers(),
             schema_pool::DEFAULT_BATCH_BYTES,
             self.opts.max_findings,
@@ -223,15 +226,19 @@ impl Verifier {
         Ok(self)
     }
 
-    /// Sets how domain events are schema-checked: on `workers` threads fed batches of about
-    /// `batch_bytes`, or in [`Verifier::line`] itself when `workers` is 0.
+    /// Sets how domain events are schema-checked against `schema` (the one given to
+    /// [`Verifier::with_schema`]): on `workers` threads fed batches of about `batch_bytes`, or in
+    /// [`Verifier::line`] itself when `workers` is 0.
     #[cfg(test)]
-    fn schema_workers(mut self, workers: usize, batch_bytes: usize) -> Verifier {
+    fn schema_workers(mut self, schema: &Value, workers: usize, batch_bytes: usize) -> Verifier {
         let cap = self.opts.max_findings;
         if let Some(check) = &mut self.schema {
             check.pool = (workers > 0).then(|| {
                 SchemaPool::new(
-                    schema_pool::validating(Arc::clone(&check.validator)),
+                    Arc::new(EventCheck::new(
+                        Arc::clone(&check.validator),
+                        schema.clone(),
+                    )),
                     workers,
                     batch_bytes,
                     cap,

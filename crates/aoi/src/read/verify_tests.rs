@@ -1940,7 +1940,7 @@ fn verify_schema_on(
     let mut verifier = Verifier::new(opts)
         .with_schema(schema)
         .expect("the test schema compiles")
-        .schema_workers(workers, batch_bytes);
+        .schema_workers(schema, workers, batch_bytes);
     while let Some(frame) = reader.next().expect("reading a slice cannot fail") {
         verifier.frame(frame);
     }
@@ -1988,8 +1988,13 @@ fn schema_stream(n: u64, meta: &str) -> (String, Vec<u64>) {
             let d = sent;
             sent += 1;
             let bad = d.is_multiple_of(10) || d % 10 == 9 || d % 37 == 5;
-            let fields = if !bad {
+            let fields = if !bad && d % 13 == 4 {
+                // A repeated key: the last one counts, as in `serde_json::Value`.
+                format!(r#""rank":"first","rank":{d},"id":"doc_{d}","title":"t""#)
+            } else if !bad {
                 format!(r#""rank":{d},"id":"doc_{d}","title":"t""#)
+            } else if d.is_multiple_of(6) {
+                format!(r#""rank":{d},"rank":"first","id":"doc_{d}","title":"t""#)
             } else if d.is_multiple_of(3) {
                 format!(r#""rank":"first","id":"doc_{d}","title":"t""#)
             } else if d % 3 == 1 {
@@ -2172,7 +2177,7 @@ fn a_verifier_dropped_before_finish_stops_its_schema_workers() {
     let mut verifier = Verifier::new(VerifyOptions::default())
         .with_schema(&schema)
         .expect("the test schema compiles")
-        .schema_workers(2, 1);
+        .schema_workers(&schema, 2, 1);
     while let Some(frame) = reader.next().expect("reading a slice cannot fail") {
         verifier.frame(frame);
     }
