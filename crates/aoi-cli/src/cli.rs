@@ -3,7 +3,8 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use aoi::surface::flags::OutputMode;
+use clap::{Args, Parser, Subcommand};
 
 use crate::machine;
 
@@ -88,22 +89,13 @@ pub struct VerifyArgs {
 /// `--output` and colour, shared by every subcommand.
 #[derive(Debug, Args)]
 pub struct OutputArgs {
-    /// `human` for people, `jsonl` for an AOI event stream (machine mode).
+    /// `human` for people, `jsonl` (or `json`) for an AOI event stream (machine mode).
     #[arg(long, visible_alias = "format", value_enum, default_value_t = OutputMode::Human)]
     pub output: OutputMode,
 
     /// Never colour human output (also: the NO_COLOR environment variable).
     #[arg(long)]
     pub no_color: bool,
-}
-
-/// Output modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputMode {
-    /// Readable report.
-    Human,
-    /// AOI JSONL events.
-    Jsonl,
 }
 
 /// Parses the process arguments. Usage errors exit 64; in machine mode they are reported as a

@@ -17,7 +17,9 @@ use aoi::{
 };
 use serde::Serialize;
 
-use crate::cli::{OutputMode, VerifyArgs};
+use aoi::surface::flags::OutputMode;
+
+use crate::cli::VerifyArgs;
 use crate::machine;
 use crate::style::Style;
 
@@ -51,7 +53,7 @@ struct Checked {
 
 /// Runs `aoi verify`.
 pub fn run(args: VerifyArgs) -> ExitCode {
-    let machine_mode = args.output.output == OutputMode::Jsonl;
+    let machine_mode = args.output.output != OutputMode::Human;
     let usage = |message: &str| -> ExitCode {
         if machine_mode {
             ExitCode::from(machine::usage_error(message))
@@ -148,13 +150,8 @@ fn load_schema(args: &VerifyArgs) -> Result<Option<serde_json::Value>, Failure> 
 }
 
 fn report_error(e: ErrorEvent, no_color: bool) -> ExitCode {
-    let style = Style::for_stream(&io::stderr(), no_color);
-    let mut line = format!("{} {}", style.bad("error:"), e.message);
-    if let Some(hint) = &e.hint {
-        line.push_str(&format!("\n  {} {hint}", style.dim("hint:")));
-    }
-    let _ = writeln!(io::stderr(), "{line}");
-    ExitCode::from(e.category.exit_code())
+    let color = !no_color && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    aoi::app::human_error(&e, color)
 }
 
 fn human_run(args: &VerifyArgs, job: &Check) -> ExitCode {
