@@ -161,3 +161,30 @@ impl DomainEvent for Deleted {
         "deleted"
     }
 }
+
+/// Facts about the database (`status`).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StatusEvent {
+    /// The database file.
+    pub db_path: String,
+    /// How many documents there are.
+    pub documents: u64,
+    /// How many distinct collections hold them.
+    pub collections: u64,
+    /// How many distinct tags are in use.
+    pub tags: u64,
+    /// Pages in use times the page size, in bytes.
+    pub size_bytes: u64,
+    /// The schema version the file is at.
+    pub schema_version: i64,
+    /// Whether the database is in WAL journal mode.
+    pub wal: bool,
+    /// The newest change-log position (0 for none).
+    pub last_change: i64,
+}
+
+impl DomainEvent for StatusEvent {
+    fn event_type(&self) -> &str {
+        "status"
+    }
+}

@@ -1,10 +1,12 @@
 //! The command layer: one clap definition, the tool's description for discovery, and the
 //! dispatch of each subcommand to its module.
 
+mod admin;
 mod errors;
 mod events;
 mod human;
 mod read;
+mod transfer;
 mod write;
 
 use std::path::PathBuf;
@@ -18,7 +20,7 @@ use aoi::{Category, Code, ErrorEvent};
 use clap::{Args, Parser, Subcommand};
 
 use errors::RunError;
-use events::{Created, Deleted, Entry, HitEvent, Updated};
+use events::{Created, Deleted, Entry, HitEvent, StatusEvent, Updated};
 use outline::store::Store;
 
 /// A local document store with full-text search, for agents and people.
@@ -70,6 +72,17 @@ enum Command {
         #[command(flatten)]
         mutation: MutationArgs,
     },
+    /// Import documents from JSONL (plain records or an `outline export` stream).
+    Import(transfer::ImportArgs),
+    /// Export every document, with its body, in list order.
+    Export {
+        #[command(flatten)]
+        filter: FilterArgs,
+    },
+    /// Counts and facts about the database: documents, collections, tags, size, schema.
+    Status,
+    /// Check that the database is reachable, current and consistent.
+    Doctor,
     #[command(flatten)]
     Discovery(Discovery),
 }
@@ -107,6 +120,7 @@ fn app() -> App {
             .domain_event::<Created>("created")
             .domain_event::<Updated>("updated")
             .domain_event::<Deleted>("deleted")
+            .domain_event::<StatusEvent>("status")
             .build()
             .map_err(|e| e.to_string())
     })
@@ -161,6 +175,25 @@ fn app() -> App {
                 "3",
             ]),
     )
+    .command(
+        CommandSpec::new("import")
+            .events(["created"])
+            .input_default(aoi::surface::flags::InputMode::FailFast)
+            .example(["import", "--input-jsonl", "docs.jsonl"]),
+    )
+    .command(
+        CommandSpec::new("export")
+            .read_only()
+            .events(["entry"])
+            .example(["export", "--collection", "work"]),
+    )
+    .command(
+        CommandSpec::new("status")
+            .read_only()
+            .events(["status"])
+            .example(["status"]),
+    )
+    .command(CommandSpec::new("doctor").read_only().example(["doctor"]))
     .command(CommandSpec::new("schema").read_only().example(["schema"]))
     .command(CommandSpec::new("input-schema").read_only().example([
         "input-schema",
@@ -223,6 +256,10 @@ pub fn main() -> ExitCode {
     };
     let Cli { aoi, db, command } = cli;
     match command {
+        Command::Import(args) => transfer::import(&app, &aoi, db, args),
+        Command::Export { filter } => transfer::export(&app, &aoi, db, filter),
+        Command::Status => admin::status(&app, &aoi, db),
+        Command::Doctor => admin::doctor(&app, &aoi, db),
         Command::Discovery(d) => app.discover::<Cli>(&aoi, &d),
         Command::Create(args) => write::create(&app, &aoi, db, args),
         Command::Get(args) => read::get(&app, &aoi, db, args),

@@ -1,8 +1,10 @@
 //! End-to-end tests: the real `outline` binary on a database file in a fresh temp dir.
 
+mod admin;
 mod db_path;
 mod discovery;
 mod human;
 mod read;
 mod support;
+mod transfer;
 mod write;

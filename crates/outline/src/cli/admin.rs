@@ -1,0 +1,193 @@
+//! The commands about the database itself: `status` and `doctor` (§16.2, §16.3).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use aoi::app::App;
+use aoi::discover::doctor::Doctor;
+use aoi::surface::flags::GlobalArgs;
+use aoi::{Outcome, Severity};
+use outline::store::schema::supported_version;
+use outline::store::{Status, Store};
+
+use super::errors::RunError;
+use super::events::StatusEvent;
+use super::{db_path, human, human_failure, open_store};
+
+/// The status of the database this run is about.
+fn fetch_status(db: Option<PathBuf>) -> Result<StatusEvent, RunError> {
+    let store = open_store(db)?;
+    let status: Status = store.status()?;
+    Ok(StatusEvent {
+        db_path: status
+            .db_path
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+        documents: status.documents,
+        collections: status.collections,
+        tags: status.tags,
+        size_bytes: status.size_bytes,
+        schema_version: status.schema_version,
+        wal: status.wal,
+        last_change: status.last_change,
+    })
+}
+
+/// Runs `outline status`.
+pub fn status(app: &App, global: &GlobalArgs, db: Option<PathBuf>) -> ExitCode {
+    if !global.machine() {
+        return match fetch_status(db) {
+            Ok(s) => {
+                let rows = [
+                    ("database", s.db_path.clone()),
+                    ("documents", s.documents.to_string()),
+                    ("collections", s.collections.to_string()),
+                    ("tags", s.tags.to_string()),
+                    ("size", format!("{} bytes", s.size_bytes)),
+                    ("schema", format!("version {}", s.schema_version)),
+                    ("journal", if s.wal { "wal" } else { "not wal" }.to_owned()),
+                ];
+                for (name, value) in rows {
+                    human::line(&format!("{name:<12}{value}"));
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => human_failure(e, global.color_allowed()),
+        };
+    }
+    app.run(global, "status", |out| {
+        let s = fetch_status(db)?;
+        out.emit(&s)?;
+        Ok(Outcome::success())
+    })
+}
+
+/// One readiness check: its name, whether it passed, severity, detail and hint.
+struct CheckResult {
+    name: &'static str,
+    ok: bool,
+    severity: Severity,
+    detail: String,
+    hint: Option<&'static str>,
+}
+
+impl CheckResult {
+    fn error(name: &'static str, ok: bool, detail: String, hint: &'static str) -> CheckResult {
+        CheckResult {
+            name,
+            ok,
+            severity: Severity::Error,
+            detail,
+            hint: (!ok).then_some(hint),
+        }
+    }
+}
+
+/// Runs every check in order; a database that cannot be opened stops the rest.
+fn run_checks(db: Option<PathBuf>) -> Vec<CheckResult> {
+    let mut checks = Vec::new();
+    let path = match db_path(db) {
+        Ok(p) => p,
+        Err(e) => {
+            checks.push(CheckResult::error(
+                "database_path",
+                false,
+                e.message.clone(),
+                "pass --db PATH",
+            ));
+            return checks;
+        }
+    };
+    let existed = path.exists();
+    let mut store = match Store::open(&path) {
+        Ok(s) => {
+            checks.push(CheckResult::error(
+                "database_reachable",
+                true,
+                format!(
+                    "{} {}",
+                    path.display(),
+                    if existed { "opened" } else { "created" }
+                ),
+                "",
+            ));
+            s
+        }
+        Err(e) => {
+            checks.push(CheckResult::error(
+                "database_reachable",
+                false,
+                format!("{}: {e}", path.display()),
+                "check the path and its permissions, or pass --db PATH",
+            ));
+            return checks;
+        }
+    };
+    match store.status() {
+        Ok(s) => checks.push(CheckResult::error(
+            "schema_version",
+            s.schema_version == supported_version(),
+            format!(
+                "schema version {} (this outline supports {})",
+                s.schema_version,
+                supported_version()
+            ),
+            "upgrade outline to a version that knows this schema",
+        )),
+        Err(e) => checks.push(CheckResult::error(
+            "schema_version",
+            false,
+            e.to_string(),
+            "run `outline status` for details",
+        )),
+    }
+    match store.integrity_problems() {
+        Ok(problems) => checks.push(CheckResult::error(
+            "integrity",
+            problems.is_empty(),
+            if problems.is_empty() {
+                "integrity_check, foreign keys, full-text index and tags are consistent".to_owned()
+            } else {
+                problems.join("; ")
+            },
+            "export the documents with `outline export` and import them into a fresh database",
+        )),
+        Err(e) => checks.push(CheckResult::error(
+            "integrity",
+            false,
+            e.to_string(),
+            "the database may be locked or damaged; retry, then restore from an export",
+        )),
+    }
+    checks
+}
+
+/// Runs `outline doctor`.
+pub fn doctor(app: &App, global: &GlobalArgs, db: Option<PathBuf>) -> ExitCode {
+    if !global.machine() {
+        let checks = run_checks(db);
+        let mut failed = false;
+        for c in &checks {
+            let mark = if c.ok { "ok  " } else { "FAIL" };
+            human::line(&format!("{mark}  {:<20}{}", c.name, c.detail));
+            if let Some(hint) = c.hint {
+                human::line(&format!("      hint: {hint}"));
+            }
+            failed |= !c.ok && matches!(c.severity, Severity::Error);
+        }
+        return if failed {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    app.run(global, "doctor", |out| {
+        let mut doctor = Doctor::new();
+        for c in run_checks(db) {
+            doctor
+                .check(out, c.name, c.ok, c.severity, c.detail, c.hint)
+                .map_err(RunError::from)?;
+        }
+        Ok(doctor.outcome())
+    })
+}
