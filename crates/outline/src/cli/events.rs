@@ -188,3 +188,86 @@ impl DomainEvent for StatusEvent {
         "status"
     }
 }
+
+/// Audit event (§14.5): a document was moved to another collection (and possibly retitled).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Moved {
+    /// Stable id.
+    pub id: String,
+    /// The collection it left.
+    pub from: String,
+    /// The collection it is now in.
+    pub to: String,
+    /// Its title after the move.
+    pub title: String,
+    /// Its version (ETag) after the move.
+    pub version: u64,
+}
+
+impl DomainEvent for Moved {
+    fn event_type(&self) -> &str {
+        "moved"
+    }
+}
+
+/// Audit event (§14.5): a document was copied into a new document with a new stable id.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Copied {
+    /// Stable id of the new copy.
+    pub id: String,
+    /// Stable id of the original.
+    pub source_id: String,
+    /// The copy's collection.
+    pub collection: String,
+    /// The copy's title.
+    pub title: String,
+    /// The copy's version (ETag).
+    pub version: u64,
+}
+
+impl DomainEvent for Copied {
+    fn event_type(&self) -> &str {
+        "copied"
+    }
+}
+
+/// One change to the database, as `watch` sees it in the change log (§4.2).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Changed {
+    /// The change-log position; pass it to `watch --since` to resume after this change.
+    pub seq: i64,
+    /// When, in milliseconds since the Unix epoch.
+    pub at: i64,
+    /// What happened: `created`, `updated`, `deleted`, `moved` or `copied`.
+    pub kind: String,
+    /// Stable id of the document (for `copied`, the new copy).
+    pub id: String,
+    /// The document's version after the change (for `deleted`, the version deleted).
+    pub version: u64,
+    /// The document's collection after the change.
+    pub collection: String,
+    /// For `moved`, the collection it left; for `copied`, the id of the original.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+}
+
+impl Changed {
+    /// The event for a change-log entry.
+    pub fn from_change(change: outline::store::Change) -> Changed {
+        Changed {
+            seq: change.seq,
+            at: change.at,
+            kind: change.kind.as_str().to_owned(),
+            id: change.id,
+            version: change.version,
+            collection: change.collection,
+            from: change.from,
+        }
+    }
+}
+
+impl DomainEvent for Changed {
+    fn event_type(&self) -> &str {
+        "changed"
+    }
+}

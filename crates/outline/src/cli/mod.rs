@@ -7,6 +7,7 @@ mod events;
 mod human;
 mod read;
 mod transfer;
+mod watch;
 mod write;
 
 use std::path::PathBuf;
@@ -20,7 +21,7 @@ use aoi::{Category, Code, ErrorEvent};
 use clap::{Args, Parser, Subcommand};
 
 use errors::RunError;
-use events::{Created, Deleted, Entry, HitEvent, StatusEvent, Updated};
+use events::{Changed, Copied, Created, Deleted, Entry, HitEvent, Moved, StatusEvent, Updated};
 use outline::store::Store;
 
 /// A local document store with full-text search, for agents and people.
@@ -60,6 +61,10 @@ enum Command {
         #[command(flatten)]
         page: PageArgs,
     },
+    /// Move a document to another collection, optionally retitling it.
+    Move(write::MoveArgs),
+    /// Copy a document into a new document with a new id.
+    Copy(write::CopyArgs),
     /// Delete documents by id or by query (destructive: needs --confirm).
     Delete {
         /// Ids of the documents to delete.
@@ -79,6 +84,8 @@ enum Command {
         #[command(flatten)]
         filter: FilterArgs,
     },
+    /// Stream changes as they happen, with heartbeats, until interrupted.
+    Watch(watch::WatchArgs),
     /// Counts and facts about the database: documents, collections, tags, size, schema.
     Status,
     /// Check that the database is reachable, current and consistent.
@@ -120,6 +127,9 @@ fn app() -> App {
             .domain_event::<Created>("created")
             .domain_event::<Updated>("updated")
             .domain_event::<Deleted>("deleted")
+            .domain_event::<Moved>("moved")
+            .domain_event::<Copied>("copied")
+            .domain_event::<Changed>("changed")
             .domain_event::<StatusEvent>("status")
             .build()
             .map_err(|e| e.to_string())
@@ -149,6 +159,20 @@ fn app() -> App {
         "New title",
         "--if-match",
         "3",
+    ]))
+    .command(CommandSpec::new("move").events(["moved"]).example([
+        "move",
+        "doc_01JZQ7X4TQ9V6H0ZT7K8F2W3C1",
+        "--to",
+        "archive",
+        "--if-match",
+        "3",
+    ]))
+    .command(CommandSpec::new("copy").events(["copied"]).example([
+        "copy",
+        "doc_01JZQ7X4TQ9V6H0ZT7K8F2W3C1",
+        "--to",
+        "templates",
     ]))
     .command(
         CommandSpec::new("list")
@@ -186,6 +210,13 @@ fn app() -> App {
             .read_only()
             .events(["entry"])
             .example(["export", "--collection", "work"]),
+    )
+    .command(
+        CommandSpec::new("watch")
+            .read_only()
+            .unbounded()
+            .events(["changed"])
+            .example(["watch", "--interval-ms", "1000"]),
     )
     .command(
         CommandSpec::new("status")
@@ -258,12 +289,15 @@ pub fn main() -> ExitCode {
     match command {
         Command::Import(args) => transfer::import(&app, &aoi, db, args),
         Command::Export { filter } => transfer::export(&app, &aoi, db, filter),
+        Command::Watch(args) => watch::watch(&app, &aoi, db, args),
         Command::Status => admin::status(&app, &aoi, db),
         Command::Doctor => admin::doctor(&app, &aoi, db),
         Command::Discovery(d) => app.discover::<Cli>(&aoi, &d),
         Command::Create(args) => write::create(&app, &aoi, db, args),
         Command::Get(args) => read::get(&app, &aoi, db, args),
         Command::Update(args) => write::update(&app, &aoi, db, args),
+        Command::Move(args) => write::move_doc(&app, &aoi, db, args),
+        Command::Copy(args) => write::copy(&app, &aoi, db, args),
         Command::List { filter, page } => read::list(&app, &aoi, db, filter, page),
         Command::Search {
             query,

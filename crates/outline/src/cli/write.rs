@@ -14,7 +14,7 @@ use clap::Args;
 use outline::store::{plain_query, Document, ListFilter, NewDocument, Patch, DEFAULT_COLLECTION};
 
 use super::errors::RunError;
-use super::events::{Created, Deleted, Updated};
+use super::events::{Copied, Created, Deleted, Moved, Updated};
 use super::{human, human_failure, open_store};
 
 /// What a write did.
@@ -393,6 +393,134 @@ pub fn update(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: UpdateA
     }
     app.run(global, "update", |out| {
         let done = run_update(db, &args)?;
+        emit_done(out, done)
+    })
+}
+
+/// `outline move`.
+#[derive(Debug, Args)]
+pub struct MoveArgs {
+    /// The document's id.
+    id: String,
+    /// The collection to move it to.
+    #[arg(long, value_name = "C")]
+    to: String,
+    /// A new title.
+    #[arg(long, value_name = "T")]
+    title: Option<String>,
+    /// Move only if the document is at this version (else a `conflict` error).
+    #[arg(long, value_name = "VERSION")]
+    if_match: Option<u64>,
+    /// Show what would be moved and change nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+fn run_move(db: Option<PathBuf>, args: &MoveArgs) -> Result<Done<Moved>, RunError> {
+    let mut store = open_store(db)?;
+    store.transaction(|tx| {
+        let before = tx.get(&args.id)?;
+        if args.dry_run {
+            return Ok(Done::Planned(vec![Plan {
+                action: "move".into(),
+                target: Some(before.id.clone()),
+                detail: Some(format!(
+                    "from {} to {}{}",
+                    before.collection,
+                    args.to,
+                    args.title
+                        .as_deref()
+                        .map(|t| format!(", retitled {t:?}"))
+                        .unwrap_or_default()
+                )),
+                properties: None,
+            }]));
+        }
+        let doc = tx.move_to(&args.id, &args.to, args.title.clone(), args.if_match)?;
+        Ok(Done::Applied(vec![Moved {
+            id: doc.id,
+            from: before.collection,
+            to: doc.collection,
+            title: doc.title,
+            version: doc.version,
+        }]))
+    })
+}
+
+/// Runs `outline move`.
+pub fn move_doc(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: MoveArgs) -> ExitCode {
+    if !global.machine() {
+        return match run_move(db, &args) {
+            Ok(done) => {
+                print_done(done, |m: &Moved| {
+                    format!(
+                        "moved {} from {} to {} (now version {})",
+                        m.id, m.from, m.to, m.version
+                    )
+                });
+                ExitCode::SUCCESS
+            }
+            Err(e) => human_failure(e, global.color_allowed()),
+        };
+    }
+    app.run(global, "move", |out| {
+        let done = run_move(db, &args)?;
+        emit_done(out, done)
+    })
+}
+
+/// `outline copy`.
+#[derive(Debug, Args)]
+pub struct CopyArgs {
+    /// The document's id.
+    id: String,
+    /// The collection for the copy (default: the original's).
+    #[arg(long, value_name = "C")]
+    to: Option<String>,
+    /// Show what would be copied and change nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+fn run_copy(db: Option<PathBuf>, args: &CopyArgs) -> Result<Done<Copied>, RunError> {
+    let mut store = open_store(db)?;
+    store.transaction(|tx| {
+        let source = tx.get(&args.id)?;
+        let to = args.to.clone().unwrap_or_else(|| source.collection.clone());
+        if args.dry_run {
+            return Ok(Done::Planned(vec![Plan {
+                action: "copy".into(),
+                target: Some(source.id.clone()),
+                detail: Some(format!("copy {:?} into {to}", source.title)),
+                properties: None,
+            }]));
+        }
+        let doc = tx.copy(&source.id, &to)?;
+        Ok(Done::Applied(vec![Copied {
+            id: doc.id,
+            source_id: source.id,
+            collection: doc.collection,
+            title: doc.title,
+            version: doc.version,
+        }]))
+    })
+}
+
+/// Runs `outline copy`.
+pub fn copy(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: CopyArgs) -> ExitCode {
+    if !global.machine() {
+        return match run_copy(db, &args) {
+            Ok(done) => {
+                print_done(done, |c: &Copied| {
+                    format!("copied {} to {} in {}", c.source_id, c.id, c.collection)
+                });
+                ExitCode::SUCCESS
+            }
+            Err(e) => human_failure(e, global.color_allowed()),
+        };
+    }
+    app.run(global, "copy", |out| {
+        let done = run_copy(db, &args)?;
         emit_done(out, done)
     })
 }

@@ -1,0 +1,112 @@
+//! `outline watch`: an unbounded stream of changes (§4.2), with `aoi:heartbeat` at the
+//! documented interval and a `cancelled` summary on SIGINT/SIGTERM.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use aoi::app::App;
+use aoi::surface::flags::GlobalArgs;
+use aoi::{Heartbeat, Outcome};
+use clap::Args;
+
+use super::events::Changed;
+use super::{human_failure, open_store};
+
+/// How many change-log entries one poll reads at most.
+const BATCH: usize = 500;
+/// The longest wait between two polls of the change log, whatever the heartbeat interval.
+const MAX_POLL: Duration = Duration::from_millis(200);
+
+/// `outline watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Milliseconds between two `aoi:heartbeat` events (changes are reported as they happen).
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    interval_ms: u64,
+    /// Start after this change-log position (a `seq` from an earlier `changed` event; 0 for
+    /// the whole log); default: only changes from now on.
+    #[arg(long, value_name = "POS")]
+    since: Option<i64>,
+}
+
+/// Runs `outline watch`.
+pub fn watch(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: WatchArgs) -> ExitCode {
+    let interval = Duration::from_millis(args.interval_ms);
+    let poll = interval.min(MAX_POLL);
+    if !global.machine() {
+        let run = || -> Result<(), super::errors::RunError> {
+            let store = open_store(db)?;
+            let mut since = match args.since {
+                Some(pos) => pos,
+                None => store.last_change()?,
+            };
+            loop {
+                for change in store.watch_changes(since, BATCH)? {
+                    since = change.seq;
+                    let line = format!(
+                        "{:>6}  {:<8} {}  {}{}\n",
+                        change.seq,
+                        change.kind.as_str(),
+                        change.id,
+                        change.collection,
+                        change
+                            .from
+                            .as_deref()
+                            .map(|f| format!(" (from {f})"))
+                            .unwrap_or_default()
+                    );
+                    let mut out = std::io::stdout().lock();
+                    if out.write_all(line.as_bytes()).is_err() || out.flush().is_err() {
+                        // The reader went away: end quietly.
+                        return Ok(());
+                    }
+                }
+                std::thread::sleep(poll);
+            }
+        };
+        return match run() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => human_failure(e, global.color_allowed()),
+        };
+    }
+    app.run(global, "watch", |out| {
+        let store = open_store(db)?;
+        let mut since = match args.since {
+            Some(pos) => pos,
+            None => store.last_change().map_err(super::errors::RunError::from)?,
+        };
+        let cancel = out.cancel_token();
+        let heartbeat = Heartbeat {
+            interval_ms: Some(args.interval_ms),
+            properties: None,
+        };
+        out.heartbeat(&heartbeat)?;
+        out.flush()?;
+        let mut last_beat = Instant::now();
+        loop {
+            let changes = store
+                .watch_changes(since, BATCH)
+                .map_err(super::errors::RunError::from)?;
+            let more = changes.len() == BATCH;
+            for change in changes {
+                since = change.seq;
+                out.emit(&Changed::from_change(change))?;
+            }
+            if last_beat.elapsed() >= interval {
+                out.heartbeat(&heartbeat)?;
+                last_beat = Instant::now();
+            }
+            out.flush()?;
+            if more {
+                out.check_cancelled()?;
+                continue;
+            }
+            let wait = poll.min(interval.saturating_sub(last_beat.elapsed()));
+            if cancel.sleep(wait).is_some() {
+                return Ok(Outcome::cancelled());
+            }
+        }
+    })
+}
