@@ -153,10 +153,7 @@ fn main() -> ExitCode {
             if !cli.aoi.machine() {
                 return human_list(total, prefix.as_deref(), page.limit);
             }
-            let limits = Limits {
-                max_bytes: page.max_bytes,
-                ..Limits::default()
-            };
+            let limits = Limits::for_page(&page);
             app.run_with(&cli.aoi, "list", limits, |out| {
                 let limit = check_limit(page.limit)?;
                 let codec = CursorCodec::new("list", &(&prefix, total));

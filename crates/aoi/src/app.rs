@@ -95,6 +95,16 @@ pub struct Limits {
     pub max_bytes: Option<u64>,
 }
 
+impl Limits {
+    /// The `--max-bytes` bound of a paged command.
+    pub fn for_page(page: &crate::surface::flags::PageArgs) -> Limits {
+        Limits {
+            max_bytes: page.max_bytes,
+            ..Limits::default()
+        }
+    }
+}
+
 /// A tool's description and shared plumbing. See the [module docs](self).
 pub struct App {
     tool: String,

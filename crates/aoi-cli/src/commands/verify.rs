@@ -78,33 +78,45 @@ pub fn run(args: VerifyArgs) -> ExitCode {
         unbounded: args.unbounded,
         max_findings: args.max_findings,
     };
-    let check = Check {
-        source,
-        opts,
-        schema: match load_schema(&args) {
-            Ok(schema) => schema,
-            Err(e) if machine_mode => {
-                return Harness::new(machine::emitter("verify")).run(|_| Err(e));
-            }
-            Err(e) => return report_error(e.into_event(), args.output.no_color),
-        },
+    // The verifier, with the published schema compiled once, before any stream is read.
+    let verifier = match load_schema(&args).and_then(|schema| verifier(opts, schema)) {
+        Ok(verifier) => verifier,
+        Err(e) if machine_mode => {
+            return Harness::new(machine::emitter("verify")).run(|_| Err(e));
+        }
+        Err(e) => return report_error(e.into_event(), args.output.no_color),
     };
     if machine_mode {
-        machine_run(&check)
+        machine_run(&source, verifier)
     } else {
-        human_run(&args, &check)
+        human_run(&args, &source, verifier)
     }
 }
 
-/// What to check: the stream, the options, and the published schema if any.
-struct Check {
-    source: Source,
-    opts: VerifyOptions,
-    schema: Option<serde_json::Value>,
+/// A verifier with `opts`, checking events against `schema` when there is one.
+fn verifier(opts: VerifyOptions, schema: Option<Schema>) -> Result<Verifier, Failure> {
+    let v = Verifier::new(opts);
+    let Some(Schema { value, origin }) = schema else {
+        return Ok(v);
+    };
+    v.with_schema(&value).map_err(|e| {
+        ErrorEvent::new(
+            Category::Validation,
+            Code::from_static("SCHEMA_INVALID"),
+            format!("the schema from {origin} does not compile: {e}"),
+        )
+        .into()
+    })
+}
+
+/// A published event schema and where it came from.
+struct Schema {
+    value: serde_json::Value,
+    origin: String,
 }
 
 /// Loads `--schema FILE` or runs `--schema-from PROGRAM schema --output json`.
-fn load_schema(args: &VerifyArgs) -> Result<Option<serde_json::Value>, Failure> {
+fn load_schema(args: &VerifyArgs) -> Result<Option<Schema>, Failure> {
     let (bytes, origin) = if let Some(path) = &args.schema {
         let bytes = std::fs::read(path).map_err(|e| open_error(path, &e))?;
         (bytes, path.display().to_string())
@@ -136,17 +148,10 @@ fn load_schema(args: &VerifyArgs) -> Result<Option<serde_json::Value>, Failure> 
             format!("the schema from {origin} is not JSON: {e}"),
         )
     })?;
-    // Compile once here so a broken schema is reported before any stream is read.
-    Verifier::new(VerifyOptions::default())
-        .with_schema(&schema)
-        .map_err(|e| {
-            ErrorEvent::new(
-                Category::Validation,
-                Code::from_static("SCHEMA_INVALID"),
-                format!("the schema from {origin} does not compile: {e}"),
-            )
-        })?;
-    Ok(Some(schema))
+    Ok(Some(Schema {
+        value: schema,
+        origin,
+    }))
 }
 
 fn report_error(e: ErrorEvent, no_color: bool) -> ExitCode {
@@ -154,12 +159,11 @@ fn report_error(e: ErrorEvent, no_color: bool) -> ExitCode {
     aoi::app::human_error(&e, color)
 }
 
-fn human_run(args: &VerifyArgs, job: &Check) -> ExitCode {
-    let source = &job.source;
+fn human_run(args: &VerifyArgs, source: &Source, verifier: Verifier) -> ExitCode {
     let checked = if args.pass_through {
         let stdout = io::stdout();
         let mut relay = BufWriter::with_capacity(64 * 1024, stdout.lock());
-        let checked = check(job, Some(&mut relay));
+        let checked = check(source, verifier, Some(&mut relay));
         let flushed = relay.flush();
         match (checked, flushed) {
             (Ok(c), Ok(())) => Ok(c),
@@ -167,7 +171,7 @@ fn human_run(args: &VerifyArgs, job: &Check) -> ExitCode {
             (Ok(_), Err(e)) => Err(relay_error(&e).into()),
         }
     } else {
-        check(job, None)
+        check(source, verifier, None)
     };
     let checked = match checked {
         Ok(c) => c,
@@ -213,21 +217,16 @@ fn verdict_exit(verdict: Verdict) -> u8 {
     }
 }
 
-fn machine_run(job: &Check) -> ExitCode {
+fn machine_run(source: &Source, verifier: Verifier) -> ExitCode {
     Harness::new(machine::emitter("verify")).run(|out| {
-        let checked = check(job, None)?;
+        let checked = check(source, verifier, None)?;
         let report = &checked.report;
         for finding in &report.findings {
             out.emit(&FindingEvent(finding))?;
         }
         out.emit(&VerdictEvent::new(&checked))?;
         out.note_input(report.domain_events);
-        for _ in 0..report.warnings {
-            out.note_upstream_warning();
-        }
-        for _ in 0..report.errors {
-            out.note_upstream_error();
-        }
+        out.note_upstream_counts(report.errors, report.warnings);
         let upstream = report.meta.as_ref().and_then(Upstream::from_meta);
         let with_upstream = |o: Outcome| match upstream.clone() {
             Some(up) => o.upstream(up),
@@ -270,24 +269,15 @@ fn violation_error(report: &Report) -> ErrorEvent {
 }
 
 /// Reads and verifies the stream, forwarding complete lines to `relay` when given.
-fn check(job: &Check, relay: Option<&mut dyn Write>) -> Result<Checked, Failure> {
-    let verifier = || -> Result<Verifier, Failure> {
-        let v = Verifier::new(job.opts);
-        match &job.schema {
-            Some(schema) => v.with_schema(schema).map_err(|e| {
-                Failure::from(ErrorEvent::new(
-                    Category::Validation,
-                    Code::from_static("SCHEMA_INVALID"),
-                    e.to_string(),
-                ))
-            }),
-            None => Ok(v),
-        }
-    };
-    match &job.source {
+fn check(
+    source: &Source,
+    verifier: Verifier,
+    relay: Option<&mut dyn Write>,
+) -> Result<Checked, Failure> {
+    match source {
         Source::Stdin => {
             let stdin = io::stdin();
-            let verifier = verify_stream(stdin.lock(), verifier()?, relay)?;
+            let verifier = verify_stream(stdin.lock(), verifier, relay)?;
             Ok(Checked {
                 report: verifier.finish(None),
                 end: None,
@@ -295,7 +285,7 @@ fn check(job: &Check, relay: Option<&mut dyn Write>) -> Result<Checked, Failure>
         }
         Source::File(path) => {
             let file = File::open(path).map_err(|e| open_error(path, &e))?;
-            let verifier = verify_stream(file, verifier()?, relay)?;
+            let verifier = verify_stream(file, verifier, relay)?;
             Ok(Checked {
                 report: verifier.finish(None),
                 end: None,
@@ -321,7 +311,7 @@ fn check(job: &Check, relay: Option<&mut dyn Write>) -> Result<Checked, Failure>
                     "the command's stdout was not captured",
                 )
             })?;
-            let verified = verifier().and_then(|v| verify_stream(stdout, v, relay));
+            let verified = verify_stream(stdout, verifier, relay);
             if verified.is_err() {
                 let _ = child.kill();
             }

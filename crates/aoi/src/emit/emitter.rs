@@ -703,6 +703,14 @@ impl<W: Write> Emitter<W> {
         }
     }
 
+    /// Counts `errors` upstream `aoi:error` and `warnings` upstream `aoi:warning` events consumed
+    /// without forwarding them, e.g. by a sink that read a whole stream.
+    pub fn note_upstream_counts(&mut self, errors: u64, warnings: u64) {
+        let mut core = self.lock();
+        core.counts.upstream_errors += errors;
+        core.counts.upstream_warnings += warnings;
+    }
+
     /// Counts an upstream `aoi:error` consumed without forwarding it.
     pub fn note_upstream_error(&mut self) {
         self.lock().counts.upstream_errors += 1;

@@ -170,10 +170,7 @@ pub fn list(
             Err(e) => human_failure(e, global.color_allowed()),
         };
     }
-    let limits = Limits {
-        max_bytes: page.max_bytes,
-        ..Limits::default()
-    };
+    let limits = Limits::for_page(&page);
     app.run_with(global, "list", limits, |out| {
         emit_list(out, db, &filter, &page).map_err(Failure::from)
     })
@@ -273,10 +270,7 @@ pub fn search(
             Err(e) => human_failure(e, global.color_allowed()),
         };
     }
-    let limits = Limits {
-        max_bytes: page.max_bytes,
-        ..Limits::default()
-    };
+    let limits = Limits::for_page(&page);
     app.run_with(global, "search", limits, |out| {
         emit_search(out, db, &query, &filter, &page).map_err(Failure::from)
     })

@@ -119,9 +119,35 @@ fn emit_done<W: Write, E: aoi::DomainEvent>(
     }
 }
 
+/// Runs a write in the mode asked for: its events in machine mode, a line per effect for a
+/// person (`nothing` when it applied to no document).
+fn write_command<E: aoi::DomainEvent>(
+    app: &App,
+    global: &GlobalArgs,
+    command: &str,
+    run: impl FnOnce() -> Result<Done<E>, RunError>,
+    nothing: &str,
+    describe: impl Fn(&E) -> String,
+) -> ExitCode {
+    if !global.machine() {
+        return match run() {
+            Ok(done) => {
+                print_done(done, nothing, describe);
+                ExitCode::SUCCESS
+            }
+            Err(e) => human_failure(e, global.color_allowed()),
+        };
+    }
+    app.run(global, command, |out| {
+        let done = run()?;
+        emit_done(out, done)
+    })
+}
+
 /// Prints what a write did for a person.
-fn print_done<E>(done: Done<E>, applied: impl Fn(&E) -> String) {
+fn print_done<E>(done: Done<E>, nothing: &str, applied: impl Fn(&E) -> String) {
     match done {
+        Done::Applied(events) if events.is_empty() => human::line(nothing),
         Done::Applied(events) => {
             for e in &events {
                 human::line(&applied(e));
@@ -153,24 +179,19 @@ fn print_done<E>(done: Done<E>, applied: impl Fn(&E) -> String) {
 
 /// Runs `outline create`.
 pub fn create(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: CreateArgs) -> ExitCode {
-    if !global.machine() {
-        return match run_create(db, &args) {
-            Ok(done) => {
-                print_done(done, |c: &Created| {
-                    format!(
-                        "created {} in {} (version {})",
-                        c.id, c.collection, c.version
-                    )
-                });
-                ExitCode::SUCCESS
-            }
-            Err(e) => human_failure(e, global.color_allowed()),
-        };
-    }
-    app.run(global, "create", |out| {
-        let done = run_create(db, &args)?;
-        emit_done(out, done)
-    })
+    write_command(
+        app,
+        global,
+        "create",
+        || run_create(db, &args),
+        "nothing was created",
+        |c: &Created| {
+            format!(
+                "created {} in {} (version {})",
+                c.id, c.collection, c.version
+            )
+        },
+    )
 }
 
 /// What `outline delete` was asked to do.
@@ -257,22 +278,14 @@ fn run_delete(db: Option<PathBuf>, req: &DeleteRequest) -> Result<Done<Deleted>,
 
 /// Runs `outline delete`.
 pub fn delete(app: &App, global: &GlobalArgs, db: Option<PathBuf>, req: DeleteRequest) -> ExitCode {
-    if !global.machine() {
-        return match run_delete(db, &req) {
-            Ok(done) => {
-                if matches!(&done, Done::Applied(events) if events.is_empty()) {
-                    human::line("nothing to delete: no document matched");
-                }
-                print_done(done, |d: &Deleted| format!("deleted {}  {}", d.id, d.title));
-                ExitCode::SUCCESS
-            }
-            Err(e) => human_failure(e, global.color_allowed()),
-        };
-    }
-    app.run(global, "delete", |out| {
-        let done = run_delete(db, &req)?;
-        emit_done(out, done)
-    })
+    write_command(
+        app,
+        global,
+        "delete",
+        || run_delete(db, &req),
+        "nothing to delete: no document matched",
+        |d: &Deleted| format!("deleted {}  {}", d.id, d.title),
+    )
 }
 
 /// `outline update`.
@@ -380,21 +393,14 @@ fn run_update(db: Option<PathBuf>, args: &UpdateArgs) -> Result<Done<Updated>, R
 
 /// Runs `outline update`.
 pub fn update(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: UpdateArgs) -> ExitCode {
-    if !global.machine() {
-        return match run_update(db, &args) {
-            Ok(done) => {
-                print_done(done, |u: &Updated| {
-                    format!("updated {} (now version {})", u.id, u.version)
-                });
-                ExitCode::SUCCESS
-            }
-            Err(e) => human_failure(e, global.color_allowed()),
-        };
-    }
-    app.run(global, "update", |out| {
-        let done = run_update(db, &args)?;
-        emit_done(out, done)
-    })
+    write_command(
+        app,
+        global,
+        "update",
+        || run_update(db, &args),
+        "nothing was updated",
+        |u: &Updated| format!("updated {} (now version {})", u.id, u.version),
+    )
 }
 
 /// `outline move`.
@@ -449,24 +455,19 @@ fn run_move(db: Option<PathBuf>, args: &MoveArgs) -> Result<Done<Moved>, RunErro
 
 /// Runs `outline move`.
 pub fn move_doc(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: MoveArgs) -> ExitCode {
-    if !global.machine() {
-        return match run_move(db, &args) {
-            Ok(done) => {
-                print_done(done, |m: &Moved| {
-                    format!(
-                        "moved {} from {} to {} (now version {})",
-                        m.id, m.from, m.to, m.version
-                    )
-                });
-                ExitCode::SUCCESS
-            }
-            Err(e) => human_failure(e, global.color_allowed()),
-        };
-    }
-    app.run(global, "move", |out| {
-        let done = run_move(db, &args)?;
-        emit_done(out, done)
-    })
+    write_command(
+        app,
+        global,
+        "move",
+        || run_move(db, &args),
+        "nothing was moved",
+        |m: &Moved| {
+            format!(
+                "moved {} from {} to {} (now version {})",
+                m.id, m.from, m.to, m.version
+            )
+        },
+    )
 }
 
 /// `outline copy`.
@@ -508,19 +509,12 @@ fn run_copy(db: Option<PathBuf>, args: &CopyArgs) -> Result<Done<Copied>, RunErr
 
 /// Runs `outline copy`.
 pub fn copy(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: CopyArgs) -> ExitCode {
-    if !global.machine() {
-        return match run_copy(db, &args) {
-            Ok(done) => {
-                print_done(done, |c: &Copied| {
-                    format!("copied {} to {} in {}", c.source_id, c.id, c.collection)
-                });
-                ExitCode::SUCCESS
-            }
-            Err(e) => human_failure(e, global.color_allowed()),
-        };
-    }
-    app.run(global, "copy", |out| {
-        let done = run_copy(db, &args)?;
-        emit_done(out, done)
-    })
+    write_command(
+        app,
+        global,
+        "copy",
+        || run_copy(db, &args),
+        "nothing was copied",
+        |c: &Copied| format!("copied {} to {} in {}", c.source_id, c.id, c.collection),
+    )
 }
