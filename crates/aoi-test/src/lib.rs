@@ -3,31 +3,62 @@
 
 #![deny(missing_docs)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
 
 use aoi::read::{decode, Decoded, Event, Frame, LineReader};
 use aoi::{Report, Verdict, Verifier, VerifyOptions};
 
-/// The path of a binary built from this workspace (`aoi`, `aoi-fake-tool`, `outline`, ...).
+/// The path of a binary built from this workspace (`aoi`, `aoi-fake-tool`, `outline`,
+/// `examples/feed`, ...).
 ///
 /// Integration tests live in `target/<profile>/deps/`; the workspace's binaries sit one level
-/// up. `cargo test --workspace` builds every binary before it runs any test.
+/// up. Cargo builds a package's own binaries before its integration tests, but not another
+/// package's (`aoi-fake-tool` would be missing on a clean checkout, or stale after an edit), so
+/// the first call in a test process builds every binary and example of the workspace, with the
+/// cargo that runs the tests, into the same target directory and profile; when nothing changed
+/// that is a no-op.
 ///
 /// # Panics
-/// When the binary has not been built, with a message saying how to build it.
+/// When the binary cannot be built.
 pub fn workspace_bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary knows its own path");
     let dir = exe
         .parent()
         .and_then(|deps| deps.parent())
         .expect("test binaries live in target/<profile>/deps");
+    build_workspace_binaries(dir);
     let path = dir.join(name);
     assert!(
         path.exists(),
-        "{} is not built; run the tests with `cargo test --workspace`",
+        "{} is not built, and `cargo build --workspace --bins --examples` did not build it",
         path.display()
     );
     path
+}
+
+/// Builds the workspace's binaries and examples into `profile_dir` (`target/<profile>`), once
+/// per test process.
+fn build_workspace_binaries(profile_dir: &Path) {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "--workspace", "--bins", "--examples", "--quiet"]);
+        if profile_dir.file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        if let Some(target) = profile_dir.parent() {
+            cmd.env("CARGO_TARGET_DIR", target);
+        }
+        cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+        let status = cmd.status().expect("cargo runs");
+        assert!(
+            status.success(),
+            "building the workspace's binaries failed: {status}"
+        );
+    });
 }
 
 /// Verifies a captured stream and returns the report.
