@@ -10,6 +10,7 @@ use aoi::{Outcome, Severity};
 use outline::store::schema::supported_version;
 use outline::store::{Status, Store};
 
+use super::auth::credential;
 use super::errors::RunError;
 use super::events::StatusEvent;
 use super::{db_path, human, human_failure, open_store};
@@ -83,8 +84,47 @@ impl CheckResult {
     }
 }
 
-/// Runs every check in order; a database that cannot be opened stops the rest.
+/// Where a token would come from (§16.2: doctor checks credentials). Having none is fine:
+/// only a sync with a protected database needs one.
+fn credential_check() -> CheckResult {
+    let (ok, severity, detail, hint) = match credential() {
+        Ok(Some(c)) => (
+            true,
+            Severity::Info,
+            format!("a token comes from {}", c.source_name()),
+            None,
+        ),
+        Ok(None) => (
+            true,
+            Severity::Info,
+            "no token (only a sync with a protected database needs one)".to_owned(),
+            None,
+        ),
+        Err(e) => (
+            false,
+            Severity::Warning,
+            e.message,
+            Some("run `outline auth logout`, then `outline auth login`"),
+        ),
+    };
+    CheckResult {
+        name: "credential",
+        ok,
+        severity,
+        detail,
+        hint,
+    }
+}
+
+/// Runs every check in order: the database's (where one that cannot be opened stops the
+/// other database checks), then the credential's.
 fn run_checks(db: Option<PathBuf>) -> Vec<CheckResult> {
+    let mut checks = database_checks(db);
+    checks.push(credential_check());
+    checks
+}
+
+fn database_checks(db: Option<PathBuf>) -> Vec<CheckResult> {
     let mut checks = Vec::new();
     let path = match db_path(db) {
         Ok(p) => p,

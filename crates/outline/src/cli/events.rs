@@ -271,3 +271,96 @@ impl DomainEvent for Changed {
         "changed"
     }
 }
+
+/// Where `auth` commands find a token, and what they did with the credential file. Never the
+/// token itself.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CredentialEvent {
+    /// `login`, `logout` or `status`.
+    pub action: String,
+    /// Where a token comes from: `env` (OUTLINE_TOKEN), `file`, or `none`.
+    pub source: String,
+    /// The credential file, when it is the one concerned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// True when the file was written (`login`) or removed (`logout`).
+    pub changed: bool,
+}
+
+impl DomainEvent for CredentialEvent {
+    fn event_type(&self) -> &str {
+        "credential"
+    }
+}
+
+/// Whether a database asks a sync for a token (`auth protect`, `auth unprotect`).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ProtectionEvent {
+    /// The database file.
+    pub database: String,
+    /// True when a sync with it now needs the token.
+    pub protected: bool,
+    /// False when it already was as asked.
+    pub changed: bool,
+    /// Where the token came from: `env` (OUTLINE_TOKEN) or `file`.
+    pub token_source: String,
+}
+
+impl DomainEvent for ProtectionEvent {
+    fn event_type(&self) -> &str {
+        "protection"
+    }
+}
+
+/// What a sync compared and what it changes (§16.3: direction and planned changes stated),
+/// before its `synced` events.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SyncPlanned {
+    /// The remote database.
+    pub remote: String,
+    /// `push` (this database to the remote), `pull` (the remote to this one) or `both`.
+    pub direction: String,
+    /// True under `--dry-run`: the changes are `aoi:plan` events and nothing is written.
+    pub dry_run: bool,
+    /// Documents to create on the remote.
+    pub push_create: u64,
+    /// Documents on the remote to update from this database.
+    pub push_update: u64,
+    /// Documents to create in this database.
+    pub pull_create: u64,
+    /// Documents in this database to update from the remote.
+    pub pull_update: u64,
+    /// Documents that are the same on both sides.
+    pub unchanged: u64,
+    /// Differences the direction does not carry (e.g. newer remote documents on a push).
+    pub held_back: u64,
+    /// Documents changed at the same time to the same version on both sides: left alone.
+    pub conflicts: u64,
+}
+
+impl DomainEvent for SyncPlanned {
+    fn event_type(&self) -> &str {
+        "sync"
+    }
+}
+
+/// Audit event (§14.5): a sync created or updated a document on one side.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Synced {
+    /// Stable id, the same on both sides.
+    pub id: String,
+    /// `create` or `update`.
+    pub action: String,
+    /// The side written: `local` or `remote`.
+    pub to: String,
+    /// The document's title.
+    pub title: String,
+    /// Its version (ETag) on the side written, after the change.
+    pub version: u64,
+}
+
+impl DomainEvent for Synced {
+    fn event_type(&self) -> &str {
+        "synced"
+    }
+}

@@ -2,10 +2,12 @@
 //! dispatch of each subcommand to its module.
 
 mod admin;
+mod auth;
 mod errors;
 mod events;
 mod human;
 mod read;
+mod sync;
 mod transfer;
 mod watch;
 mod write;
@@ -21,7 +23,10 @@ use aoi::{Category, Code, ErrorEvent};
 use clap::{Args, Parser, Subcommand};
 
 use errors::RunError;
-use events::{Changed, Copied, Created, Deleted, Entry, HitEvent, Moved, StatusEvent, Updated};
+use events::{
+    Changed, Copied, Created, CredentialEvent, Deleted, Entry, HitEvent, Moved, ProtectionEvent,
+    StatusEvent, SyncPlanned, Synced, Updated,
+};
 use outline::store::Store;
 
 /// A local document store with full-text search, for agents and people.
@@ -88,8 +93,15 @@ enum Command {
     Watch(watch::WatchArgs),
     /// Counts and facts about the database: documents, collections, tags, size, schema.
     Status,
-    /// Check that the database is reachable, current and consistent.
+    /// Check that the database is reachable, current and consistent, and where a token comes from.
     Doctor,
+    /// Reconcile with another outline database: states the direction and the changes, never deletes.
+    Sync(sync::SyncArgs),
+    /// The token that protected databases ask a sync for: login, logout, status, protect.
+    Auth {
+        #[command(subcommand)]
+        command: auth::AuthCommand,
+    },
     #[command(flatten)]
     Discovery(Discovery),
 }
@@ -131,6 +143,10 @@ fn app() -> App {
             .domain_event::<Copied>("copied")
             .domain_event::<Changed>("changed")
             .domain_event::<StatusEvent>("status")
+            .domain_event::<SyncPlanned>("sync")
+            .domain_event::<Synced>("synced")
+            .domain_event::<CredentialEvent>("credential")
+            .domain_event::<ProtectionEvent>("protection")
             .build()
             .map_err(|e| e.to_string())
     })
@@ -225,6 +241,40 @@ fn app() -> App {
             .example(["status"]),
     )
     .command(CommandSpec::new("doctor").read_only().example(["doctor"]))
+    .command(
+        CommandSpec::new("sync")
+            .events(["sync", "synced"])
+            .auth("a protected remote needs OUTLINE_TOKEN or a token saved by `outline auth login`")
+            .example(["sync", "team.db", "--direction", "push", "--dry-run"]),
+    )
+    .command(
+        CommandSpec::new("auth login")
+            .events(["credential"])
+            .example(["auth", "login", "--with-token"]),
+    )
+    .command(
+        CommandSpec::new("auth logout")
+            .events(["credential"])
+            .example(["auth", "logout"]),
+    )
+    .command(
+        CommandSpec::new("auth status")
+            .read_only()
+            .events(["credential"])
+            .example(["auth", "status"]),
+    )
+    .command(
+        CommandSpec::new("auth protect")
+            .events(["protection"])
+            .auth("OUTLINE_TOKEN or a token saved by `outline auth login`")
+            .example(["auth", "protect"]),
+    )
+    .command(
+        CommandSpec::new("auth unprotect")
+            .events(["protection"])
+            .auth("the database's token, from OUTLINE_TOKEN or `outline auth login`")
+            .example(["auth", "unprotect"]),
+    )
     .command(CommandSpec::new("schema").read_only().example(["schema"]))
     .command(CommandSpec::new("input-schema").read_only().example([
         "input-schema",
@@ -292,6 +342,8 @@ pub fn main() -> ExitCode {
         Command::Watch(args) => watch::watch(&app, &aoi, db, args),
         Command::Status => admin::status(&app, &aoi, db),
         Command::Doctor => admin::doctor(&app, &aoi, db),
+        Command::Sync(args) => sync::sync(&app, &aoi, db, args),
+        Command::Auth { command } => auth::auth(&app, &aoi, db, command),
         Command::Discovery(d) => app.discover::<Cli>(&aoi, &d),
         Command::Create(args) => write::create(&app, &aoi, db, args),
         Command::Get(args) => read::get(&app, &aoi, db, args),

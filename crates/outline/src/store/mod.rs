@@ -50,6 +50,7 @@
 
 pub mod schema;
 pub mod search;
+pub mod sync;
 
 mod documents;
 mod error;

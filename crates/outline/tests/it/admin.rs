@@ -49,7 +49,15 @@ fn doctor_passes_on_a_healthy_database() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let checks = checks(&run);
     let names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["database_reachable", "schema_version", "integrity"]);
+    assert_eq!(
+        names,
+        [
+            "database_reachable",
+            "schema_version",
+            "integrity",
+            "credential"
+        ]
+    );
     assert!(checks.iter().all(|c| c.ok), "{checks:?}");
     assert!(summary(&run).ok);
 
@@ -67,8 +75,13 @@ fn doctor_fails_when_the_database_is_not_a_database() {
     let run = db.jsonl(&["doctor"]);
     assert_ne!(run.code, 0);
     let checks = checks(&run);
-    assert_eq!(checks.len(), 1, "{checks:?}");
+    assert_eq!(
+        checks.len(),
+        2,
+        "the database checks stop at the first: {checks:?}"
+    );
     assert_eq!(checks[0].name, "database_reachable");
+    assert_eq!(checks[1].name, "credential");
     assert!(!checks[0].ok);
     assert!(checks[0].hint.is_some());
     assert!(!summary(&run).ok);
@@ -80,4 +93,37 @@ fn doctor_fails_when_the_database_is_not_a_database() {
         "{}",
         human.stdout_text()
     );
+}
+
+#[test]
+fn doctor_reports_a_broken_credential_file_as_a_warning_without_showing_it() {
+    let db = Db::new("doctor-credential");
+    let dir = db.config_dir().join("outline");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("credentials"), "canary-not-json-4411").unwrap();
+    let run = db.jsonl(&["doctor"]);
+    assert_eq!(
+        run.code, 0,
+        "a credential problem does not fail the database"
+    );
+    let credential = checks(&run).pop().unwrap();
+    assert_eq!(credential.name, "credential");
+    assert!(!credential.ok);
+    assert_eq!(credential.severity, Some(aoi::Severity::Warning));
+    assert!(credential.hint.is_some());
+    assert!(!run.stdout_text().contains("canary-not-json-4411"));
+
+    let env = db.run_env(
+        &["doctor", "--output", "jsonl"],
+        &[("OUTLINE_TOKEN", "canary-env-token-4412")],
+        None,
+    );
+    let credential = checks(&env).pop().unwrap();
+    assert!(credential.ok);
+    assert!(credential
+        .detail
+        .as_deref()
+        .unwrap_or_default()
+        .contains("OUTLINE_TOKEN"));
+    assert!(!env.stdout_text().contains("canary-env-token-4412"));
 }

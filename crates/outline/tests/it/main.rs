@@ -7,6 +7,7 @@ mod human;
 mod moves;
 mod read;
 mod support;
+mod sync;
 mod transfer;
 mod watch;
 mod write;

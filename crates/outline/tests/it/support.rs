@@ -38,14 +38,37 @@ impl Db {
 
     /// Runs `outline ARGS --db <this db>`.
     pub fn run(&self, args: &[&str]) -> Run {
-        let out: Output = Command::new(env!("CARGO_BIN_EXE_outline"))
+        self.run_env(args, &[], None)
+    }
+
+    /// The directory this database's runs use as `XDG_CONFIG_HOME` (for the credential file).
+    pub fn config_dir(&self) -> PathBuf {
+        self.dir.join("config")
+    }
+
+    /// Runs `outline ARGS --db <this db>` with extra environment variables and, when given,
+    /// these bytes on stdin (else stdin is empty). Runs never see the caller's
+    /// `OUTLINE_TOKEN` or credential file: `XDG_CONFIG_HOME` is [`Db::config_dir`].
+    pub fn run_env(&self, args: &[&str], env: &[(&str, &str)], stdin: Option<&[u8]>) -> Run {
+        use std::io::Write;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_outline"))
             .args(args)
             .arg("--db")
             .arg(self.path())
             .env_remove("OUTLINE_DB")
+            .env_remove("OUTLINE_TOKEN")
+            .env("XDG_CONFIG_HOME", self.config_dir())
             .env("NO_COLOR", "1")
-            .output()
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        let _ = input.write_all(stdin.unwrap_or_default());
+        drop(input);
+        let out: Output = child.wait_with_output().unwrap();
         Run {
             code: out.status.code().unwrap_or(-1),
             stdout: out.stdout,
