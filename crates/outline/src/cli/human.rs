@@ -1,9 +1,53 @@
-//! Human-mode output: aligned tables and short lines on stdout.
+//! Human-mode output: aligned tables and short lines on stdout, colour only on a terminal,
+//! and a progress line on stderr for long runs (§1.2: human mode may have colour and
+//! progress bars; machine mode never does, and never reaches this module).
 //!
 //! Write errors are ignored: a reader that went away (`outline list | head -n 1`) is not a
 //! failure of the command, and must not end it with a panic message.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use aoi::surface::flags::GlobalArgs;
+
+/// Whether stdout gets colour: only on a terminal, and never under `--no-color` or
+/// `NO_COLOR`.
+#[derive(Debug, Clone, Copy)]
+pub struct Paint(bool);
+
+impl Paint {
+    /// The paint for this run's stdout.
+    pub fn stdout(global: &GlobalArgs) -> Paint {
+        Paint(global.color_allowed() && std::io::stdout().is_terminal())
+    }
+
+    /// `text` in bold.
+    pub fn bold(self, text: &str) -> String {
+        self.wrap("\u{1b}[1m", text)
+    }
+
+    /// `text` dimmed.
+    pub fn dim(self, text: &str) -> String {
+        self.wrap("\u{1b}[2m", text)
+    }
+
+    /// The marks around a search match: bold yellow, or brackets without colour.
+    pub fn match_marks(self) -> (&'static str, &'static str) {
+        if self.0 {
+            ("\u{1b}[1;33m", "\u{1b}[0m")
+        } else {
+            ("[", "]")
+        }
+    }
+
+    fn wrap(self, code: &str, text: &str) -> String {
+        if self.0 {
+            format!("{code}{text}\u{1b}[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+}
 
 fn write_line(text: &str) {
     let mut out = std::io::stdout().lock();
@@ -11,15 +55,16 @@ fn write_line(text: &str) {
     let _ = out.write_all(b"\n");
 }
 
-/// Prints rows under a header, each column padded to its widest cell.
-pub fn table(header: &[&str], rows: &[Vec<String>]) {
+/// Prints rows under a bold header, each column padded to its widest cell (cells hold no
+/// colour codes, except in the last column, which is never padded).
+pub fn table(paint: Paint, header: &[&str], rows: &[Vec<String>]) {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
-    let line = |cells: Vec<String>| {
+    let line = |cells: Vec<String>, bold: bool| {
         let last = cells.len().saturating_sub(1);
         let text: Vec<String> = cells
             .into_iter()
@@ -33,11 +78,17 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) {
                 }
             })
             .collect();
-        write_line(text.join("  ").trim_end());
+        let text = text.join("  ");
+        let text = text.trim_end();
+        if bold {
+            write_line(&paint.bold(text));
+        } else {
+            write_line(text);
+        }
     };
-    line(header.iter().map(|h| (*h).to_owned()).collect());
+    line(header.iter().map(|h| (*h).to_owned()).collect(), true);
     for row in rows {
-        line(row.clone());
+        line(row.clone(), false);
     }
 }
 
@@ -66,5 +117,106 @@ pub fn ago(ms: i64) -> String {
         60..=3599 => format!("{}m ago", secs / 60),
         3600..=86_399 => format!("{}h ago", secs / 3600),
         _ => format!("{}d ago", secs / 86_400),
+    }
+}
+
+/// A progress line on stderr for a long human-mode run: drawn only when stderr is a terminal,
+/// redrawn at most every [`Progress::REDRAW`], and erased when the run ends, so that what
+/// stays on the screen is the command's result.
+#[derive(Debug)]
+pub struct Progress {
+    on: bool,
+    label: &'static str,
+    done: u64,
+    total: Option<u64>,
+    started: Instant,
+    drawn: Option<Instant>,
+}
+
+impl Progress {
+    /// How often the line is redrawn at most.
+    pub const REDRAW: Duration = Duration::from_millis(100);
+    const BAR: u64 = 24;
+
+    /// Progress on stderr, when it is a terminal and the run is in human mode.
+    pub fn stderr(human: bool) -> Progress {
+        Progress::new(human && std::io::stderr().is_terminal())
+    }
+
+    /// Progress that draws nothing (machine mode).
+    pub fn off() -> Progress {
+        Progress::new(false)
+    }
+
+    fn new(on: bool) -> Progress {
+        Progress {
+            on,
+            label: "",
+            done: 0,
+            total: None,
+            started: Instant::now(),
+            drawn: None,
+        }
+    }
+
+    /// Starts a phase: `label`, and how many steps it has when known.
+    pub fn phase(&mut self, label: &'static str, total: Option<u64>) {
+        self.label = label;
+        self.done = 0;
+        self.total = total;
+        self.started = Instant::now();
+        self.draw();
+    }
+
+    /// One more step done.
+    pub fn tick(&mut self) {
+        self.done += 1;
+        if self.on && self.drawn.is_none_or(|at| at.elapsed() >= Self::REDRAW) {
+            self.draw();
+        }
+    }
+
+    fn draw(&mut self) {
+        if !self.on {
+            return;
+        }
+        let secs = self.started.elapsed().as_secs_f64();
+        let rate = if secs > 0.0 {
+            format!("  {:.0}/s", self.done as f64 / secs)
+        } else {
+            String::new()
+        };
+        let line = match self.total {
+            Some(total) if total > 0 => {
+                let filled = (self.done.min(total) * Self::BAR / total) as usize;
+                let bar = format!(
+                    "{}{}",
+                    "#".repeat(filled),
+                    ".".repeat(Self::BAR as usize - filled)
+                );
+                format!("{} [{bar}] {}/{total}{rate}", self.label, self.done)
+            }
+            _ => format!("{} {}{rate}", self.label, self.done),
+        };
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\u{1b}[2K{line}");
+        let _ = err.flush();
+        self.drawn = Some(Instant::now());
+    }
+
+    /// Erases the line.
+    pub fn finish(&mut self) {
+        if self.on && self.drawn.is_some() {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\u{1b}[2K");
+            let _ = err.flush();
+            self.drawn = None;
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.finish();
     }
 }

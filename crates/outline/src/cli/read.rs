@@ -158,12 +158,16 @@ pub fn list(
                         ]
                     })
                     .collect();
-                human::table(&["ID", "COLLECTION", "TAGS", "UPDATED", "TITLE"], &rows);
+                human::table(
+                    human::Paint::stdout(global),
+                    &["ID", "COLLECTION", "TAGS", "UPDATED", "TITLE"],
+                    &rows,
+                );
                 if let Some(next) = result.next {
-                    human::line(&format!(
+                    human::line(&human::Paint::stdout(global).dim(&format!(
                         "more: outline list --cursor {}",
                         codec.encode(&next)
-                    ));
+                    )));
                 }
                 ExitCode::SUCCESS
             }
@@ -245,6 +249,8 @@ pub fn search(
                     human::line("no matches");
                     return ExitCode::SUCCESS;
                 }
+                let paint = human::Paint::stdout(global);
+                let (open, close) = paint.match_marks();
                 let rows: Vec<Vec<String>> = result
                     .hits
                     .iter()
@@ -253,17 +259,17 @@ pub fn search(
                             h.rank.to_string(),
                             h.id.clone(),
                             h.title.clone(),
-                            h.snippet.marked("[", "]").replace('\n', " "),
+                            h.snippet.marked(open, close).replace('\n', " "),
                         ]
                     })
                     .collect();
-                human::table(&["#", "ID", "TITLE", "SNIPPET"], &rows);
+                human::table(paint, &["#", "ID", "TITLE", "SNIPPET"], &rows);
                 human::line(&format!("{} match(es)", result.total));
                 if let Some(next) = result.next {
-                    human::line(&format!(
+                    human::line(&paint.dim(&format!(
                         "more: outline search {query:?} --cursor {}",
                         codec.encode(&next)
-                    ));
+                    )));
                 }
                 ExitCode::SUCCESS
             }

@@ -26,6 +26,7 @@ use outline::store::{NewDocument, StoreError, DEFAULT_COLLECTION};
 
 use super::errors::{store_error, RunError};
 use super::events::{Created, Entry};
+use super::human::Progress;
 use super::{human, human_failure, open_store, FilterArgs};
 
 /// `outline import`.
@@ -145,12 +146,18 @@ fn run_import<W: Write>(
     out: &mut Emitter<W>,
     db: Option<PathBuf>,
     args: &ImportArgs,
+    progress: &mut Progress,
 ) -> Result<Outcome, RunError> {
     let mode = args.input.mode(InputMode::FailFast);
     let mut input =
         Input::open(&args.input, InputMode::FailFast)?.validate_with(&record_schema())?;
     // Fail fast before side effects: every record is read and validated first (§12.2).
-    let records = input.read_all(out)?;
+    progress.phase("reading", None);
+    let mut records = Vec::new();
+    while let Some(record) = input.next(out)? {
+        records.push(record);
+        progress.tick();
+    }
     if input.upstream_failed() && mode == InputMode::FailFast {
         return Ok(input.finish(out, Outcome::failed())?);
     }
@@ -202,10 +209,14 @@ fn run_import<W: Write>(
             None => None,
         };
         let mut events = Vec::with_capacity(docs.len());
+        progress.phase("importing", u64::try_from(docs.len()).ok());
         if mode == InputMode::FailFast {
             let positions: Vec<&Record> = docs.iter().map(|(_, r)| *r).collect();
             let imported = tx
-                .import(docs.iter().map(|(d, _)| d.clone()))
+                .import(docs.iter().map(|(d, _)| {
+                    progress.tick();
+                    d.clone()
+                }))
                 .map_err(|e| match e {
                     StoreError::ImportItem { index, source } => {
                         let record = positions[index];
@@ -221,6 +232,7 @@ fn run_import<W: Write>(
             events.extend(imported.into_iter().map(created));
         } else {
             for (doc, record) in &docs {
+                progress.tick();
                 match tx.create(doc.clone()) {
                     Ok(doc) => events.push(created(doc)),
                     Err(e) if e.is_item_error() => {
@@ -239,8 +251,10 @@ fn run_import<W: Write>(
             }
             r.finish(tx, true)?;
         }
+        progress.phase("committing", None);
         Ok(Ok(events))
     })?;
+    progress.finish();
     let outcome = match done {
         Ok(events) => {
             for e in &item_errors {
@@ -283,7 +297,9 @@ fn captured_events(bytes: &[u8]) -> Vec<Event> {
 /// Runs `outline import`.
 pub fn import(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: ImportArgs) -> ExitCode {
     if global.machine() {
-        return app.run(global, "import", |out| Ok(run_import(out, db, &args)?));
+        return app.run(global, "import", |out| {
+            Ok(run_import(out, db, &args, &mut Progress::off())?)
+        });
     }
     let capture = Capture::default();
     let mut out = match Emitter::builder(app.identity())
@@ -293,7 +309,9 @@ pub fn import(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: ImportA
         Ok(out) => out,
         Err(e) => return human_failure(RunError::from(e), global.color_allowed()),
     };
-    let result = run_import(&mut out, db, &args);
+    let mut progress = Progress::stderr(true);
+    let result = run_import(&mut out, db, &args, &mut progress);
+    progress.finish();
     let finished = match result {
         Ok(outcome) => out.finish(outcome).map(|_| ()),
         Err(e) => return human_failure(e, global.color_allowed()),
@@ -370,7 +388,11 @@ pub fn export(app: &App, global: &GlobalArgs, db: Option<PathBuf>, filter: Filte
                         ]
                     })
                     .collect();
-                human::table(&["ID", "COLLECTION", "BYTES", "TITLE"], &rows);
+                human::table(
+                    human::Paint::stdout(global),
+                    &["ID", "COLLECTION", "BYTES", "TITLE"],
+                    &rows,
+                );
                 human::line(&format!(
                     "{} document(s); use --output jsonl for the full export",
                     entries.len()

@@ -36,7 +36,8 @@ pub fn watch(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: WatchArg
     let interval = Duration::from_millis(args.interval_ms);
     let poll = interval.min(MAX_POLL);
     if !global.machine() {
-        let run = || -> Result<(), super::errors::RunError> {
+        // Ok(false): the reader went away.
+        let run = || -> Result<bool, super::errors::RunError> {
             let store = open_store(db)?;
             let mut since = match args.since {
                 Some(pos) => pos,
@@ -59,15 +60,16 @@ pub fn watch(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: WatchArg
                     );
                     let mut out = std::io::stdout().lock();
                     if out.write_all(line.as_bytes()).is_err() || out.flush().is_err() {
-                        // The reader went away: end quietly.
-                        return Ok(());
+                        return Ok(false);
                     }
                 }
                 std::thread::sleep(poll);
             }
         };
         return match run() {
-            Ok(()) => ExitCode::SUCCESS,
+            Ok(true) => ExitCode::SUCCESS,
+            // Quietly, with the status a shell gives a process ended by SIGPIPE.
+            Ok(false) => ExitCode::from(141),
             Err(e) => human_failure(e, global.color_allowed()),
         };
     }
