@@ -73,7 +73,25 @@ fn every_stream_passes_aoi_verify_against_the_published_schema() {
     let id = db.create(&["--title", "Agent notes", "--body", "agents operate tools"]);
     let aoi = aoi_test::workspace_bin("aoi");
     let outline = env!("CARGO_BIN_EXE_outline");
+    let remote = Db::new("verify-remote");
+    remote.create(&["--title", "Remote note"]);
+    let remote_path = remote.path().display().to_string();
+    let input = db.path().with_file_name("input.jsonl");
+    std::fs::write(&input, "{\"title\":\"one\"}\n{\"title\":\"\"}\n").unwrap();
+    let input = input.display().to_string();
     let runs: Vec<Vec<&str>> = vec![
+        vec!["status"],
+        vec!["doctor"],
+        vec!["export"],
+        vec!["import", "--input-jsonl", &input],
+        vec!["import", "--input-jsonl", &input, "--continue-on-error"],
+        vec!["import", "--input-jsonl", &input, "--dry-run"],
+        vec!["sync", &remote_path, "--dry-run"],
+        vec!["sync", &remote_path],
+        vec!["sync", "/nonexistent/outline.db"],
+        vec!["auth", "status"],
+        vec!["auth", "logout"],
+        vec!["auth", "protect"],
         vec!["create", "--title", "x"],
         vec!["get", &id],
         vec!["get", "doc_missing"],
