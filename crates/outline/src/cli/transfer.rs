@@ -323,6 +323,7 @@ pub fn import(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: ImportA
     let mut created = 0u64;
     let mut planned = 0u64;
     let mut ok = true;
+    let mut replayed = false;
     for event in captured_events(&bytes) {
         match event {
             Event::Error(e) => {
@@ -331,13 +332,25 @@ pub fn import(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: ImportA
             }
             Event::Domain { ty, .. } if ty == "created" => created += 1,
             Event::Plan(_) => planned += 1,
-            Event::Summary(s) => ok = s.ok,
+            Event::Summary(s) => {
+                ok = s.ok;
+                replayed = s
+                    .properties
+                    .as_ref()
+                    .and_then(|p| p.get("idempotent_replay"))
+                    .and_then(serde_json::Value::as_bool)
+                    .unwrap_or(false);
+            }
             _ => {}
         }
     }
     if args.mutation.dry_run {
         human::line(&format!(
             "would import {planned} document(s); dry run: nothing was changed"
+        ));
+    } else if replayed {
+        human::line(&format!(
+            "already imported under this idempotency key ({created} document(s)); nothing changed"
         ));
     } else {
         human::line(&format!("imported {created} document(s)"));

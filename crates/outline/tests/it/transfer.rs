@@ -155,6 +155,14 @@ fn import_idempotency_key_replays_without_doubling() {
     assert_eq!(ids(&first).len(), 2);
     assert_eq!(ids(&first), ids(&second));
     assert_eq!(count(&db), 2);
+
+    let human = db.run(&args);
+    assert_eq!(human.code, 0);
+    assert_eq!(
+        human.stdout_text(),
+        "already imported under this idempotency key (2 document(s)); nothing changed\n"
+    );
+    assert_eq!(count(&db), 2);
 }
 
 #[test]
