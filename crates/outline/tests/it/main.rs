@@ -3,6 +3,7 @@
 mod admin;
 mod db_path;
 mod discovery;
+mod faults;
 mod human;
 mod moves;
 mod read;
