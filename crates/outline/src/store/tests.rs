@@ -1402,3 +1402,17 @@ fn ids_for_bulk_deletes_come_from_the_same_transaction() {
     assert_eq!(by_title.len(), 6);
     assert!(!by_title.contains_key("n0"));
 }
+
+#[test]
+fn the_full_text_index_buffers_64_mib_of_terms_per_transaction() {
+    let store = Store::open_in_memory().unwrap();
+    let hashsize: i64 = store
+        .conn
+        .query_row(
+            "SELECT v FROM documents_fts_config WHERE k = 'hashsize'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(hashsize, 64 << 20);
+}

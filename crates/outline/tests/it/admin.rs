@@ -27,7 +27,7 @@ fn status_counts_documents_collections_and_tags() {
     assert_eq!(s["documents"], 2);
     assert_eq!(s["collections"], 2);
     assert_eq!(s["tags"], 2);
-    assert_eq!(s["schema_version"], 1);
+    assert_eq!(s["schema_version"], 2);
     assert_eq!(s["wal"], true);
     assert_eq!(s["db_path"], db.path().display().to_string().as_str());
     assert!(s["size_bytes"].as_u64().unwrap() > 0);
