@@ -128,7 +128,6 @@ pub struct Progress {
     on: bool,
     label: &'static str,
     done: u64,
-    total: Option<u64>,
     started: Instant,
     drawn: Option<Instant>,
 }
@@ -136,7 +135,6 @@ pub struct Progress {
 impl Progress {
     /// How often the line is redrawn at most.
     pub const REDRAW: Duration = Duration::from_millis(100);
-    const BAR: u64 = 24;
 
     /// Progress on stderr, when it is a terminal and the run is in human mode.
     pub fn stderr(human: bool) -> Progress {
@@ -153,17 +151,15 @@ impl Progress {
             on,
             label: "",
             done: 0,
-            total: None,
             started: Instant::now(),
             drawn: None,
         }
     }
 
-    /// Starts a phase: `label`, and how many steps it has when known.
-    pub fn phase(&mut self, label: &'static str, total: Option<u64>) {
+    /// Starts a phase, counting records from 0.
+    pub fn phase(&mut self, label: &'static str) {
         self.label = label;
         self.done = 0;
-        self.total = total;
         self.started = Instant::now();
         self.draw();
     }
@@ -186,18 +182,7 @@ impl Progress {
         } else {
             String::new()
         };
-        let line = match self.total {
-            Some(total) if total > 0 => {
-                let filled = (self.done.min(total) * Self::BAR / total) as usize;
-                let bar = format!(
-                    "{}{}",
-                    "#".repeat(filled),
-                    ".".repeat(Self::BAR as usize - filled)
-                );
-                format!("{} [{bar}] {}/{total}{rate}", self.label, self.done)
-            }
-            _ => format!("{} {}{rate}", self.label, self.done),
-        };
+        let line = format!("{} {} records{rate}", self.label, self.done);
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "\r\u{1b}[2K{line}");
         let _ = err.flush();

@@ -16,13 +16,14 @@ use aoi::read::Event;
 use aoi::surface::cursor::request_hash;
 use aoi::surface::flags::{GlobalArgs, InputArgs, InputMode, MutationArgs};
 use aoi::surface::input::{Input, Record};
-use aoi::surface::safety::{begin, replay, Effects, Replay};
+use aoi::surface::safety::{begin, replay, Effects, IdempotencyStore, Recorded, Replay};
 use aoi::{Category, Code, Emitter, ErrorEvent, Failure, Outcome, Plan};
 use clap::Args;
 use schemars::JsonSchema;
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 
-use outline::store::{NewDocument, StoreError, DEFAULT_COLLECTION};
+use outline::store::{NewDocument, DEFAULT_COLLECTION};
 
 use super::errors::{store_error, RunError};
 use super::events::{Created, Entry};
@@ -141,7 +142,39 @@ fn created(doc: outline::store::Document) -> Created {
     }
 }
 
-/// Runs an import against `out`: reads everything first, then writes in one transaction.
+/// The hint on an input error that ends a fail-fast import.
+const FIX_INPUT: &str = "fix the input, or pass --continue-on-error to skip bad records";
+
+/// Why a streamed import did not commit; the transaction rolls back, so nothing is written.
+enum Abort {
+    /// The import failed.
+    Failed(RunError),
+    /// The idempotency key holds the record of this very request: replay it.
+    Replayed(Recorded),
+    /// The upstream stream failed and the import is fail-fast.
+    Upstream,
+}
+
+impl<E: Into<RunError>> From<E> for Abort {
+    fn from(e: E) -> Abort {
+        Abort::Failed(e.into())
+    }
+}
+
+/// The error for a record that cannot be imported, naming its position.
+fn located(e: ErrorEvent, record: &Record) -> ErrorEvent {
+    let at = where_(record.line_number, record.item_index);
+    let mut event = item_error(e, record);
+    event.message = format!("{at}: {}", event.message);
+    event
+}
+
+/// Runs an import against `out`, streaming the input into one transaction (§12.2).
+///
+/// Fail-fast holds because the transaction commits only after the last record: a bad record
+/// anywhere, or an upstream that failed, rolls everything back. Records are inserted as they
+/// are read, so memory stays flat however long the input is. `created` events are emitted
+/// only after the commit.
 fn run_import<W: Write>(
     out: &mut Emitter<W>,
     db: Option<PathBuf>,
@@ -149,125 +182,132 @@ fn run_import<W: Write>(
     progress: &mut Progress,
 ) -> Result<Outcome, RunError> {
     let mode = args.input.mode(InputMode::FailFast);
+    let fail_fast = mode == InputMode::FailFast;
     let mut input =
         Input::open(&args.input, InputMode::FailFast)?.validate_with(&record_schema())?;
-    // Fail fast before side effects: every record is read and validated first (§12.2).
-    progress.phase("reading", None);
-    let mut records = Vec::new();
-    while let Some(record) = input.next(out)? {
-        records.push(record);
-        progress.tick();
-    }
-    if input.upstream_failed() && mode == InputMode::FailFast {
-        return Ok(input.finish(out, Outcome::failed())?);
-    }
-    let mut docs: Vec<(NewDocument, &Record)> = Vec::with_capacity(records.len());
-    for record in &records {
-        match to_document(record) {
-            Ok(doc) => docs.push((doc, record)),
-            Err(e) => {
-                let e = item_error(e, record);
-                if mode == InputMode::FailFast {
-                    return Err(Failure::from(
-                        e.hint("fix the input, or pass --continue-on-error to skip bad records"),
-                    )
-                    .into());
-                }
-                out.error(&e.item())?;
-            }
-        }
-    }
     if args.mutation.dry_run {
-        let mut effects = Effects::new(true);
-        for (doc, _) in &docs {
-            let plan = Plan {
-                action: "create".into(),
-                target: Some(
-                    doc.collection
-                        .clone()
-                        .unwrap_or_else(|| DEFAULT_COLLECTION.to_owned()),
-                ),
-                detail: Some(format!("create {:?} ({} bytes)", doc.title, doc.body.len())),
-                properties: None,
-            };
-            effects
-                .apply(out, plan, || Ok::<(), ErrorEvent>(()))
-                .map_err(Failure::from)?;
-        }
-        return Ok(input.finish(out, Outcome::success())?);
+        return dry_run_import(out, input, fail_fast, progress);
     }
-    let fields: Vec<_> = records.iter().map(|r| &r.fields).collect();
-    let hash = request_hash("import", &(mode == InputMode::FailFast, &fields));
+    let key = args.mutation.idempotency_key.as_deref();
     let mut store = open_store(db)?;
-    let mut item_errors: Vec<ErrorEvent> = Vec::new();
-    let done = store.transaction(|tx| -> Result<_, RunError> {
-        let mut recorder = match &args.mutation.idempotency_key {
-            Some(key) => match begin(tx, key, &hash)? {
-                Replay::Replayed(recorded) => return Ok(Err(recorded)),
-                Replay::Fresh(recorder) => Some(recorder),
-            },
-            None => None,
+    progress.phase("importing");
+    let result = store.transaction(|tx| -> Result<_, Abort> {
+        // A key with a record: read the input only to see if it is the same request.
+        let replaying = match key {
+            Some(key) => tx.load(key)?.is_some(),
+            None => false,
         };
-        let mut events = Vec::with_capacity(docs.len());
-        progress.phase("importing", u64::try_from(docs.len()).ok());
-        if mode == InputMode::FailFast {
-            let positions: Vec<&Record> = docs.iter().map(|(_, r)| *r).collect();
-            let imported = tx
-                .import(docs.iter().map(|(d, _)| {
-                    progress.tick();
-                    d.clone()
-                }))
-                .map_err(|e| match e {
-                    StoreError::ImportItem { index, source } => {
-                        let record = positions[index];
-                        let at = where_(record.line_number, record.item_index);
-                        let mut event = item_error(store_error(&source), record);
-                        event.message = format!("{at}: {}", event.message);
-                        RunError::Failed(Failure::from(event.hint(
-                            "fix the input, or pass --continue-on-error to skip bad records",
-                        )))
+        let mut digest = Sha256::new();
+        let mut events = Vec::new();
+        let mut item_errors = Vec::new();
+        let mut importer = tx.importer()?;
+        while let Some(record) = input.next(out)? {
+            progress.tick();
+            digest.update(serde_json::to_vec(&record.fields).unwrap_or_default());
+            digest.update(b"\n");
+            if replaying {
+                continue;
+            }
+            let doc = match to_document(&record) {
+                Ok(doc) => doc,
+                Err(e) if fail_fast => {
+                    return Err(Failure::from(item_error(e, &record).hint(FIX_INPUT)).into())
+                }
+                Err(e) => {
+                    out.error(&item_error(e, &record).item())?;
+                    continue;
+                }
+            };
+            match importer.insert(doc) {
+                Ok(doc) => events.push(created(doc)),
+                Err(e) if e.is_item_error() && fail_fast => {
+                    let event = located(store_error(&e), &record).hint(FIX_INPUT);
+                    return Err(Failure::from(event).into());
+                }
+                Err(e) if e.is_item_error() => item_errors.push(located(store_error(&e), &record)),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        drop(importer);
+        if fail_fast && input.upstream_failed() {
+            return Err(Abort::Upstream);
+        }
+        if let Some(key) = key {
+            let records: String = digest
+                .finalize()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            let hash = request_hash("import", &(fail_fast, records));
+            match begin(tx, key, &hash)? {
+                Replay::Replayed(recorded) => return Err(Abort::Replayed(recorded)),
+                Replay::Fresh(mut recorder) => {
+                    for event in &events {
+                        recorder.record(event)?;
                     }
-                    other => RunError::Store(other),
-                })?;
-            events.extend(imported.into_iter().map(created));
-        } else {
-            for (doc, record) in &docs {
-                progress.tick();
-                match tx.create(doc.clone()) {
-                    Ok(doc) => events.push(created(doc)),
-                    Err(e) if e.is_item_error() => {
-                        let at = where_(record.line_number, record.item_index);
-                        let mut event = item_error(store_error(&e), record);
-                        event.message = format!("{at}: {}", event.message);
-                        item_errors.push(event);
-                    }
-                    Err(e) => return Err(e.into()),
+                    recorder.finish(tx, true)?;
                 }
             }
         }
-        if let Some(mut r) = recorder.take() {
-            for event in &events {
-                r.record(event)?;
-            }
-            r.finish(tx, true)?;
-        }
-        progress.phase("committing", None);
-        Ok(Ok(events))
-    })?;
+        Ok((events, item_errors))
+    });
     progress.finish();
-    let outcome = match done {
-        Ok(events) => {
-            for e in &item_errors {
-                out.error(&e.clone().item())?;
+    let outcome = match result {
+        Ok((events, item_errors)) => {
+            for e in item_errors {
+                out.error(&e.item())?;
             }
             for event in &events {
                 out.emit(event)?;
             }
             Outcome::success()
         }
-        Err(recorded) => replay(&recorded, out)?,
+        Err(Abort::Replayed(recorded)) => replay(&recorded, out)?,
+        Err(Abort::Upstream) => Outcome::failed(),
+        Err(Abort::Failed(e)) => return Err(e),
     };
     Ok(input.finish(out, outcome)?)
+}
+
+/// `import --dry-run`: every record is read and checked, and each document it would create
+/// is an `aoi:plan`; a fail-fast import with a bad record plans nothing.
+fn dry_run_import<W: Write, R: std::io::Read>(
+    out: &mut Emitter<W>,
+    mut input: Input<R>,
+    fail_fast: bool,
+    progress: &mut Progress,
+) -> Result<Outcome, RunError> {
+    progress.phase("checking");
+    let mut plans = Vec::new();
+    while let Some(record) = input.next(out)? {
+        progress.tick();
+        match to_document(&record) {
+            Ok(doc) => plans.push(Plan {
+                action: "create".into(),
+                target: Some(
+                    doc.collection
+                        .unwrap_or_else(|| DEFAULT_COLLECTION.to_owned()),
+                ),
+                detail: Some(format!("create {:?} ({} bytes)", doc.title, doc.body.len())),
+                properties: None,
+            }),
+            Err(e) if fail_fast => {
+                return Err(Failure::from(item_error(e, &record).hint(FIX_INPUT)).into())
+            }
+            Err(e) => out.error(&item_error(e, &record).item())?,
+        }
+    }
+    progress.finish();
+    if fail_fast && input.upstream_failed() {
+        return Ok(input.finish(out, Outcome::failed())?);
+    }
+    let mut effects = Effects::new(true);
+    for plan in plans {
+        effects
+            .apply(out, plan, || Ok::<(), ErrorEvent>(()))
+            .map_err(Failure::from)?;
+    }
+    Ok(input.finish(out, Outcome::success())?)
 }
 
 /// A writer into a shared buffer, so human mode can read back what the import reported.
@@ -362,11 +402,15 @@ pub fn import(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: ImportA
     }
 }
 
-/// Every document passing `filter`, with its body, in list order, from one snapshot.
-fn export_entries(db: Option<PathBuf>, filter: &FilterArgs) -> Result<Vec<Entry>, RunError> {
+/// Calls `each` with every document passing `filter`, with its body, in list order, from one
+/// snapshot, a batch at a time (an export never holds the whole database in memory).
+fn for_each_entry(
+    db: Option<PathBuf>,
+    filter: &FilterArgs,
+    mut each: impl FnMut(Entry) -> Result<(), RunError>,
+) -> Result<(), RunError> {
     let store = open_store(db)?;
     let filter = filter.to_filter();
-    let mut entries = Vec::new();
     for doc in store.iter_all()? {
         let doc = doc?;
         if filter
@@ -380,27 +424,26 @@ fn export_entries(db: Option<PathBuf>, filter: &FilterArgs) -> Result<Vec<Entry>
         let mut entry = Entry::header(&doc);
         entry.body_bytes = Some(doc.body.len() as u64);
         entry.body = Some(doc.body);
-        entries.push(entry);
+        each(entry)?;
     }
-    Ok(entries)
+    Ok(())
 }
 
 /// Runs `outline export`.
 pub fn export(app: &App, global: &GlobalArgs, db: Option<PathBuf>, filter: FilterArgs) -> ExitCode {
     if !global.machine() {
-        return match export_entries(db, &filter) {
-            Ok(entries) => {
-                let rows: Vec<Vec<String>> = entries
-                    .iter()
-                    .map(|e| {
-                        vec![
-                            e.id.clone(),
-                            e.collection.clone(),
-                            e.body_bytes.unwrap_or(0).to_string(),
-                            e.title.clone(),
-                        ]
-                    })
-                    .collect();
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        let listed = for_each_entry(db, &filter, |e| {
+            rows.push(vec![
+                e.id,
+                e.collection,
+                e.body_bytes.unwrap_or(0).to_string(),
+                e.title,
+            ]);
+            Ok(())
+        });
+        return match listed {
+            Ok(()) => {
                 human::table(
                     human::Paint::stdout(global),
                     &["ID", "COLLECTION", "BYTES", "TITLE"],
@@ -408,7 +451,7 @@ pub fn export(app: &App, global: &GlobalArgs, db: Option<PathBuf>, filter: Filte
                 );
                 human::line(&format!(
                     "{} document(s); use --output jsonl for the full export",
-                    entries.len()
+                    rows.len()
                 ));
                 ExitCode::SUCCESS
             }
@@ -416,9 +459,7 @@ pub fn export(app: &App, global: &GlobalArgs, db: Option<PathBuf>, filter: Filte
         };
     }
     app.run(global, "export", |out| {
-        for entry in export_entries(db, &filter)? {
-            out.emit(&entry)?;
-        }
+        for_each_entry(db, &filter, |entry| Ok(out.emit(&entry)?))?;
         Ok(Outcome::success())
     })
 }

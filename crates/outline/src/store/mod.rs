@@ -519,6 +519,15 @@ impl Tx<'_> {
         Ok(imported)
     }
 
+    /// An importer that inserts documents one at a time with prepared statements, for a
+    /// caller that streams its input into this transaction (`outline import`).
+    pub fn importer(&mut self) -> Result<Importer<'_>, StoreError> {
+        Ok(Importer {
+            inserter: documents::Inserter::new(&self.tx)?,
+            ids: self.ids,
+        })
+    }
+
     /// The document with this id, as this transaction sees it.
     pub fn get(&self, id: &str) -> Result<Document, StoreError> {
         documents::get(&self.tx, id)
@@ -569,6 +578,27 @@ impl Tx<'_> {
     /// Copies a document (see [`Store::copy`]).
     pub fn copy(&mut self, id: &str, collection: &str) -> Result<Document, StoreError> {
         documents::copy(&self.tx, self.ids, id, collection)
+    }
+}
+
+/// Inserts documents into a transaction one at a time, from [`Tx::importer`].
+pub struct Importer<'t> {
+    inserter: documents::Inserter<'t>,
+    ids: &'t mut IdSource,
+}
+
+impl std::fmt::Debug for Importer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Importer").finish_non_exhaustive()
+    }
+}
+
+impl Importer<'_> {
+    /// Creates a document (see [`Store::create`]). An [item
+    /// error](StoreError::is_item_error) leaves the transaction as it was before the call.
+    pub fn insert(&mut self, new: NewDocument) -> Result<Document, StoreError> {
+        self.inserter
+            .insert(self.ids, new, ChangeKind::Created, None)
     }
 }
 

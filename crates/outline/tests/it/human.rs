@@ -130,8 +130,10 @@ fn a_human_import_draws_progress_on_a_terminal_and_never_into_a_pipe() {
         &format!("import --input-jsonl {}", input.display()),
         &[],
     );
-    assert!(tty.contains("importing ["), "a progress bar: {tty:?}");
-    assert!(tty.contains("/3000"), "{tty:?}");
+    assert!(
+        tty.contains("importing 0 records"),
+        "a progress line: {tty:?}"
+    );
     assert!(tty.contains("\r\u{1b}[2K"), "the line is erased: {tty:?}");
     assert!(tty.ends_with("imported 3000 document(s)\r\n"), "{tty:?}");
 
