@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use aoi::app::App;
-use aoi::surface::flags::GlobalArgs;
-use aoi::{Category, Code, ErrorEvent, Outcome, Warning};
+use aoi::surface::flags::{DryRunArgs, GlobalArgs};
+use aoi::surface::safety::Effects;
+use aoi::{Category, Code, ErrorEvent, Outcome, Plan, Warning};
 use clap::{Args, Subcommand};
 use serde::{Deserialize, Serialize};
 
@@ -33,13 +34,13 @@ pub enum AuthCommand {
     /// Save a token for protected databases (prompts on a terminal; --with-token reads stdin).
     Login(LoginArgs),
     /// Remove the saved token.
-    Logout,
+    Logout(DryRunArgs),
     /// Say where a token would come from: OUTLINE_TOKEN, the credential file, or nowhere.
     Status,
     /// Protect this database: a sync with it must present the current token.
-    Protect,
+    Protect(DryRunArgs),
     /// Remove this database's protection (needs its token).
-    Unprotect,
+    Unprotect(DryRunArgs),
 }
 
 /// `outline auth login`.
@@ -48,6 +49,8 @@ pub struct LoginArgs {
     /// Read the token from standard input (its first line) instead of prompting.
     #[arg(long)]
     with_token: bool,
+    #[command(flatten)]
+    dry_run: DryRunArgs,
 }
 
 /// A token, and where it came from. Its `Debug` never shows it.
@@ -272,6 +275,17 @@ fn read_login_token(args: &LoginArgs, machine: bool) -> Result<String, ErrorEven
 enum Done {
     Credential(CredentialEvent, Option<Warning>),
     Protection(ProtectionEvent),
+    /// `--dry-run`: what would change.
+    Planned(Plan),
+}
+
+fn plan(action: &str, target: String, detail: &str) -> Done {
+    Done::Planned(Plan {
+        action: action.to_owned(),
+        target: Some(target),
+        detail: Some(detail.to_owned()),
+        properties: None,
+    })
 }
 
 fn run(db: Option<PathBuf>, command: &AuthCommand, machine: bool) -> Result<Done, RunError> {
@@ -279,6 +293,14 @@ fn run(db: Option<PathBuf>, command: &AuthCommand, machine: bool) -> Result<Done
         AuthCommand::Login(args) => {
             let token = read_login_token(args, machine)?;
             let path = credential_path()?;
+            if args.dry_run.dry_run {
+                let target = path.display().to_string();
+                return Ok(plan(
+                    "save",
+                    target,
+                    "save the token, readable by its owner only",
+                ));
+            }
             save(&path, &token)?;
             let shadowed = std::env::var_os(TOKEN_VAR).is_some_and(|v| !v.is_empty());
             Ok(Done::Credential(
@@ -296,8 +318,12 @@ fn run(db: Option<PathBuf>, command: &AuthCommand, machine: bool) -> Result<Done
                 }),
             ))
         }
-        AuthCommand::Logout => {
+        AuthCommand::Logout(dry_run) => {
             let path = credential_path()?;
+            if dry_run.dry_run {
+                let target = path.display().to_string();
+                return Ok(plan("remove", target, "remove the saved token"));
+            }
             let removed = match std::fs::remove_file(&path) {
                 Ok(()) => true,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
@@ -338,8 +364,8 @@ fn run(db: Option<PathBuf>, command: &AuthCommand, machine: bool) -> Result<Done
                 None,
             ))
         }
-        AuthCommand::Protect | AuthCommand::Unprotect => {
-            let protect = matches!(command, AuthCommand::Protect);
+        AuthCommand::Protect(dry_run) | AuthCommand::Unprotect(dry_run) => {
+            let protect = matches!(command, AuthCommand::Protect(_));
             let verb = if protect {
                 "`outline auth protect`"
             } else {
@@ -351,15 +377,28 @@ fn run(db: Option<PathBuf>, command: &AuthCommand, machine: bool) -> Result<Done
                 .path()
                 .map(|p| p.display().to_string())
                 .unwrap_or_default();
+            let dry_run = dry_run.dry_run;
             let changed = store.transaction(|tx| -> Result<bool, RunError> {
                 let current = tx.protection()?;
                 if current.is_protected() && !current.admits(Some(credential.token())) {
                     return Err(token_rejected(&database, &credential).into());
                 }
+                if dry_run {
+                    return Ok(false);
+                }
                 let changed = protect || current.is_protected();
                 tx.set_protection(protect.then_some(credential.token()))?;
                 Ok(changed)
             })?;
+            if dry_run {
+                let detail = if protect {
+                    "require the current token for every sync with this database"
+                } else {
+                    "let any sync with this database run without a token"
+                };
+                let action = if protect { "protect" } else { "unprotect" };
+                return Ok(plan(action, database, detail));
+            }
             Ok(Done::Protection(ProtectionEvent {
                 database,
                 protected: protect,
@@ -392,10 +431,10 @@ pub fn token_rejected(database: &str, credential: &Credential) -> ErrorEvent {
 pub fn auth(app: &App, global: &GlobalArgs, db: Option<PathBuf>, command: AuthCommand) -> ExitCode {
     let name = match &command {
         AuthCommand::Login(_) => "auth login",
-        AuthCommand::Logout => "auth logout",
+        AuthCommand::Logout(_) => "auth logout",
         AuthCommand::Status => "auth status",
-        AuthCommand::Protect => "auth protect",
-        AuthCommand::Unprotect => "auth unprotect",
+        AuthCommand::Protect(_) => "auth protect",
+        AuthCommand::Unprotect(_) => "auth unprotect",
     };
     if !global.machine() {
         return match run(db, &command, false) {
@@ -415,6 +454,9 @@ pub fn auth(app: &App, global: &GlobalArgs, db: Option<PathBuf>, command: AuthCo
                 out.emit(&event)?;
             }
             Done::Protection(event) => out.emit(&event)?,
+            Done::Planned(plan) => {
+                Effects::new(true).apply(out, plan, || Ok::<(), ErrorEvent>(()))?;
+            }
         }
         Ok(Outcome::success())
     })
@@ -445,5 +487,14 @@ fn print_done(done: &Done) {
             (false, true) => format!("{} is no longer protected", p.database),
             (false, false) => format!("{} was not protected", p.database),
         }),
+        Done::Planned(p) => {
+            human::line(&format!(
+                "would {} {}: {}",
+                p.action,
+                p.target.as_deref().unwrap_or_default(),
+                p.detail.as_deref().unwrap_or_default()
+            ));
+            human::line("dry run: nothing was changed");
+        }
     }
 }

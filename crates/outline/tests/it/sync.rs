@@ -338,3 +338,59 @@ fn auth_login_never_waits_on_stdin_in_machine_mode_and_explains_itself_in_human_
     );
     assert!(!db.config_dir().join("outline").join("credentials").exists());
 }
+
+#[test]
+fn auth_dry_runs_plan_and_change_nothing() {
+    let (a, b) = (Db::new("auth-dry-a"), Db::new("auth-dry-b"));
+    b.create(&["--title", "Remote"]);
+    let file = a.config_dir().join("outline").join("credentials");
+
+    let login = a.run_env(
+        &[
+            "auth",
+            "login",
+            "--with-token",
+            "--dry-run",
+            "--output",
+            "jsonl",
+        ],
+        &[],
+        Some(format!("{TOKEN}\n").as_bytes()),
+    );
+    assert_eq!(
+        (login.code, plans(&login)),
+        (0, 1),
+        "{}",
+        login.stdout_text()
+    );
+    assert!(!file.exists(), "a dry run saves no token");
+    assert_no_token(&login);
+
+    let protect = b.run_env(
+        &["auth", "protect", "--dry-run", "--output", "jsonl"],
+        &[("OUTLINE_TOKEN", TOKEN)],
+        None,
+    );
+    assert_eq!((protect.code, plans(&protect)), (0, 1));
+    assert!(domain(&protect, "protection").is_empty());
+    assert_eq!(
+        a.jsonl(&["sync", &remote(&b)]).code,
+        0,
+        "the remote is still open to a sync without a token"
+    );
+
+    a.run_env(
+        &["auth", "login", "--with-token"],
+        &[],
+        Some(TOKEN.as_bytes()),
+    );
+    assert!(file.exists());
+    let logout = a.run(&["auth", "logout", "--dry-run"]);
+    assert_eq!(logout.code, 0);
+    assert!(
+        logout.stdout_text().contains("would remove"),
+        "{}",
+        logout.stdout_text()
+    );
+    assert!(file.exists(), "a dry run removes nothing");
+}
