@@ -1,0 +1,13 @@
+//! The conformance checks of AOI-CLI v1.0-alpha §18.2, run against any Machine Mode tool.
+//!
+//! Conformance is asserted per factor and per command (§18.1). This crate exercises a tool,
+//! in any language, through its own discovery (`capabilities`, `input-schema`, `schema`), each
+//! run in a fresh [`sandbox`], and reports one [`CheckResult`] per (check × command): pass,
+//! fail with the evidence, not applicable with the reason, or could not run. Stream-level rules
+//! are judged by the `aoi` verifier; lint never re-implements a wire rule.
+
+#![deny(missing_docs)]
+
+pub mod model;
+
+pub use model::{CheckId, CheckResult, Evidence, Factor, Outcome, Report, CHECKS};

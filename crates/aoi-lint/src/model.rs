@@ -1,0 +1,495 @@
+//! What lint reports: the sixteen checks of §18.2, the ten factors, and one result per
+//! (check × command).
+
+use std::fmt;
+use std::time::Duration;
+
+use aoi::read::FindingCode;
+use serde::Serialize;
+
+/// One of the ten Machine Mode factors a check maps to (§18.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Factor {
+    /// Machine output is typed JSONL events.
+    Typed,
+    /// Schema and capabilities without credentials, network or side effects.
+    Discoverable,
+    /// Consumers can process records incrementally.
+    Streamable,
+    /// Reads have limits, cursors and truncation signals.
+    Bounded,
+    /// Destructive work is explicit; secrets are redacted.
+    Safe,
+    /// Writes can be retried without doubling their effect.
+    Idempotent,
+    /// Mutations say what they changed, with stable ids.
+    Auditable,
+    /// Completion, failure and truncation are explicit and checkable.
+    Verifiable,
+    /// Pipes, signals and upstream streams behave predictably.
+    Composable,
+    /// The schema version is reported and negotiable.
+    Versioned,
+}
+
+impl Factor {
+    /// Every factor, in the order the badge lists them.
+    pub const ALL: [Factor; 10] = [
+        Factor::Typed,
+        Factor::Discoverable,
+        Factor::Streamable,
+        Factor::Bounded,
+        Factor::Safe,
+        Factor::Idempotent,
+        Factor::Auditable,
+        Factor::Verifiable,
+        Factor::Composable,
+        Factor::Versioned,
+    ];
+
+    /// The factor's name, capitalised as the spec writes it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Factor::Typed => "Typed",
+            Factor::Discoverable => "Discoverable",
+            Factor::Streamable => "Streamable",
+            Factor::Bounded => "Bounded",
+            Factor::Safe => "Safe",
+            Factor::Idempotent => "Idempotent",
+            Factor::Auditable => "Auditable",
+            Factor::Verifiable => "Verifiable",
+            Factor::Composable => "Composable",
+            Factor::Versioned => "Versioned",
+        }
+    }
+}
+
+impl fmt::Display for Factor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The number of a §18.2 check, 1 to 16.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct CheckId(u8);
+
+impl CheckId {
+    /// The check numbered `n`, if there is one.
+    pub const fn new(n: u8) -> Option<CheckId> {
+        if n >= 1 && n <= 16 {
+            Some(CheckId(n))
+        } else {
+            None
+        }
+    }
+
+    /// Its number.
+    pub const fn number(self) -> u8 {
+        self.0
+    }
+
+    /// What §18.2 says of it.
+    pub fn info(self) -> &'static CheckInfo {
+        &CHECKS[usize::from(self.0 - 1)]
+    }
+
+    /// Every check, 1 to 16.
+    pub fn all() -> impl Iterator<Item = CheckId> {
+        (1..=16).map(CheckId)
+    }
+}
+
+impl fmt::Display for CheckId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A check as §18.2 defines it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckInfo {
+    /// Its number.
+    pub id: CheckId,
+    /// A short name, e.g. `"discovery"`.
+    pub name: &'static str,
+    /// What it checks, in one line.
+    pub title: &'static str,
+    /// The factors it maps to.
+    pub factors: &'static [Factor],
+    /// The spec sections it enforces.
+    pub sections: &'static str,
+}
+
+/// The sixteen checks of §18.2, in order.
+pub const CHECKS: [CheckInfo; 16] = [
+    CheckInfo {
+        id: CheckId(1),
+        name: "discovery",
+        title: "schema, capabilities and input-schema work without credentials or network, are valid, and match what the command does",
+        factors: &[Factor::Discoverable],
+        sections: "§3, §10, §16.2, §17",
+    },
+    CheckInfo {
+        id: CheckId(2),
+        name: "jsonl",
+        title: "machine mode writes only JSON objects, one per line, each with a type, and no ANSI or prose",
+        factors: &[Factor::Typed],
+        sections: "§2, §8.1",
+    },
+    CheckInfo {
+        id: CheckId(3),
+        name: "completion",
+        title: "a finite success exits 0 with a terminal aoi:summary ok:true; a missing summary is a failure",
+        factors: &[Factor::Verifiable],
+        sections: "§4, §4.1, §6",
+    },
+    CheckInfo {
+        id: CheckId(4),
+        name: "framework-schema",
+        title: "aoi:meta, aoi:summary, aoi:warning, aoi:error and aoi:check validate against the declared schema",
+        factors: &[Factor::Typed, Factor::Verifiable],
+        sections: "§5, §8.3, §10",
+    },
+    CheckInfo {
+        id: CheckId(5),
+        name: "errors",
+        title: "malformed usage exits non-zero; every aoi:error has category, code, message and retryable, retry_after_ms only when retryable",
+        factors: &[Factor::Verifiable],
+        sections: "§6, §9",
+    },
+    CheckInfo {
+        id: CheckId(6),
+        name: "confirmation",
+        title: "destructive commands refuse without confirmation; --dry-run emits aoi:plan and changes nothing",
+        factors: &[Factor::Safe],
+        sections: "§14.2, §14.3",
+    },
+    CheckInfo {
+        id: CheckId(7),
+        name: "idempotency",
+        title: "the same --idempotency-key replays the prior result without doubling the effect",
+        factors: &[Factor::Idempotent],
+        sections: "§14.4",
+    },
+    CheckInfo {
+        id: CheckId(8),
+        name: "audit-ids",
+        title: "mutating events carry stable ids for what they created, updated or deleted",
+        factors: &[Factor::Auditable],
+        sections: "§14.5",
+    },
+    CheckInfo {
+        id: CheckId(9),
+        name: "redaction",
+        title: "secrets in the environment and in secret flags never appear on stdout or stderr",
+        factors: &[Factor::Safe],
+        sections: "§11",
+    },
+    CheckInfo {
+        id: CheckId(10),
+        name: "pipes-and-signals",
+        title: "an early pipe close prints no stack trace; SIGINT/SIGTERM end with reason cancelled",
+        factors: &[Factor::Composable],
+        sections: "§7",
+    },
+    CheckInfo {
+        id: CheckId(11),
+        name: "pagination",
+        title: "--limit and cursors: truncated and next_cursor agree, pages have no duplicates or gaps",
+        factors: &[Factor::Bounded, Factor::Streamable],
+        sections: "§15",
+    },
+    CheckInfo {
+        id: CheckId(12),
+        name: "input-modes",
+        title: "malformed input JSONL is handled as the declared mode says",
+        factors: &[Factor::Composable],
+        sections: "§12",
+    },
+    CheckInfo {
+        id: CheckId(13),
+        name: "versioning",
+        title: "schema_version is in aoi:meta and aoi:summary, and --schema-version is honoured",
+        factors: &[Factor::Versioned],
+        sections: "§5, §5.1",
+    },
+    CheckInfo {
+        id: CheckId(14),
+        name: "one-meta-one-summary",
+        title: "at most one aoi:meta, first, and at most one aoi:summary, last",
+        factors: &[Factor::Composable, Factor::Verifiable],
+        sections: "§4, §13.1",
+    },
+    CheckInfo {
+        id: CheckId(15),
+        name: "sequence",
+        title: "aoi.seq is contiguous from 0 under one aoi.run and reconciles with event_count",
+        factors: &[Factor::Verifiable],
+        sections: "§8.1, §8.3",
+    },
+    CheckInfo {
+        id: CheckId(16),
+        name: "upstream",
+        title: "fed an upstream stream: no upstream meta or summary forwarded, origin on forwarded errors and warnings, retry fields in caused_by",
+        factors: &[Factor::Composable],
+        sections: "§13, §13.1",
+    },
+];
+
+/// The check a verifier finding belongs to: stream rules are judged by the verifier, and each
+/// of its findings counts against exactly one check.
+pub const fn check_of(code: FindingCode) -> CheckId {
+    use FindingCode as F;
+    CheckId(match code {
+        F::InvalidUtf8
+        | F::InvalidJson
+        | F::EmptyLine
+        | F::NotAnObject
+        | F::TypeMissing
+        | F::TypeNotString
+        | F::AnsiEscape
+        | F::CrlfLineEnding
+        | F::LineTooLong
+        | F::UnknownFrameworkEvent
+        | F::FrameworkExtraField
+        | F::V02FlatEnvelope => 2,
+        F::TruncatedLine
+        | F::MetaMissing
+        | F::SummaryMissing
+        | F::OkMissing
+        | F::OkNotBoolean
+        | F::ReasonMissing
+        | F::ReasonInvalid
+        | F::OkAfterProcessError
+        | F::ExitStatusMismatch => 3,
+        F::MetaFieldInvalid
+        | F::IdentityIncomplete
+        | F::IdentityMismatch
+        | F::AoiVersionUnknown
+        | F::SummaryFieldInvalid
+        | F::CheckInvalid
+        | F::EventSchemaInvalid
+        | F::SchemaIdentityMismatch => 4,
+        F::ErrorCategoryMissing
+        | F::ErrorCategoryInvalid
+        | F::ErrorCodeInvalid
+        | F::ErrorMessageInvalid
+        | F::ErrorRetryableMissing
+        | F::RetryAfterNotRetryable
+        | F::RetryAfterInvalid
+        | F::ErrorFieldInvalid
+        | F::V02CategoryTemporary
+        | F::V02CategoryPartial
+        | F::V02ErrorUpstream => 5,
+        F::MetaNotFirst | F::MetaRepeated | F::SummaryNotLast | F::SummaryRepeated => 14,
+        F::SeqMissing
+        | F::SeqAbsent
+        | F::SeqInvalid
+        | F::SeqNotZeroBased
+        | F::SeqGap
+        | F::RunMissing
+        | F::RunChanged
+        | F::EnvelopeNotObject
+        | F::EventCountMissing
+        | F::EventCountMismatch
+        | F::CountMismatch
+        | F::ErrorCountMismatch
+        | F::WarningCountMismatch
+        | F::PartialWithoutErrors => 15,
+    })
+}
+
+/// What a check concluded for one command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The command does what the check asks.
+    Pass,
+    /// It does not; the evidence says where.
+    Fail,
+    /// The check cannot apply to this command (§18.1), e.g. nothing to confirm in a read-only
+    /// command.
+    NotApplicable,
+    /// Lint could not exercise the command (e.g. it needs an operand discovery does not give);
+    /// neither a pass nor a fail.
+    CouldNotRun,
+}
+
+impl Outcome {
+    /// `pass`, `fail`, `not_applicable` or `could_not_run`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "fail",
+            Outcome::NotApplicable => "not_applicable",
+            Outcome::CouldNotRun => "could_not_run",
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What lint saw that made a check fail (or, for a pass, what it exercised).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    /// The argv lint ran, program first.
+    pub invocation: Vec<String>,
+    /// The 1-based stdout line concerned, when one is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    /// The bytes concerned: a line of stdout, an event, a piece of stderr (cut to a few
+    /// hundred bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excerpt: Option<String>,
+    /// The verifier finding code, when the evidence is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finding: Option<String>,
+}
+
+/// One check's conclusion for one command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckResult {
+    /// The check.
+    pub check: CheckId,
+    /// The command, as capabilities names it (`"search"`, `"auth login"`); `""` for a single
+    /// invocation or a transcript.
+    pub command: String,
+    /// The conclusion.
+    pub outcome: Outcome,
+    /// One line: why.
+    pub detail: String,
+    /// What supports it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<Evidence>,
+}
+
+impl CheckResult {
+    /// A result without evidence.
+    pub fn new(check: CheckId, command: &str, outcome: Outcome, detail: impl Into<String>) -> Self {
+        CheckResult {
+            check,
+            command: command.to_owned(),
+            outcome,
+            detail: detail.into(),
+            evidence: Vec::new(),
+        }
+    }
+
+    /// With one more piece of evidence.
+    pub fn evidence(mut self, evidence: Evidence) -> Self {
+        self.evidence.push(evidence);
+        self
+    }
+}
+
+/// Everything one lint run found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Report {
+    /// The tool, as its capabilities name it (or the program name).
+    pub tool: String,
+    /// Its version, when discovery gave one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_version: Option<String>,
+    /// The commands linted, in capabilities order.
+    pub commands: Vec<String>,
+    /// One result per (check × command), ordered by command then check.
+    pub results: Vec<CheckResult>,
+    /// How many processes of the target lint spawned.
+    pub processes: u64,
+    /// Wall time of the whole lint run.
+    #[serde(skip)]
+    pub elapsed: Duration,
+    /// Whether discovery ran with the network unreachable; `false` with the reason when it
+    /// could not be enforced on this machine.
+    pub network_isolated: bool,
+    /// Why the network could not be isolated, when it could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network_note: Option<String>,
+}
+
+impl Report {
+    /// True when no applicable check failed.
+    pub fn passed(&self) -> bool {
+        !self.results.iter().any(|r| r.outcome == Outcome::Fail)
+    }
+
+    /// How many results have `outcome`.
+    pub fn count(&self, outcome: Outcome) -> usize {
+        self.results.iter().filter(|r| r.outcome == outcome).count()
+    }
+
+    /// The factors for which every applicable check passed, on every command, and at least
+    /// one check ran: what a "Machine Mode Ready" badge may claim. A factor with a failure or a
+    /// check that could not run is not claimed.
+    pub fn factors_passed(&self) -> Vec<Factor> {
+        Factor::ALL
+            .into_iter()
+            .filter(|factor| {
+                let of_factor = || {
+                    self.results
+                        .iter()
+                        .filter(|r| r.check.info().factors.contains(factor))
+                };
+                of_factor().any(|r| r.outcome == Outcome::Pass)
+                    && of_factor()
+                        .all(|r| matches!(r.outcome, Outcome::Pass | Outcome::NotApplicable))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checks_are_numbered_in_order_and_each_has_factors() {
+        for (i, check) in CHECKS.iter().enumerate() {
+            assert_eq!(usize::from(check.id.number()), i + 1);
+            assert!(!check.factors.is_empty());
+            assert!(check.sections.starts_with('§'));
+        }
+        assert_eq!(CheckId::all().count(), 16);
+        assert_eq!(CheckId::new(0), None);
+        assert_eq!(CheckId::new(17), None);
+    }
+
+    #[test]
+    fn every_verifier_finding_counts_against_a_stream_check() {
+        for code in FindingCode::ALL {
+            let check = check_of(*code).number();
+            assert!(
+                [2, 3, 4, 5, 14, 15].contains(&check),
+                "{code} maps to {check}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_factor_is_claimed_only_when_all_its_applicable_checks_passed() {
+        let id = |n| CheckId::new(n).unwrap();
+        let report = Report {
+            results: vec![
+                CheckResult::new(id(7), "create", Outcome::Pass, ""),
+                CheckResult::new(id(7), "search", Outcome::NotApplicable, ""),
+                CheckResult::new(id(6), "delete", Outcome::Fail, ""),
+                CheckResult::new(id(9), "search", Outcome::Pass, ""),
+                CheckResult::new(id(13), "search", Outcome::CouldNotRun, ""),
+            ],
+            ..Report::default()
+        };
+        let factors = report.factors_passed();
+        assert!(factors.contains(&Factor::Idempotent));
+        assert!(!factors.contains(&Factor::Safe), "6 failed although 9 passed");
+        assert!(!factors.contains(&Factor::Versioned), "13 could not run");
+        assert!(!factors.contains(&Factor::Auditable), "nothing ran");
+        assert!(!report.passed());
+    }
+}
