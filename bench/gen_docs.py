@@ -80,7 +80,9 @@ def gen(out, n):
 
 # outline's schema (crates/outline/src/store/schema.rs), less the tables an import does not
 # write; the floor writes the same rows an import does: a document, its tag rows, its FTS5
-# entry and a `created` change.
+# entry and a `created` change. FTS5's `hashsize` (pending-terms buffer) is set to 64 MiB right
+# after the table is created, as outline's migration 2 does, so both floors flush the index as
+# outline does.
 FLOOR_SCHEMA = """
 CREATE TABLE documents (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -93,6 +95,7 @@ CREATE TABLE document_tags (tag TEXT NOT NULL, doc INTEGER NOT NULL,
     PRIMARY KEY (tag, doc)) WITHOUT ROWID;
 CREATE VIRTUAL TABLE documents_fts USING fts5 (title, body, tags, content = 'documents',
     content_rowid = 'seq', tokenize = 'unicode61 remove_diacritics 2');
+INSERT INTO documents_fts (documents_fts, rank) VALUES ('hashsize', 67108864);
 CREATE TABLE changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL,
     kind TEXT NOT NULL, doc_id TEXT NOT NULL, version INTEGER NOT NULL,
     collection TEXT NOT NULL, origin TEXT);
