@@ -40,6 +40,95 @@ aoi verify -- outline search agent --output jsonl\n  \
 producer --output jsonl | aoi verify --pass-through | consumer --input-jsonl -"
     )]
     Verify(VerifyArgs),
+    /// Run the sixteen conformance checks of §18.2 against a tool, per command.
+    #[command(
+        long_about = "Run the sixteen conformance checks of AOI-CLI §18.2 against a tool, per factor and per command.\n\n\
+Lint exercises the tool the way an agent would, each run in a fresh sandbox (its own HOME and\n\
+XDG directories, no inherited credentials, stdin closed, a timeout on the whole process group,\n\
+discovery with the network unreachable where the machine allows it), and reports for every\n\
+(check x command) pass, fail with the evidence, not applicable with the reason, or could not run.\n\
+Commands, flags and behaviour come from the tool's own `capabilities` and `input-schema`, so a\n\
+tool in any language that publishes a §17 manifest needs no configuration; aoi-lint.toml\n\
+(--config, or ./aoi-lint.toml when present) gives setup commands, fixtures and invocations for\n\
+the rest.",
+        after_help = "Exit status:\n  \
+0   every applicable check passed\n  \
+1   some check failed\n  \
+64  usage error\n  \
+69  the tool cannot be run\n\n\
+Examples:\n  \
+aoi lint --tool outline\n  \
+aoi lint --tool ./mytool --format sarif > lint.sarif\n  \
+aoi lint --tool outline --check 6 --check 7 --command delete\n  \
+aoi lint -- outline search agent --limit 5\n  \
+aoi lint --transcript run.jsonl --schema schema.json\n  \
+aoi lint --tool outline --badge machine-mode.svg"
+    )]
+    Lint(LintArgs),
+}
+
+/// Arguments of `aoi lint`.
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// Lint every command this tool's capabilities lists (a path, or a name on PATH).
+    #[arg(long, value_name = "TOOL", conflicts_with_all = ["transcript", "invocation"])]
+    pub tool: Option<OsString>,
+
+    /// Check a captured machine-mode stream offline (the stream checks only).
+    #[arg(long, value_name = "FILE", conflicts_with = "invocation")]
+    pub transcript: Option<PathBuf>,
+
+    /// Lint one invocation: TOOL and its arguments (`--output jsonl` is added when missing).
+    #[arg(last = true, value_name = "TOOL ARGS")]
+    pub invocation: Vec<OsString>,
+
+    /// Settings for what discovery cannot tell: setup, fixtures, invocations (TOML).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// With --transcript: the event schema to validate against (a JSON file).
+    #[arg(long, value_name = "FILE", requires = "transcript")]
+    pub schema: Option<PathBuf>,
+
+    /// Only this check (1-16; repeat for several).
+    #[arg(long = "check", value_name = "N", value_parser = clap::value_parser!(u8).range(1..=16))]
+    pub checks: Vec<u8>,
+
+    /// Only this command (repeat for several), e.g. `search` or `"auth login"`.
+    #[arg(long = "command", value_name = "NAME")]
+    pub commands: Vec<String>,
+
+    /// How many checks run at once (default: twice the CPUs).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub jobs: Option<u16>,
+
+    /// Also write a "Machine Mode Ready" SVG badge listing the factors passed (only when at
+    /// least one factor passed every applicable check).
+    #[arg(long, value_name = "FILE")]
+    pub badge: Option<PathBuf>,
+
+    /// `human` (a matrix), `jsonl` (aoi:check events, machine mode), `sarif` (SARIF 2.1.0) or
+    /// `junit` (JUnit XML).
+    #[arg(long, visible_alias = "output", value_enum, default_value_t = LintFormat::Human)]
+    pub format: LintFormat,
+
+    /// Never colour human output (also: the NO_COLOR environment variable).
+    #[arg(long)]
+    pub no_color: bool,
+}
+
+/// What `aoi lint` writes on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LintFormat {
+    /// A matrix of commands and checks, the failures below it.
+    Human,
+    /// An AOI stream: one aoi:check per check and command, then a summary.
+    #[value(alias = "json")]
+    Jsonl,
+    /// SARIF 2.1.0, for code-scanning UIs.
+    Sarif,
+    /// JUnit XML, for CI systems.
+    Junit,
 }
 
 /// Arguments of `aoi verify`.

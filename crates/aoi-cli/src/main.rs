@@ -14,5 +14,6 @@ fn main() -> ExitCode {
     };
     match cli.command {
         cli::Command::Verify(args) => commands::verify::run(args),
+        cli::Command::Lint(args) => commands::lint::run(args),
     }
 }

@@ -8,6 +8,17 @@
 
 #![deny(missing_docs)]
 
+pub mod checks;
+pub mod config;
+pub mod lint;
+pub mod manifest;
 pub mod model;
+pub mod report;
+pub mod sandbox;
+pub mod snapshot;
+pub mod subject;
+pub mod tool;
 
+pub use config::Config;
+pub use lint::{lint_invocation, lint_tool, lint_transcript, Options};
 pub use model::{CheckId, CheckResult, Evidence, Factor, Outcome, Report, CHECKS};

@@ -487,7 +487,10 @@ mod tests {
         };
         let factors = report.factors_passed();
         assert!(factors.contains(&Factor::Idempotent));
-        assert!(!factors.contains(&Factor::Safe), "6 failed although 9 passed");
+        assert!(
+            !factors.contains(&Factor::Safe),
+            "6 failed although 9 passed"
+        );
         assert!(!factors.contains(&Factor::Versioned), "13 could not run");
         assert!(!factors.contains(&Factor::Auditable), "nothing ran");
         assert!(!report.passed());

@@ -13,21 +13,22 @@ use outline::store::{Status, Store};
 use super::auth::credential;
 use super::errors::RunError;
 use super::events::StatusEvent;
-use super::{db_path, human, human_failure, open_store};
+use super::{db_path, human, human_failure, open_store, Access};
 
 /// The status of the database this run is about.
 fn fetch_status(db: Option<PathBuf>) -> Result<StatusEvent, RunError> {
-    let store = open_store(db)?;
+    let path = db_path(db.clone())?;
+    let store = open_store(db, Access::Read)?;
     let status: Status = store.status()?;
+    // A database not created yet reads as an empty one (and is not created by reading it).
+    let exists = status.db_path.is_some();
     Ok(StatusEvent {
-        db_path: status
-            .db_path
-            .map(|p| p.display().to_string())
-            .unwrap_or_default(),
+        db_path: path.display().to_string(),
+        exists,
         documents: status.documents,
         collections: status.collections,
         tags: status.tags,
-        size_bytes: status.size_bytes,
+        size_bytes: if exists { status.size_bytes } else { 0 },
         schema_version: status.schema_version,
         wal: status.wal,
         last_change: status.last_change,
@@ -39,8 +40,16 @@ pub fn status(app: &App, global: &GlobalArgs, db: Option<PathBuf>) -> ExitCode {
     if !global.machine() {
         return match fetch_status(db) {
             Ok(s) => {
+                let database = if s.exists {
+                    s.db_path.clone()
+                } else {
+                    format!(
+                        "{} (not created yet: the first write creates it)",
+                        s.db_path
+                    )
+                };
                 let rows = [
-                    ("database", s.db_path.clone()),
+                    ("database", database),
                     ("documents", s.documents.to_string()),
                     ("collections", s.collections.to_string()),
                     ("tags", s.tags.to_string()),
@@ -138,17 +147,26 @@ fn database_checks(db: Option<PathBuf>) -> Vec<CheckResult> {
             return checks;
         }
     };
-    let existed = path.exists();
+    if !path.exists() {
+        // doctor is read-only: it reports the missing database instead of creating it.
+        checks.push(CheckResult {
+            name: "database_reachable",
+            ok: true,
+            severity: Severity::Info,
+            detail: format!(
+                "no database at {} yet; the first write creates it",
+                path.display()
+            ),
+            hint: None,
+        });
+        return checks;
+    }
     let mut store = match Store::open(&path) {
         Ok(s) => {
             checks.push(CheckResult::error(
                 "database_reachable",
                 true,
-                format!(
-                    "{} {}",
-                    path.display(),
-                    if existed { "opened" } else { "created" }
-                ),
+                format!("{} opened", path.display()),
                 "",
             ));
             s

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::errors::RunError;
 use super::events::{CredentialEvent, ProtectionEvent};
-use super::{human, human_failure, open_store};
+use super::{human, human_failure, open_store, Access};
 
 /// The environment variable that supplies a token, ahead of the credential file.
 pub const TOKEN_VAR: &str = "OUTLINE_TOKEN";
@@ -372,7 +372,7 @@ fn run(db: Option<PathBuf>, command: &AuthCommand, machine: bool) -> Result<Done
                 "`outline auth unprotect`"
             };
             let credential = credential()?.ok_or_else(|| interactive_required(verb))?;
-            let mut store = open_store(db)?;
+            let mut store = open_store(db, Access::unless_dry_run(dry_run.dry_run))?;
             let database = store
                 .path()
                 .map(|p| p.display().to_string())
@@ -389,7 +389,8 @@ fn run(db: Option<PathBuf>, command: &AuthCommand, machine: bool) -> Result<Done
                 let changed = protect || current.is_protected();
                 tx.set_protection(protect.then_some(credential.token()))?;
                 Ok(changed)
-            })?;
+            });
+            let changed = store.finish(changed)?;
             if dry_run {
                 let detail = if protect {
                     "require the current token for every sync with this database"
@@ -400,7 +401,7 @@ fn run(db: Option<PathBuf>, command: &AuthCommand, machine: bool) -> Result<Done
                 return Ok(plan(action, database, detail));
             }
             Ok(Done::Protection(ProtectionEvent {
-                database,
+                path: database,
                 protected: protect,
                 changed,
                 token_source: credential.source.name().into(),
@@ -482,10 +483,10 @@ fn print_done(done: &Done) {
         Done::Protection(p) => human::line(&match (p.protected, p.changed) {
             (true, _) => format!(
                 "{} is protected: a sync with it needs the token you have now",
-                p.database
+                p.path
             ),
-            (false, true) => format!("{} is no longer protected", p.database),
-            (false, false) => format!("{} was not protected", p.database),
+            (false, true) => format!("{} is no longer protected", p.path),
+            (false, false) => format!("{} was not protected", p.path),
         }),
         Done::Planned(p) => {
             human::line(&format!(

@@ -167,6 +167,8 @@ impl DomainEvent for Deleted {
 pub struct StatusEvent {
     /// The database file.
     pub db_path: String,
+    /// False when no database has been created there yet (it reads as empty).
+    pub exists: bool,
     /// How many documents there are.
     pub documents: u64,
     /// How many distinct collections hold them.
@@ -297,7 +299,7 @@ impl DomainEvent for CredentialEvent {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ProtectionEvent {
     /// The database file.
-    pub database: String,
+    pub path: String,
     /// True when a sync with it now needs the token.
     pub protected: bool,
     /// False when it already was as asked.

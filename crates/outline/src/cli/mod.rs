@@ -174,7 +174,7 @@ fn app() -> App {
         "--title",
         "New title",
         "--if-match",
-        "3",
+        "1",
     ]))
     .command(CommandSpec::new("move").events(["moved"]).example([
         "move",
@@ -182,7 +182,7 @@ fn app() -> App {
         "--to",
         "archive",
         "--if-match",
-        "3",
+        "1",
     ]))
     .command(CommandSpec::new("copy").events(["copied"]).example([
         "copy",
@@ -245,7 +245,7 @@ fn app() -> App {
         CommandSpec::new("sync")
             .events(["sync", "synced"])
             .auth("a protected remote needs OUTLINE_TOKEN or a token saved by `outline auth login`")
-            .example(["sync", "team.db", "--direction", "push", "--dry-run"]),
+            .example(["sync", "team.db", "--direction", "push"]),
     )
     .command(
         CommandSpec::new("auth login")
@@ -311,10 +311,114 @@ fn db_path(flag: Option<PathBuf>) -> Result<PathBuf, ErrorEvent> {
     .hint("pass --db PATH"))
 }
 
-/// Opens the database this run is about.
-pub fn open_store(db: Option<PathBuf>) -> Result<Store, RunError> {
+/// How a command uses the database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// It only reads: a database that does not exist yet reads as an empty one, and nothing
+    /// is created on disk (a read-only command has no side effects, §14.1).
+    Read,
+    /// It may write: the database is created on first use, and removed again if the command
+    /// fails before [`Opened::finish`] says it succeeded (nothing half-made stays behind).
+    Write,
+}
+
+impl Access {
+    /// `Read` for a dry run, `Write` otherwise.
+    pub fn unless_dry_run(dry_run: bool) -> Access {
+        if dry_run {
+            Access::Read
+        } else {
+            Access::Write
+        }
+    }
+}
+
+/// An open database; for a write that created the file, the file is removed when this is
+/// dropped without [`Opened::finish`] reporting success.
+#[derive(Debug)]
+pub struct Opened {
+    store: Option<Store>,
+    /// What this open created: the database file and the directories made for it.
+    created: Option<(PathBuf, Vec<PathBuf>)>,
+}
+
+impl Opened {
+    /// Passes `result` through; when it is a success, whatever the open created stays.
+    pub fn finish<T, E>(mut self, result: Result<T, E>) -> Result<T, E> {
+        if result.is_ok() {
+            self.created = None;
+        }
+        result
+    }
+}
+
+impl std::ops::Deref for Opened {
+    type Target = Store;
+    fn deref(&self) -> &Store {
+        // Present until drop.
+        self.store.as_ref().unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl std::ops::DerefMut for Opened {
+    fn deref_mut(&mut self) -> &mut Store {
+        self.store.as_mut().unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl Drop for Opened {
+    fn drop(&mut self) {
+        // Close the connection first, so that SQLite's own files are settled.
+        drop(self.store.take());
+        if let Some((file, dirs)) = self.created.take() {
+            for suffix in ["", "-wal", "-shm", "-journal", "-search"] {
+                let mut name = file.clone().into_os_string();
+                name.push(suffix);
+                let _ = std::fs::remove_file(name);
+            }
+            for dir in dirs.iter().rev() {
+                let _ = std::fs::remove_dir(dir);
+            }
+        }
+    }
+}
+
+/// Opens the database this run is about, for `access`.
+pub fn open_store(db: Option<PathBuf>, access: Access) -> Result<Opened, RunError> {
     let path = db_path(db)?;
-    Ok(Store::open(&path)?)
+    if path.exists() {
+        return Ok(Opened {
+            store: Some(Store::open(&path)?),
+            created: None,
+        });
+    }
+    if access == Access::Read {
+        return Ok(Opened {
+            store: Some(Store::open_in_memory()?),
+            created: None,
+        });
+    }
+    let mut dirs = Vec::new();
+    let mut dir = path.parent();
+    while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+        dirs.push(d.to_owned());
+        dir = d.parent();
+    }
+    dirs.reverse();
+    match Store::open(&path) {
+        Ok(store) => Ok(Opened {
+            store: Some(store),
+            created: Some((path, dirs)),
+        }),
+        Err(e) => {
+            // Removes whatever the failed open left.
+            drop(Opened {
+                store: None,
+                created: Some((path, dirs)),
+            });
+            Err(e.into())
+        }
+    }
 }
 
 /// Reports a human-mode failure on stderr and returns its exit code.

@@ -13,7 +13,7 @@ use outline::store::{plain_query, ListPage, ListPosition, SearchPage, SearchPosi
 
 use super::errors::RunError;
 use super::events::{Entry, HitEvent};
-use super::{human, human_failure, open_store, FilterArgs};
+use super::{human, human_failure, open_store, Access, FilterArgs};
 
 /// `outline get`.
 #[derive(Debug, Args)]
@@ -27,7 +27,7 @@ pub struct GetArgs {
 
 /// The entry of a document with its body cut at `max_bytes`, and whether it was cut.
 fn fetch_entry(db: Option<PathBuf>, args: &GetArgs) -> Result<(Entry, bool), RunError> {
-    let store = open_store(db)?;
+    let store = open_store(db, Access::Read)?;
     let doc = store.get(&args.id)?;
     let full = doc.body.len();
     let mut cut = full;
@@ -97,7 +97,7 @@ fn fetch_list(
         .as_deref()
         .map(|c| codec.decode(c))
         .transpose()?;
-    let store = open_store(db)?;
+    let store = open_store(db, Access::Read)?;
     let result = store.list(&filter.to_filter(), after, limit)?;
     Ok((result, codec))
 }
@@ -194,7 +194,7 @@ fn fetch_search(
         .as_deref()
         .map(|c| codec.decode(c))
         .transpose()?;
-    let mut store = open_store(db)?;
+    let mut store = open_store(db, Access::Read)?;
     let result = store.search(&plain_query(query), &filter.to_filter(), after, limit)?;
     Ok((result, codec))
 }

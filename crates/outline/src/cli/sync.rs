@@ -17,7 +17,7 @@ use outline::store::{Document, Store};
 use super::auth::{credential, interactive_required, token_rejected};
 use super::errors::RunError;
 use super::events::{SyncPlanned, Synced};
-use super::{human, human_failure, open_store};
+use super::{human, human_failure, open_store, Access};
 
 /// `outline sync`.
 #[derive(Debug, Args)]
@@ -74,7 +74,7 @@ fn run_sync(db: Option<PathBuf>, args: &SyncArgs) -> Result<Done, RunError> {
     if !args.remote.is_file() {
         return Err(remote_not_found(&args.remote).into());
     }
-    let mut local = open_store(db)?;
+    let mut local = open_store(db, Access::unless_dry_run(args.dry_run.dry_run))?;
     let same = match (
         local.path().map(Path::canonicalize),
         args.remote.canonicalize(),
@@ -95,7 +95,7 @@ fn run_sync(db: Option<PathBuf>, args: &SyncArgs) -> Result<Done, RunError> {
     let token = credential()?;
     let direction = Direction::from(args.direction);
     let dry_run = args.dry_run.dry_run;
-    let (plan, written) = local.transaction(|ltx| {
+    let result = local.transaction(|ltx| {
         remote.transaction(|rtx| -> Result<_, RunError> {
             // Checked inside the remote's write transaction, so protection added meanwhile
             // is not missed.
@@ -123,7 +123,8 @@ fn run_sync(db: Option<PathBuf>, args: &SyncArgs) -> Result<Done, RunError> {
             }
             Ok((plan, written))
         })
-    })?;
+    });
+    let (plan, written) = local.finish(result)?;
     Ok(Done {
         remote: remote_name,
         plan,

@@ -28,7 +28,7 @@ use outline::store::{NewDocument, DEFAULT_COLLECTION};
 use super::errors::{store_error, RunError};
 use super::events::{Created, Entry};
 use super::human::Progress;
-use super::{human, human_failure, open_store, FilterArgs};
+use super::{human, human_failure, open_store, Access, FilterArgs};
 
 /// `outline import`.
 #[derive(Debug, Args)]
@@ -189,7 +189,7 @@ fn run_import<W: Write>(
         return dry_run_import(out, input, fail_fast, progress);
     }
     let key = args.mutation.idempotency_key.as_deref();
-    let mut store = open_store(db)?;
+    let mut store = open_store(db, Access::Write)?;
     progress.phase("importing");
     let result = store.transaction(|tx| -> Result<_, Abort> {
         // A key with a record: read the input only to see if it is the same request.
@@ -251,6 +251,7 @@ fn run_import<W: Write>(
         }
         Ok((events, item_errors))
     });
+    let result = store.finish(result);
     progress.finish();
     let outcome = match result {
         Ok((events, item_errors)) => {
@@ -409,7 +410,7 @@ fn for_each_entry(
     filter: &FilterArgs,
     mut each: impl FnMut(Entry) -> Result<(), RunError>,
 ) -> Result<(), RunError> {
-    let store = open_store(db)?;
+    let store = open_store(db, Access::Read)?;
     let filter = filter.to_filter();
     for doc in store.iter_all()? {
         let doc = doc?;

@@ -11,8 +11,9 @@ use aoi::surface::flags::GlobalArgs;
 use aoi::{Heartbeat, Outcome};
 use clap::Args;
 
+use super::errors::RunError;
 use super::events::Changed;
-use super::{human_failure, open_store};
+use super::{db_path, human_failure, open_store, Access, Opened};
 
 /// How many change-log entries one poll reads at most.
 const BATCH: usize = 500;
@@ -31,20 +32,45 @@ pub struct WatchArgs {
     since: Option<i64>,
 }
 
+/// The watched database. A database that does not exist yet is watched as an empty one
+/// (watch is read-only and creates nothing) until the first write creates it.
+struct Watched {
+    db: Option<PathBuf>,
+    path: PathBuf,
+    store: Opened,
+}
+
+impl Watched {
+    fn open(db: Option<PathBuf>) -> Result<Watched, RunError> {
+        let path = db_path(db.clone())?;
+        let store = open_store(db.clone(), Access::Read)?;
+        Ok(Watched { db, path, store })
+    }
+
+    /// Switches to the real database once it has been created.
+    fn refresh(&mut self) -> Result<(), RunError> {
+        if self.store.path().is_none() && self.path.exists() {
+            self.store = open_store(self.db.clone(), Access::Read)?;
+        }
+        Ok(())
+    }
+}
+
 /// Runs `outline watch`.
 pub fn watch(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: WatchArgs) -> ExitCode {
     let interval = Duration::from_millis(args.interval_ms);
     let poll = interval.min(MAX_POLL);
     if !global.machine() {
         // Ok(false): the reader went away.
-        let run = || -> Result<bool, super::errors::RunError> {
-            let store = open_store(db)?;
+        let run = || -> Result<bool, RunError> {
+            let mut watched = Watched::open(db)?;
             let mut since = match args.since {
                 Some(pos) => pos,
-                None => store.last_change()?,
+                None => watched.store.last_change()?,
             };
             loop {
-                for change in store.watch_changes(since, BATCH)? {
+                watched.refresh()?;
+                for change in watched.store.watch_changes(since, BATCH)? {
                     since = change.seq;
                     let line = format!(
                         "{:>6}  {:<8} {}  {}{}\n",
@@ -74,10 +100,10 @@ pub fn watch(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: WatchArg
         };
     }
     app.run(global, "watch", |out| {
-        let store = open_store(db)?;
+        let mut watched = Watched::open(db)?;
         let mut since = match args.since {
             Some(pos) => pos,
-            None => store.last_change().map_err(super::errors::RunError::from)?,
+            None => watched.store.last_change().map_err(RunError::from)?,
         };
         let cancel = out.cancel_token();
         let heartbeat = Heartbeat {
@@ -88,9 +114,11 @@ pub fn watch(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: WatchArg
         out.flush()?;
         let mut last_beat = Instant::now();
         loop {
-            let changes = store
+            watched.refresh()?;
+            let changes = watched
+                .store
                 .watch_changes(since, BATCH)
-                .map_err(super::errors::RunError::from)?;
+                .map_err(RunError::from)?;
             let more = changes.len() == BATCH;
             for change in changes {
                 since = change.seq;

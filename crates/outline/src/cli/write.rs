@@ -15,7 +15,7 @@ use outline::store::{plain_query, Document, ListFilter, NewDocument, Patch, DEFA
 
 use super::errors::RunError;
 use super::events::{Copied, Created, Deleted, Moved, Updated};
-use super::{human, human_failure, open_store};
+use super::{human, human_failure, open_store, Access};
 
 /// What a write did.
 enum Done<E> {
@@ -72,8 +72,8 @@ fn run_create(db: Option<PathBuf>, args: &CreateArgs) -> Result<Done<Created>, R
     let new = NewDocument::new(args.title.clone(), body)
         .tags(args.tags.clone())
         .collection(collection);
-    let mut store = open_store(db)?;
-    store.transaction(|tx| {
+    let mut store = open_store(db, Access::Write)?;
+    let done = store.transaction(|tx| {
         let mut recorder = match &args.mutation.idempotency_key {
             Some(key) => match begin(tx, key, &hash)? {
                 Replay::Replayed(recorded) => return Ok(Done::Replayed(recorded)),
@@ -93,7 +93,8 @@ fn run_create(db: Option<PathBuf>, args: &CreateArgs) -> Result<Done<Created>, R
             r.finish(tx, true)?;
         }
         Ok(Done::Applied(vec![event]))
-    })
+    });
+    store.finish(done)
 }
 
 /// Emits what a write did and returns the outcome to finish with.
@@ -218,8 +219,8 @@ fn run_delete(db: Option<PathBuf>, req: &DeleteRequest) -> Result<Done<Deleted>,
         .into());
     }
     let hash = request_hash("delete", &(&req.ids, &req.query));
-    let mut store = open_store(db)?;
-    store.transaction(|tx| {
+    let mut store = open_store(db, Access::unless_dry_run(req.mutation.dry_run))?;
+    let done = store.transaction(|tx| {
         let mut recorder = match &req.mutation.idempotency_key {
             Some(key) if !req.mutation.dry_run => match begin(tx, key, &hash)? {
                 Replay::Replayed(recorded) => return Ok(Done::Replayed(recorded)),
@@ -273,7 +274,8 @@ fn run_delete(db: Option<PathBuf>, req: &DeleteRequest) -> Result<Done<Deleted>,
             r.finish(tx, true)?;
         }
         Ok(Done::Applied(events))
-    })
+    });
+    store.finish(done)
 }
 
 /// Runs `outline delete`.
@@ -360,7 +362,7 @@ fn run_update(db: Option<PathBuf>, args: &UpdateArgs) -> Result<Done<Updated>, R
             args.if_match,
         ),
     );
-    let mut store = open_store(db)?;
+    let mut store = open_store(db, Access::unless_dry_run(args.mutation.dry_run))?;
     if args.mutation.dry_run {
         let doc = store.get(&args.id)?;
         return Ok(Done::Planned(vec![Plan {
@@ -370,7 +372,7 @@ fn run_update(db: Option<PathBuf>, args: &UpdateArgs) -> Result<Done<Updated>, R
             properties: None,
         }]));
     }
-    store.transaction(|tx| {
+    let done = store.transaction(|tx| {
         let mut recorder = match &args.mutation.idempotency_key {
             Some(key) => match begin(tx, key, &hash)? {
                 Replay::Replayed(recorded) => return Ok(Done::Replayed(recorded)),
@@ -388,7 +390,8 @@ fn run_update(db: Option<PathBuf>, args: &UpdateArgs) -> Result<Done<Updated>, R
             r.finish(tx, true)?;
         }
         Ok(Done::Applied(vec![event]))
-    })
+    });
+    store.finish(done)
 }
 
 /// Runs `outline update`.
@@ -423,8 +426,8 @@ pub struct MoveArgs {
 }
 
 fn run_move(db: Option<PathBuf>, args: &MoveArgs) -> Result<Done<Moved>, RunError> {
-    let mut store = open_store(db)?;
-    store.transaction(|tx| {
+    let mut store = open_store(db, Access::unless_dry_run(args.dry_run))?;
+    let done = store.transaction(|tx| {
         let before = tx.get(&args.id)?;
         if args.dry_run {
             return Ok(Done::Planned(vec![Plan {
@@ -450,7 +453,8 @@ fn run_move(db: Option<PathBuf>, args: &MoveArgs) -> Result<Done<Moved>, RunErro
             title: doc.title,
             version: doc.version,
         }]))
-    })
+    });
+    store.finish(done)
 }
 
 /// Runs `outline move`.
@@ -484,8 +488,8 @@ pub struct CopyArgs {
 }
 
 fn run_copy(db: Option<PathBuf>, args: &CopyArgs) -> Result<Done<Copied>, RunError> {
-    let mut store = open_store(db)?;
-    store.transaction(|tx| {
+    let mut store = open_store(db, Access::unless_dry_run(args.dry_run))?;
+    let done = store.transaction(|tx| {
         let source = tx.get(&args.id)?;
         let to = args.to.clone().unwrap_or_else(|| source.collection.clone());
         if args.dry_run {
@@ -504,7 +508,8 @@ fn run_copy(db: Option<PathBuf>, args: &CopyArgs) -> Result<Done<Copied>, RunErr
             title: doc.title,
             version: doc.version,
         }]))
-    })
+    });
+    store.finish(done)
 }
 
 /// Runs `outline copy`.

@@ -41,9 +41,16 @@ fn outline_db_then_xdg_data_home_then_home() {
     assert_eq!(create_with_env(&[("HOME", &home)]), 0);
     assert!(home.join(".local/share/outline/outline.db").exists());
 
-    // --db wins over OUTLINE_DB.
+    // A read of a database that does not exist yet reads it as empty and creates nothing.
     let run = db.jsonl(&["list"]);
     assert_eq!(run.code, 0);
+    assert!(
+        !db.path().exists(),
+        "a read-only command created the database"
+    );
+
+    // --db wins over OUTLINE_DB.
+    db.create(&["--title", "here"]);
     assert!(db.path().exists());
 }
 

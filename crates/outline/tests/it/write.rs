@@ -246,3 +246,48 @@ fn update_raises_the_version_and_if_match_refuses_a_stale_one() {
     assert_eq!(db.jsonl(&["update", &id]).code, 64, "nothing to change");
     assert_eq!(db.jsonl(&["update", "doc_nope", "--title", "x"]).code, 66);
 }
+
+#[test]
+fn a_failed_first_write_leaves_no_database_behind_and_reads_create_none() {
+    let db = Db::new("no-half-made");
+    for args in [
+        vec!["list"],
+        vec!["search", "anything"],
+        vec!["status"],
+        vec!["doctor"],
+        vec!["export"],
+        vec![
+            "update",
+            "doc_01jzq7x4tq9v6h0zt7k8f2w3c1",
+            "--title",
+            "x",
+            "--dry-run",
+        ],
+    ] {
+        db.jsonl(&args);
+        assert!(!db.path().exists(), "{args:?} created the database");
+    }
+    let status = db.jsonl(&["status"]);
+    assert_eq!(domain(&status, "status")[0]["exists"], false);
+
+    // A write that fails on a database it had to create removes it again.
+    let blank = db.jsonl(&["create", "--title", " "]);
+    assert_eq!(blank.code, 65);
+    assert!(
+        !db.path().exists(),
+        "a failed create left a database behind"
+    );
+    let input = db.path().with_file_name("bad.jsonl");
+    std::fs::create_dir_all(input.parent().unwrap()).unwrap();
+    std::fs::write(&input, "{\"title\":\"ok\"}\nnot json\n").unwrap();
+    let import = db.jsonl(&["import", "--input-jsonl", &input.display().to_string()]);
+    assert_ne!(import.code, 0);
+    assert!(
+        !db.path().exists(),
+        "a failed import left a database behind"
+    );
+
+    db.create(&["--title", "now it exists"]);
+    assert!(db.path().exists());
+    assert_eq!(domain(&db.jsonl(&["status"]), "status")[0]["exists"], true);
+}

@@ -1,0 +1,312 @@
+//! `aoi lint`: the sixteen conformance checks of §18.2 against a tool, per command, reported
+//! as a matrix, an AOI stream, SARIF or JUnit.
+
+use std::ffi::OsString;
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use aoi::{exit_code, Category, Check, Code, DomainEvent, ErrorEvent, Harness, Outcome, Severity};
+use aoi_lint::{lint_invocation, lint_tool, lint_transcript, CheckId, Config, Options, Report};
+use serde::Serialize;
+
+use crate::cli::{LintArgs, LintFormat};
+use crate::machine;
+
+/// What the run is about.
+enum Target {
+    Tool(Vec<OsString>),
+    Invocation(OsString, Vec<String>),
+    Transcript(PathBuf),
+}
+
+fn fail(e: ErrorEvent, format: LintFormat, no_color: bool) -> ExitCode {
+    if format == LintFormat::Jsonl {
+        return Harness::new(machine::emitter("lint")).run(|_| Err(e.into()));
+    }
+    aoi::app::human_error(&e, !no_color)
+}
+
+fn usage(message: &str, format: LintFormat) -> ExitCode {
+    if format == LintFormat::Jsonl {
+        return ExitCode::from(machine::usage_error(message));
+    }
+    let _ = writeln!(
+        io::stderr(),
+        "error: {message}\n\nFor more information, try 'aoi lint --help'."
+    );
+    ExitCode::from(exit_code::USAGE)
+}
+
+/// The config file: `--config`, else `./aoi-lint.toml` when there is one.
+fn load_config(path: Option<&Path>) -> Result<Config, ErrorEvent> {
+    let default = Path::new("aoi-lint.toml");
+    let path = match path {
+        Some(p) => p,
+        None if default.is_file() => default,
+        None => return Ok(Config::default()),
+    };
+    Config::load(path).map_err(|e| {
+        ErrorEvent::new(
+            Category::Config,
+            Code::from_static("LINT_CONFIG_INVALID"),
+            e.to_string(),
+        )
+        .target(path.display().to_string())
+    })
+}
+
+/// Finds `program` as a path or on PATH, so an unrunnable target is reported before any
+/// check runs.
+fn resolve(program: &OsString) -> Result<OsString, ErrorEvent> {
+    let path = Path::new(program);
+    let runnable = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        p.is_file() && std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+    };
+    if path.components().count() > 1 {
+        if runnable(path) {
+            // Absolute, so that a sandbox's working directory does not change what runs.
+            return Ok(std::fs::canonicalize(path).map_or_else(|_| program.clone(), Into::into));
+        }
+    } else if let Some(found) = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(path))
+            .find(|p| runnable(p))
+    }) {
+        return Ok(found.into_os_string());
+    }
+    Err(ErrorEvent::new(
+        Category::Unavailable,
+        Code::from_static("TOOL_NOT_RUNNABLE"),
+        format!(
+            "{} is not an executable file or a program on PATH",
+            path.display()
+        ),
+    )
+    .target(path.display().to_string()))
+}
+
+/// Runs `aoi lint`.
+pub fn run(args: LintArgs) -> ExitCode {
+    let format = args.format;
+    let target = match (&args.tool, &args.transcript, args.invocation.split_first()) {
+        (Some(tool), None, None) => Target::Tool(vec![tool.clone()]),
+        (None, Some(file), None) => Target::Transcript(file.clone()),
+        (None, None, Some((program, rest))) => Target::Invocation(
+            program.clone(),
+            rest.iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+        ),
+        (None, None, None) => {
+            return usage(
+                "say what to lint: --tool TOOL, --transcript FILE, or -- TOOL ARGS",
+                format,
+            )
+        }
+        _ => return usage("give one of --tool, --transcript or -- TOOL ARGS", format),
+    };
+    let config = match load_config(args.config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return fail(e, format, args.no_color),
+    };
+    let mut options = Options {
+        only: args
+            .checks
+            .iter()
+            .filter_map(|n| CheckId::new(*n))
+            .collect(),
+        commands: args.commands.clone(),
+        ..Options::default()
+    };
+    if let Some(jobs) = args.jobs {
+        options.jobs = usize::from(jobs);
+    }
+    let report = match target {
+        Target::Tool(argv) => match resolve(&argv[0]) {
+            Ok(program) => lint_tool(vec![program], config, &options),
+            Err(e) => return fail(e, format, args.no_color),
+        },
+        Target::Invocation(program, rest) => match resolve(&program) {
+            Ok(program) => lint_invocation(program, rest, config, &options),
+            Err(e) => return fail(e, format, args.no_color),
+        },
+        Target::Transcript(path) => match transcript(&path, args.schema.as_deref()) {
+            Ok(report) => report,
+            Err(e) => return fail(e, format, args.no_color),
+        },
+    };
+    if let Some(path) = &args.badge {
+        if let Some(svg) = aoi_lint::report::badge(&report) {
+            if let Err(e) = std::fs::write(path, svg) {
+                let e = ErrorEvent::new(
+                    Category::Io,
+                    Code::from_static("BADGE_WRITE_FAILED"),
+                    format!("cannot write {}: {e}", path.display()),
+                )
+                .target(path.display().to_string());
+                return fail(e, format, args.no_color);
+            }
+        }
+    }
+    let code = if report.passed() {
+        exit_code::OK
+    } else {
+        exit_code::FAILURE
+    };
+    let text = match format {
+        LintFormat::Jsonl => return machine_run(&report),
+        LintFormat::Human => {
+            let color = !args.no_color
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && io::stdout().is_terminal();
+            aoi_lint::report::human(&report, color)
+        }
+        LintFormat::Sarif => {
+            let mut text =
+                serde_json::to_string_pretty(&aoi_lint::report::sarif(&report)).unwrap_or_default();
+            text.push('\n');
+            text
+        }
+        LintFormat::Junit => aoi_lint::report::junit(&report),
+    };
+    let mut stdout = io::stdout().lock();
+    if stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
+        return ExitCode::from(exit_code::SIGPIPE);
+    }
+    ExitCode::from(code)
+}
+
+fn transcript(path: &Path, schema: Option<&Path>) -> Result<Report, ErrorEvent> {
+    let open = |p: &Path| {
+        std::fs::read(p).map_err(|e| ErrorEvent::cannot_open(&p.display().to_string(), &e))
+    };
+    let stream = open(path)?;
+    let schema = match schema {
+        Some(p) => Some(serde_json::from_slice(&open(p)?).map_err(|e| {
+            ErrorEvent::new(
+                Category::Validation,
+                Code::from_static("SCHEMA_NOT_JSON"),
+                format!("{} is not JSON: {e}", p.display()),
+            )
+            .target(p.display().to_string())
+        })?),
+        None => None,
+    };
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    Ok(lint_transcript(&name, &stream, schema.as_ref()))
+}
+
+/// The summary's properties: what a consumer needs without re-reading every check.
+#[derive(Serialize)]
+struct Totals {
+    pass: usize,
+    fail: usize,
+    not_applicable: usize,
+    could_not_run: usize,
+}
+
+/// A lint verdict for the whole tool, before the summary.
+#[derive(Serialize)]
+struct LintVerdict {
+    /// The tool linted.
+    tool: String,
+    /// Its version, when discovery gave one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_version: Option<String>,
+    /// The commands linted.
+    commands: Vec<String>,
+    /// True when no applicable check failed.
+    passed: bool,
+    /// The factors every applicable check of which passed.
+    factors_passed: Vec<String>,
+    /// Processes of the tool lint ran.
+    processes: u64,
+    /// Whether discovery ran with the network unreachable.
+    network_isolated: bool,
+}
+
+impl DomainEvent for LintVerdict {
+    fn event_type(&self) -> &str {
+        "lint_verdict"
+    }
+}
+
+fn machine_run(report: &Report) -> ExitCode {
+    Harness::new(machine::emitter("lint")).run(|out| {
+        for r in &report.results {
+            let info = r.check.info();
+            let (ok, severity) = match r.outcome {
+                aoi_lint::Outcome::Pass | aoi_lint::Outcome::NotApplicable => {
+                    (true, Severity::Info)
+                }
+                aoi_lint::Outcome::Fail => (false, Severity::Error),
+                aoi_lint::Outcome::CouldNotRun => (true, Severity::Warning),
+            };
+            let mut properties = serde_json::Map::new();
+            properties.insert("check".into(), r.check.number().into());
+            properties.insert("command".into(), r.command.clone().into());
+            properties.insert("outcome".into(), r.outcome.as_str().into());
+            properties.insert(
+                "factors".into(),
+                info.factors
+                    .iter()
+                    .map(|f| f.name())
+                    .collect::<Vec<_>>()
+                    .into(),
+            );
+            if !r.evidence.is_empty() {
+                properties.insert(
+                    "evidence".into(),
+                    serde_json::to_value(&r.evidence).unwrap_or_default(),
+                );
+            }
+            let name = if r.command.is_empty() {
+                format!("{} {}", r.check, info.name)
+            } else {
+                format!("{} {} · {}", r.check, info.name, r.command)
+            };
+            out.check(&Check {
+                name,
+                ok,
+                severity: Some(severity),
+                detail: Some(r.detail.clone()),
+                hint: None,
+                properties: Some(properties),
+            })?;
+        }
+        out.emit(&LintVerdict {
+            tool: report.tool.clone(),
+            tool_version: report.tool_version.clone(),
+            commands: report.commands.clone(),
+            passed: report.passed(),
+            factors_passed: report
+                .factors_passed()
+                .iter()
+                .map(|f| f.name().to_owned())
+                .collect(),
+            processes: report.processes,
+            network_isolated: report.network_isolated,
+        })?;
+        let totals = Totals {
+            pass: report.count(aoi_lint::Outcome::Pass),
+            fail: report.count(aoi_lint::Outcome::Fail),
+            not_applicable: report.count(aoi_lint::Outcome::NotApplicable),
+            could_not_run: report.count(aoi_lint::Outcome::CouldNotRun),
+        };
+        let outcome = if report.passed() {
+            Outcome::success()
+        } else {
+            Outcome::failed()
+        };
+        Ok(outcome.property("results", serde_json::to_value(totals).unwrap_or_default()))
+    })
+}

@@ -1,0 +1,116 @@
+//! Check 1, Discoverable (§3, §10, §16.2, §17): `schema`, `capabilities` and `input-schema`
+//! succeed in a sandbox with no credentials, no configuration and no network; the schemas are
+//! valid JSON Schema; and what capabilities claims of the command matches what it does.
+
+use serde_json::Value;
+
+use super::{id, Judge};
+use crate::model::{CheckId, CheckResult, Evidence};
+use crate::subject::{cut, Subject};
+use crate::tool::Discovered;
+
+/// This check.
+pub const ID: CheckId = id(1);
+
+/// Checks that `schema` is a valid JSON Schema (2020-12 unless it says otherwise).
+pub fn check_schema_document(schema: &Value) -> Result<(), String> {
+    if !schema.is_object() {
+        return Err("the schema is not a JSON object".into());
+    }
+    jsonschema::meta::validate(schema)
+        .map_err(|e| format!("not a valid JSON Schema: {}", cut(&e.to_string(), 200)))
+}
+
+fn discovery_failure<T>(what: &str, found: &Discovered<T>) -> Option<(String, Evidence)> {
+    let why = found.value.as_ref().err()?;
+    let evidence = match &found.run {
+        Some(run) => {
+            let stderr = String::from_utf8_lossy(&run.stderr);
+            Evidence {
+                invocation: run.argv.clone(),
+                excerpt: (!stderr.trim().is_empty()).then(|| cut(stderr.trim(), 300)),
+                ..Evidence::default()
+            }
+        }
+        None => Evidence::default(),
+    };
+    Some((format!("{what}: {why}"), evidence))
+}
+
+/// Runs the check for one command.
+pub fn run(subject: &Subject<'_>) -> CheckResult {
+    let judge = Judge::new(ID, subject);
+    let tool = subject.tool;
+    let mut problems: Vec<(String, Evidence)> = Vec::new();
+    problems.extend(discovery_failure("capabilities", &tool.capabilities));
+    problems.extend(discovery_failure("schema", &tool.schema));
+    if let Some(found) = tool.input_schemas.get(subject.name()) {
+        problems.extend(discovery_failure("input-schema", found));
+    }
+    let entry = &subject.entry;
+    if let Some(input) = subject.input {
+        let claims = [
+            ("supports_dry_run", entry.supports_dry_run, "--dry-run"),
+            (
+                "supports_idempotency_key",
+                entry.supports_idempotency_key,
+                "--idempotency-key",
+            ),
+            ("supports_cursor", entry.supports_cursor, "--cursor"),
+        ];
+        for (claim, said, flag) in claims {
+            if said != input.has_flag(flag) {
+                problems.push((
+                    format!(
+                        "capabilities says {claim}: {said}, but the input schema {} {flag}",
+                        if said { "has no" } else { "has" }
+                    ),
+                    Evidence::default(),
+                ));
+            }
+        }
+        if entry.destructive && !input.has_flag("--confirm") {
+            problems.push((
+                "capabilities says destructive, but the command takes no --confirm".into(),
+                Evidence::default(),
+            ));
+        }
+    }
+    let base = subject.base_run();
+    if entry.read_only {
+        if let Ok(base) = base {
+            if let Some(change) = base.changes.first() {
+                problems.push((
+                    format!(
+                        "capabilities says read_only, but the run changed {} file(s), first {change}",
+                        base.changes.len()
+                    ),
+                    base.evidence(),
+                ));
+            }
+        }
+    }
+    if problems.is_empty() {
+        let isolated = tool
+            .capabilities
+            .run
+            .as_ref()
+            .is_some_and(|r| r.network_isolated);
+        let network = if isolated {
+            "with the network unreachable"
+        } else {
+            "(the network could not be isolated here)"
+        };
+        return judge.pass(format!(
+            "schema, capabilities and input-schema work without credentials {network}; the claims match the command"
+        ));
+    }
+    let mut result = judge.fail(problems[0].0.clone());
+    for (detail, mut evidence) in problems {
+        if evidence.excerpt.is_none() {
+            evidence.excerpt = Some(detail);
+        }
+        result = result.evidence(evidence);
+    }
+    result
+}

@@ -1,0 +1,143 @@
+//! Check 11, Bounded · Streamable (§15): with `--limit 1`, following `next_cursor` visits
+//! every item once, and `truncated` agrees with whether a cursor is given.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::{id, Judge};
+use crate::model::{CheckId, CheckResult};
+use crate::subject::{with, Captured, Extras, Subject};
+
+/// This check.
+pub const ID: CheckId = id(11);
+
+/// The most pages lint follows.
+const MAX_PAGES: usize = 200;
+
+/// How an item is told apart from another: its `id`, else its whole payload.
+fn identity(event: &Value) -> String {
+    match event.get("id") {
+        Some(Value::String(id)) => id.clone(),
+        Some(other) => other.to_string(),
+        None => {
+            let mut e = event.clone();
+            if let Some(map) = e.as_object_mut() {
+                map.remove("aoi");
+                map.remove("rank");
+            }
+            e.to_string()
+        }
+    }
+}
+
+fn summary_field<'a>(page: &'a Captured, key: &str) -> Option<&'a Value> {
+    page.summary().and_then(|s| s.get(key))
+}
+
+/// Runs the check for one command.
+pub fn run(subject: &Subject<'_>) -> CheckResult {
+    let judge = Judge::new(ID, subject);
+    if !subject.takes("--limit") {
+        return judge.not_applicable("does not advertise --limit");
+    }
+    let base = match &subject.base {
+        Ok(args) => args.clone(),
+        Err(why) => return judge.could_not_run(why.clone()),
+    };
+    let sandbox = match subject.fresh() {
+        Ok(s) => s,
+        Err(why) => return judge.could_not_run(why),
+    };
+    let cursors = subject.takes("--cursor");
+    let first = with(&base, "--limit", "1");
+    let mut args = first.clone();
+    let mut seen: Vec<String> = Vec::new();
+    let mut unique = HashSet::new();
+    let mut pages = 0;
+    loop {
+        let page = match subject.exec_in(&sandbox, &args, &Extras::default()) {
+            Ok(p) => p,
+            Err(why) => return judge.could_not_run(why),
+        };
+        pages += 1;
+        if !page.succeeded() {
+            let detail = format!("page {pages} did not succeed ({})", page.ending());
+            return if pages == 1 {
+                judge.could_not_run(detail).evidence(page.evidence())
+            } else {
+                judge.fail(detail).evidence(page.evidence())
+            };
+        }
+        let items: Vec<&Value> = page.domain().collect();
+        if items.len() > 1 {
+            return judge
+                .fail(format!("--limit 1 returned {} items", items.len()))
+                .evidence(page.evidence());
+        }
+        for item in items {
+            let key = identity(item);
+            if !unique.insert(key.clone()) {
+                return judge
+                    .fail(format!("page {pages} repeats an item already seen: {key}"))
+                    .evidence(page.evidence());
+            }
+            seen.push(key);
+        }
+        let truncated = summary_field(&page, "truncated") == Some(&Value::Bool(true));
+        let next = summary_field(&page, "next_cursor").and_then(Value::as_str);
+        match (truncated, next) {
+            (false, Some(_)) => {
+                return judge
+                    .fail(format!("page {pages} gives a next_cursor but says truncated:false"))
+                    .evidence(page.evidence())
+            }
+            (true, None) if cursors => {
+                return judge
+                    .fail(format!(
+                        "page {pages} says truncated:true but gives no next_cursor, though the command takes --cursor"
+                    ))
+                    .evidence(page.evidence())
+            }
+            (true, Some(cursor)) if cursors => {
+                if pages >= MAX_PAGES {
+                    return judge.pass(format!(
+                        "{pages} pages of one item, each new; stopped following at {MAX_PAGES}"
+                    ));
+                }
+                args = with(&first, "--cursor", cursor);
+            }
+            _ => break,
+        }
+    }
+    // The pages together hold what one large page holds: nothing skipped.
+    let whole = match subject.exec_in(
+        &sandbox,
+        &with(&base, "--limit", "1000"),
+        &Extras::default(),
+    ) {
+        Ok(w) => w,
+        Err(why) => return judge.could_not_run(why),
+    };
+    let complete = summary_field(&whole, "truncated") != Some(&Value::Bool(true));
+    if cursors && complete && whole.succeeded() {
+        let all: HashSet<String> = whole.domain().map(identity).collect();
+        if let Some(missing) = all.iter().find(|k| !unique.contains(*k)) {
+            return judge
+                .fail(format!(
+                    "following cursors missed an item a single --limit 1000 page has: {missing}"
+                ))
+                .evidence(whole.evidence());
+        }
+    }
+    if !cursors && seen.len() == 1 && whole.domain().count() > 1 {
+        let truncated = summary_field(&whole, "truncated").is_some();
+        if !truncated {
+            return judge.fail("--limit 1 cut the result but its summary has no truncated field");
+        }
+    }
+    judge.pass(format!(
+        "--limit 1 and next_cursor: {pages} page(s), {} item(s), each once; truncated agrees with the cursor",
+        seen.len()
+    ))
+}

@@ -1,0 +1,474 @@
+//! One command under test: how to invoke it, and the runs several checks share.
+//!
+//! Every run gets a fresh [`Sandbox`] with the config's setup applied, so runs never see
+//! each other's effects and can go in parallel. The base run (the command's example, in
+//! machine mode) is made once and shared by the checks that judge it.
+
+use std::ffi::OsString;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use aoi::read::{LineReader, ProcessEnd};
+use aoi::{Report as Verification, Verifier, VerifyOptions};
+use serde_json::Value;
+
+use crate::config::CommandConfig;
+use crate::manifest::{CommandEntry, InputSchema};
+use crate::model::Evidence;
+use crate::sandbox::{Exit, Invocation, Run, Sandbox, Signal};
+use crate::snapshot::Change;
+use crate::tool::Tool;
+
+/// How long an unbounded command runs before lint interrupts it.
+const UNBOUNDED_WARMUP: Duration = Duration::from_millis(300);
+
+/// What one run of the command produced, judged by the verifier.
+#[derive(Debug)]
+pub struct Captured {
+    /// The process's output and exit.
+    pub run: Run,
+    /// The verifier's report on stdout (with the tool's schema when it has one, and the exit
+    /// status).
+    pub verification: Verification,
+    /// Every stdout line that is a JSON object, in order.
+    pub events: Vec<Value>,
+    /// What changed in the sandbox during the run (setup excluded, ignored paths left out).
+    pub changes: Vec<Change>,
+}
+
+impl Captured {
+    /// The events of `ty`.
+    pub fn of_type<'a>(&'a self, ty: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+        self.events
+            .iter()
+            .filter(move |e| e.get("type").and_then(Value::as_str) == Some(ty))
+    }
+
+    /// The domain events (types without the `aoi:` prefix).
+    pub fn domain(&self) -> impl Iterator<Item = &Value> {
+        self.events.iter().filter(|e| {
+            e.get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| !t.starts_with("aoi:"))
+        })
+    }
+
+    /// The summary, when the stream has one.
+    pub fn summary(&self) -> Option<&Value> {
+        self.of_type("aoi:summary").last()
+    }
+
+    /// The meta event, when the stream has one.
+    pub fn meta(&self) -> Option<&Value> {
+        self.of_type("aoi:meta").next()
+    }
+
+    /// True when the summary says `ok:true` and the process exited 0.
+    pub fn succeeded(&self) -> bool {
+        self.run.exit.code() == Some(0)
+            && self.summary().and_then(|s| s.get("ok")) == Some(&Value::Bool(true))
+    }
+
+    /// Evidence naming this run.
+    pub fn evidence(&self) -> Evidence {
+        Evidence {
+            invocation: self.run.argv.clone(),
+            ..Evidence::default()
+        }
+    }
+
+    /// Evidence naming this run and quoting `excerpt`.
+    pub fn quote(&self, line: Option<u64>, excerpt: &str) -> Evidence {
+        Evidence {
+            invocation: self.run.argv.clone(),
+            line,
+            excerpt: Some(cut(excerpt, 300)),
+            finding: None,
+        }
+    }
+
+    /// A one-line description of how the run ended.
+    pub fn ending(&self) -> String {
+        if self.run.timed_out {
+            return "it did not finish in time and was killed".into();
+        }
+        let status = self.run.exit.shell_status();
+        match self.summary() {
+            Some(s) => format!(
+                "exit {status}, summary ok:{}{}",
+                s.get("ok").unwrap_or(&Value::Null),
+                s.get("reason")
+                    .and_then(Value::as_str)
+                    .map(|r| format!(" reason:{r}"))
+                    .unwrap_or_default()
+            ),
+            None => format!("exit {status}, no aoi:summary"),
+        }
+    }
+
+    /// The first `aoi:error`'s category, code and message, for a detail line.
+    pub fn first_error(&self) -> Option<String> {
+        let e = self.of_type("aoi:error").next()?;
+        let field = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("?").to_owned();
+        Some(format!(
+            "{} {}: {}",
+            field("category"),
+            field("code"),
+            field("message")
+        ))
+    }
+}
+
+/// Cuts `text` to at most `max` bytes on a character boundary, marking the cut.
+pub fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// What a probe adds to the command's configured invocation.
+#[derive(Debug, Clone, Default)]
+pub struct Extras {
+    /// Environment on top of the config's.
+    pub env: Vec<(String, String)>,
+    /// Stdin instead of the configured one.
+    pub stdin: Option<Vec<u8>>,
+}
+
+/// One command under test.
+#[derive(Debug)]
+pub struct Subject<'t> {
+    /// The tool.
+    pub tool: &'t Tool,
+    /// What capabilities says of the command (synthesized for a bare invocation).
+    pub entry: CommandEntry,
+    /// Its input schema, when discovery gave one.
+    pub input: Option<&'t InputSchema>,
+    /// Its settings from the config file.
+    pub settings: CommandConfig,
+    /// The arguments of the base invocation (without `--output jsonl`), or why there is none.
+    pub base: Result<Vec<String>, String>,
+    base_run: OnceLock<Result<Captured, String>>,
+}
+
+impl<'t> Subject<'t> {
+    /// The subject for `entry`: its base invocation is the config's, else its first
+    /// capabilities example, else its bare name when it needs no operand.
+    pub fn new(tool: &'t Tool, entry: CommandEntry) -> Subject<'t> {
+        let settings = tool.config.command(&entry.name);
+        let input = tool.input_schema(&entry.name);
+        let base = if let Some(args) = &settings.args {
+            Ok(args.clone())
+        } else if let Some(example) = entry.examples.first() {
+            Ok(example.clone())
+        } else if input.is_some_and(|i| i.required().is_empty()) {
+            Ok(entry.words())
+        } else {
+            Err(format!(
+                "`{}` has no example in capabilities and needs operands; give one under [commands.\"{}\"] in aoi-lint.toml",
+                entry.name, entry.name
+            ))
+        };
+        Subject {
+            tool,
+            entry,
+            input,
+            settings,
+            base,
+            base_run: OnceLock::new(),
+        }
+    }
+
+    /// A subject for a bare invocation (`aoi lint -- TOOL ARGS`).
+    pub fn invocation(tool: &'t Tool, entry: CommandEntry, args: Vec<String>) -> Subject<'t> {
+        let input = tool.input_schema(&entry.name);
+        Subject {
+            tool,
+            settings: tool.config.command(&entry.name),
+            entry,
+            input,
+            base: Ok(args),
+            base_run: OnceLock::new(),
+        }
+    }
+
+    /// The command's name.
+    pub fn name(&self) -> &str {
+        &self.entry.name
+    }
+
+    /// True when the command's input schema (or, without one, its manifest entry) says it
+    /// takes `flag`.
+    pub fn takes(&self, flag: &str) -> bool {
+        match self.input {
+            Some(input) => input.has_flag(flag),
+            None => match flag {
+                "--dry-run" => self.entry.supports_dry_run,
+                "--idempotency-key" => self.entry.supports_idempotency_key,
+                "--cursor" => self.entry.supports_cursor,
+                "--confirm" => self.entry.requires_confirm || self.entry.destructive,
+                "--input-jsonl" => self.entry.takes_jsonl(),
+                _ => false,
+            },
+        }
+    }
+
+    /// A fresh sandbox with the config's setup applied.
+    pub fn fresh(&self) -> Result<Sandbox, String> {
+        let sandbox = Sandbox::new(&self.tool.sandbox)
+            .map_err(|e| format!("could not make a sandbox: {e}"))?;
+        let own = self.settings.setup.iter().map(|step| (step, true));
+        for (step, own) in self.tool.config.setup.iter().map(|s| (s, false)).chain(own) {
+            let args = step.args();
+            let mut inv = self.tool.invocation(args);
+            if own {
+                for (k, v) in &self.settings.env {
+                    inv = inv.env(k, v);
+                }
+            }
+            if let Some(stdin) = step.stdin() {
+                inv = inv.stdin(stdin.as_bytes().to_vec());
+            }
+            let run = sandbox
+                .run(&inv)
+                .map_err(|e| format!("setup `{}` could not run: {e}", args.join(" ")))?;
+            if run.exit.code() != Some(0) {
+                return Err(format!(
+                    "setup `{}` exited with status {}: {}",
+                    args.join(" "),
+                    run.exit.shell_status(),
+                    cut(String::from_utf8_lossy(&run.stderr).trim(), 200)
+                ));
+            }
+        }
+        Ok(sandbox)
+    }
+
+    /// The invocation of `args` in machine mode, with the command's environment and stdin.
+    pub fn invocation_of(&self, args: &[String], extras: &Extras) -> Invocation {
+        let mut inv = self.tool.invocation(machine(args));
+        for (k, v) in &self.settings.env {
+            inv = inv.env(k, v);
+        }
+        for (k, v) in &extras.env {
+            inv = inv.env(k, v);
+        }
+        match (&extras.stdin, &self.settings.stdin) {
+            (Some(bytes), _) => inv.stdin(bytes.clone()),
+            (None, Some(text)) => inv.stdin(text.clone().into_bytes()),
+            (None, None) => inv,
+        }
+    }
+
+    /// Runs `args` in machine mode in `sandbox`, noting what it changed there.
+    pub fn exec_in(
+        &self,
+        sandbox: &Sandbox,
+        args: &[String],
+        extras: &Extras,
+    ) -> Result<Captured, String> {
+        let before = sandbox
+            .snapshot()
+            .map_err(|e| format!("could not snapshot the sandbox: {e}"))?;
+        let inv = self.invocation_of(args, extras);
+        let run = if self.entry.unbounded {
+            self.interrupt(sandbox, &inv, Signal::Interrupt)?
+        } else {
+            sandbox
+                .run(&inv)
+                .map_err(|e| format!("could not run `{}`: {e}", args.join(" ")))?
+        };
+        let after = sandbox
+            .snapshot()
+            .map_err(|e| format!("could not snapshot the sandbox: {e}"))?;
+        let changes = before.changes_ignoring(&after, &self.tool.config.ignore_paths);
+        Ok(self.judge(run, changes))
+    }
+
+    /// Runs `args` in machine mode in a fresh sandbox.
+    pub fn exec(&self, args: &[String], extras: &Extras) -> Result<Captured, String> {
+        let sandbox = self.fresh()?;
+        self.exec_in(&sandbox, args, extras)
+    }
+
+    /// Starts an unbounded command, lets it run briefly, then sends `signal`.
+    pub fn interrupt(
+        &self,
+        sandbox: &Sandbox,
+        inv: &Invocation,
+        signal: Signal,
+    ) -> Result<Run, String> {
+        let mut running = sandbox
+            .spawn(inv)
+            .map_err(|e| format!("could not start the command: {e}"))?;
+        // Wait for the first line (aoi:meta): the tool is up and has its signal handling.
+        let _ = running.read_line(self.tool.config.timeout());
+        std::thread::sleep(UNBOUNDED_WARMUP);
+        running
+            .signal(signal)
+            .map_err(|e| format!("could not signal the command: {e}"))?;
+        running
+            .wait(self.tool.config.timeout())
+            .map_err(|e| format!("could not wait for the command: {e}"))
+    }
+
+    /// Verifies a run's stdout (with the tool's schema, when it has one, and the exit status)
+    /// and decodes its events.
+    pub fn judge(&self, run: Run, changes: Vec<Change>) -> Captured {
+        let verification = verify(
+            &run.stdout,
+            self.tool.schema.value.as_ref().ok(),
+            Some(&run.exit),
+            false,
+        );
+        let events = run
+            .stdout
+            .split(|b| *b == b'\n')
+            .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
+            .filter(Value::is_object)
+            .collect();
+        Captured {
+            run,
+            verification,
+            events,
+            changes,
+        }
+    }
+
+    /// The base run, made once and shared.
+    pub fn base_run(&self) -> Result<&Captured, String> {
+        self.base_run
+            .get_or_init(|| {
+                let args = self.base.clone()?;
+                self.exec(&args, &Extras::default())
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+/// Verifies `stdout` with the verifier (and `schema`, when given), judging the exit status.
+pub fn verify(
+    stdout: &[u8],
+    schema: Option<&Value>,
+    exit: Option<&Exit>,
+    unbounded: bool,
+) -> Verification {
+    let opts = VerifyOptions {
+        unbounded,
+        ..VerifyOptions::default()
+    };
+    let mut verifier = Verifier::new(opts);
+    if let Some(schema) = schema {
+        if let Ok(with) = Verifier::new(opts).with_schema(schema) {
+            verifier = with;
+        }
+    }
+    let mut reader = LineReader::new(stdout);
+    while let Ok(Some(frame)) = reader.next() {
+        verifier.frame(frame);
+    }
+    verifier.finish(exit.map(|e| match e {
+        Exit::Code(c) => ProcessEnd::Exited(*c),
+        Exit::Signal(s) => ProcessEnd::Signaled(*s),
+    }))
+}
+
+/// `args` with `--output jsonl` added unless they already choose an output format.
+pub fn machine(args: &[String]) -> Vec<OsString> {
+    let chooses = args.iter().any(|a| {
+        a == "--output"
+            || a == "--format"
+            || a.starts_with("--output=")
+            || a.starts_with("--format=")
+    });
+    let mut out: Vec<OsString> = args.iter().map(OsString::from).collect();
+    if !chooses {
+        out.push("--output".into());
+        out.push("jsonl".into());
+    }
+    out
+}
+
+/// `args` without `flag` (and its value, when `takes_value`), in both `--flag v` and
+/// `--flag=v` spellings.
+pub fn without(args: &[String], flag: &str, takes_value: bool) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut skip = false;
+    for a in args {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if a == flag {
+            skip = takes_value;
+            continue;
+        }
+        if a.starts_with(&format!("{flag}=")) {
+            continue;
+        }
+        out.push(a.clone());
+    }
+    out
+}
+
+/// `args` with `flag value` set (replacing any earlier value).
+pub fn with(args: &[String], flag: &str, value: &str) -> Vec<String> {
+    let mut out = without(args, flag, true);
+    out.push(flag.to_owned());
+    out.push(value.to_owned());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn machine_mode_is_added_once() {
+        assert_eq!(
+            machine(&s(&["search", "x"])),
+            ["search", "x", "--output", "jsonl"].map(OsString::from)
+        );
+        assert_eq!(machine(&s(&["x", "--format=jsonl"])).len(), 2);
+    }
+
+    #[test]
+    fn flags_are_removed_and_replaced_in_both_spellings() {
+        let args = s(&["delete", "--confirm", "--confirm-count", "3", "--limit=5"]);
+        assert_eq!(
+            without(&args, "--confirm", false),
+            s(&["delete", "--confirm-count", "3", "--limit=5"])
+        );
+        assert_eq!(
+            without(&args, "--confirm-count", true),
+            s(&["delete", "--confirm", "--limit=5"])
+        );
+        assert_eq!(
+            with(&args, "--limit", "1"),
+            s(&[
+                "delete",
+                "--confirm",
+                "--confirm-count",
+                "3",
+                "--limit",
+                "1"
+            ])
+        );
+    }
+
+    #[test]
+    fn cut_keeps_char_boundaries() {
+        assert_eq!(cut("héllo", 2), "h…");
+        assert_eq!(cut("abc", 5), "abc");
+    }
+}

@@ -1,0 +1,173 @@
+//! The tool under test, as its own discovery describes it (§3, §16.2, §17).
+//!
+//! Discovery runs in a fresh sandbox with no credentials, no configuration and, where the
+//! machine allows it, no network: exactly the conditions §3 promises discovery works under.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+
+use serde_json::Value;
+
+use crate::config::Config;
+use crate::manifest::{InputSchema, Manifest};
+use crate::sandbox::{Invocation, Run, Sandbox, SandboxConfig};
+
+/// One discovery document and how it was obtained.
+#[derive(Debug, Clone)]
+pub struct Discovered<T> {
+    /// The run that printed it (none when it could not be started).
+    pub run: Option<Run>,
+    /// The document, or why there is none.
+    pub value: Result<T, String>,
+}
+
+/// Everything lint knows about the tool before it exercises a command.
+#[derive(Debug)]
+pub struct Tool {
+    /// The program, then the arguments that precede a command (e.g. an interpreter's script).
+    pub argv: Vec<OsString>,
+    /// Its name, from capabilities (else the program's file name).
+    pub name: String,
+    /// `capabilities --output json`.
+    pub capabilities: Discovered<Manifest>,
+    /// `schema --output json`.
+    pub schema: Discovered<Value>,
+    /// `input-schema --command NAME --output json`, per command.
+    pub input_schemas: BTreeMap<String, Discovered<InputSchema>>,
+    /// The configuration file's settings (defaults without one).
+    pub config: Config,
+    /// How each sandbox is made.
+    pub sandbox: SandboxConfig,
+}
+
+impl Tool {
+    /// An invocation of the tool with `args` after its own argv, with the config's
+    /// environment.
+    pub fn invocation<S: Into<OsString>>(&self, args: impl IntoIterator<Item = S>) -> Invocation {
+        let mut argv = self.argv.iter().skip(1).cloned().collect::<Vec<_>>();
+        argv.extend(args.into_iter().map(Into::into));
+        let mut inv = Invocation::new(self.argv[0].clone(), argv);
+        for (k, v) in &self.config.env {
+            inv = inv.env(k, v);
+        }
+        inv
+    }
+
+    /// Runs discovery: capabilities, schema, and the input schema of every command
+    /// capabilities lists, each with the network unreachable where possible.
+    pub fn discover(argv: Vec<OsString>, config: Config, sandbox: SandboxConfig) -> Tool {
+        let fallback_name = argv
+            .first()
+            .map(|p| {
+                std::path::Path::new(p)
+                    .file_name()
+                    .unwrap_or(p)
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .unwrap_or_default();
+        let mut tool = Tool {
+            argv,
+            name: fallback_name,
+            capabilities: Discovered {
+                run: None,
+                value: Err("not run".into()),
+            },
+            schema: Discovered {
+                run: None,
+                value: Err("not run".into()),
+            },
+            input_schemas: BTreeMap::new(),
+            config,
+            sandbox,
+        };
+        tool.capabilities = tool.discover_json(&["capabilities", "--output", "json"], |v| {
+            serde_json::from_value::<Manifest>(v).map_err(|e| format!("not a §17 manifest: {e}"))
+        });
+        tool.schema = tool.discover_json(&["schema", "--output", "json"], |v| {
+            crate::checks::c01_discovery::check_schema_document(&v).map(|()| v)
+        });
+        if let Ok(manifest) = &tool.capabilities.value {
+            if !manifest.tool.is_empty() {
+                tool.name = manifest.tool.clone();
+            }
+            let names: Vec<String> = manifest
+                .commands
+                .iter()
+                .filter(|c| !c.is_discovery())
+                .map(|c| c.name.clone())
+                .collect();
+            for name in names {
+                let found = tool.discover_json(
+                    &["input-schema", "--command", &name, "--output", "json"],
+                    |v| {
+                        crate::checks::c01_discovery::check_schema_document(&v)
+                            .map(|()| InputSchema::new(v))
+                    },
+                );
+                tool.input_schemas.insert(name, found);
+            }
+        }
+        tool
+    }
+
+    /// Runs one discovery command in a fresh sandbox without network and parses its stdout
+    /// as one JSON document.
+    fn discover_json<T>(
+        &self,
+        args: &[&str],
+        parse: impl FnOnce(Value) -> Result<T, String>,
+    ) -> Discovered<T> {
+        let inv = self.invocation(args.iter().copied()).isolated_network();
+        let run = match Sandbox::new(&self.sandbox).and_then(|s| s.run(&inv)) {
+            Ok(run) => run,
+            Err(e) => {
+                return Discovered {
+                    run: None,
+                    value: Err(format!("could not run `{}`: {e}", args.join(" "))),
+                }
+            }
+        };
+        let value = if run.timed_out {
+            Err(format!("`{}` did not finish in time", args.join(" ")))
+        } else if run.exit.code() != Some(0) {
+            Err(format!(
+                "`{}` exited with status {}",
+                args.join(" "),
+                run.exit.shell_status()
+            ))
+        } else {
+            serde_json::from_slice::<Value>(&run.stdout)
+                .map_err(|e| format!("`{}` did not print one JSON document: {e}", args.join(" ")))
+                .and_then(parse)
+        };
+        Discovered {
+            run: Some(run),
+            value,
+        }
+    }
+
+    /// The manifest, when capabilities worked.
+    pub fn manifest(&self) -> Option<&Manifest> {
+        self.capabilities.value.as_ref().ok()
+    }
+
+    /// The input schema of `command`, when discovery gave one.
+    pub fn input_schema(&self, command: &str) -> Option<&InputSchema> {
+        self.input_schemas.get(command)?.value.as_ref().ok()
+    }
+
+    /// The schema versions the tool serves, default first.
+    pub fn schema_versions(&self) -> Vec<String> {
+        let Some(entry) = self.manifest().and_then(|m| m.schemas.first()) else {
+            return Vec::new();
+        };
+        let mut versions: Vec<String> = entry.default.iter().cloned().collect();
+        for v in &entry.versions {
+            if !versions.contains(v) {
+                versions.push(v.clone());
+            }
+        }
+        versions
+    }
+}
