@@ -98,7 +98,7 @@ pub struct LintArgs {
     #[arg(long = "command", value_name = "NAME")]
     pub commands: Vec<String>,
 
-    /// How many checks run at once (default: twice the CPUs).
+    /// How many checks run at once (default: four per CPU).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub jobs: Option<u16>,
 

@@ -31,7 +31,9 @@ impl Default for Options {
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         Options {
-            jobs: (cores * 2).clamp(2, 16),
+            // Most of a check is waiting on the tool (start-up, a warm-up before a signal),
+            // so more checks than cores run at once.
+            jobs: (cores * 4).clamp(4, 32),
             only: Vec::new(),
             commands: Vec::new(),
         }
@@ -179,7 +181,8 @@ pub fn lint_invocation(
 /// against `schema` when one is given.
 pub fn lint_transcript(name: &str, stream: &[u8], schema: Option<&Value>) -> Report {
     let started = Instant::now();
-    let verification = verify(stream, schema, None, false);
+    let compiled = schema.and_then(|s| aoi::read::CompiledSchema::new(s).ok());
+    let verification = verify(stream, compiled.as_ref(), None, false);
     let mut results = Vec::new();
     for check in CheckId::all() {
         let result = if checks::STREAM_CHECKS.contains(&check) {

@@ -339,6 +339,29 @@ impl Sandbox {
         Ok(sandbox)
     }
 
+    /// A fresh sandbox holding a copy of everything in `template`'s root: setup made once,
+    /// then copied for every probe, instead of run again for each.
+    pub fn from_template(config: &SandboxConfig, template: &Sandbox) -> io::Result<Sandbox> {
+        let root = create_unique_root()?;
+        let sandbox = Sandbox {
+            work: root.join("work"),
+            root,
+            timeout: config.timeout,
+            max_output: config.max_output,
+            processes: Arc::clone(&config.processes),
+        };
+        copy_tree(&template.root, &sandbox.root).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "copying the set-up sandbox {}: {e}",
+                    template.root.display()
+                ),
+            )
+        })?;
+        Ok(sandbox)
+    }
+
     /// The sandbox's root directory.
     pub fn root(&self) -> &Path {
         &self.root

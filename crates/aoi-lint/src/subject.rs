@@ -5,10 +5,10 @@
 //! machine mode) is made once and shared by the checks that judge it.
 
 use std::ffi::OsString;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use aoi::read::{LineReader, ProcessEnd};
+use aoi::read::{CompiledSchema, LineReader, ProcessEnd};
 use aoi::{Report as Verification, Verifier, VerifyOptions};
 use serde_json::Value;
 
@@ -218,8 +218,29 @@ impl<'t> Subject<'t> {
         }
     }
 
-    /// A fresh sandbox with the config's setup applied.
+    /// A fresh sandbox with the config's setup applied: a copy of a sandbox the setup ran in
+    /// once.
     pub fn fresh(&self) -> Result<Sandbox, String> {
+        let config = &self.tool.sandbox;
+        if self.tool.config.setup.is_empty() && self.settings.setup.is_empty() {
+            return Sandbox::new(config).map_err(|e| format!("could not make a sandbox: {e}"));
+        }
+        let key = if self.settings.setup.is_empty() {
+            String::new()
+        } else {
+            self.name().to_owned()
+        };
+        let slot = match self.tool.templates.lock() {
+            Ok(mut map) => Arc::clone(map.entry(key).or_default()),
+            Err(_) => return Err("a sandbox template could not be shared".into()),
+        };
+        let template = slot.get_or_init(|| self.set_up()).as_ref()?;
+        Sandbox::from_template(config, template)
+            .map_err(|e| format!("could not make a sandbox: {e}"))
+    }
+
+    /// A new sandbox with the global setup and this command's own setup run in it.
+    fn set_up(&self) -> Result<Sandbox, String> {
         let sandbox = Sandbox::new(&self.tool.sandbox)
             .map_err(|e| format!("could not make a sandbox: {e}"))?;
         let own = self.settings.setup.iter().map(|step| (step, true));
@@ -322,7 +343,7 @@ impl<'t> Subject<'t> {
     pub fn judge(&self, run: Run, changes: Vec<Change>) -> Captured {
         let verification = verify(
             &run.stdout,
-            self.tool.schema.value.as_ref().ok(),
+            self.tool.compiled.as_ref(),
             Some(&run.exit),
             false,
         );
@@ -355,7 +376,7 @@ impl<'t> Subject<'t> {
 /// Verifies `stdout` with the verifier (and `schema`, when given), judging the exit status.
 pub fn verify(
     stdout: &[u8],
-    schema: Option<&Value>,
+    schema: Option<&CompiledSchema>,
     exit: Option<&Exit>,
     unbounded: bool,
 ) -> Verification {
@@ -365,9 +386,7 @@ pub fn verify(
     };
     let mut verifier = Verifier::new(opts);
     if let Some(schema) = schema {
-        if let Ok(with) = Verifier::new(opts).with_schema(schema) {
-            verifier = with;
-        }
+        verifier = verifier.with_compiled(schema);
     }
     let mut reader = LineReader::new(stdout);
     while let Ok(Some(frame)) = reader.next() {

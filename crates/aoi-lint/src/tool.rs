@@ -3,9 +3,11 @@
 //! Discovery runs in a fresh sandbox with no credentials, no configuration and, where the
 //! machine allows it, no network: exactly the conditions §3 promises discovery works under.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
+use std::sync::{Arc, Mutex, OnceLock};
 
+use aoi::read::CompiledSchema;
 use serde_json::Value;
 
 use crate::config::Config;
@@ -32,13 +34,21 @@ pub struct Tool {
     pub capabilities: Discovered<Manifest>,
     /// `schema --output json`.
     pub schema: Discovered<Value>,
+    /// That schema compiled, once, for every stream lint verifies.
+    pub compiled: Option<CompiledSchema>,
     /// `input-schema --command NAME --output json`, per command.
     pub input_schemas: BTreeMap<String, Discovered<InputSchema>>,
     /// The configuration file's settings (defaults without one).
     pub config: Config,
     /// How each sandbox is made.
     pub sandbox: SandboxConfig,
+    /// Sandboxes with setup done, by the command whose own setup they include (`""` for the
+    /// global setup alone): made once, then copied for every probe.
+    pub templates: Templates,
 }
+
+/// Set-up sandboxes, made on first use.
+pub type Templates = Mutex<HashMap<String, Arc<OnceLock<Result<Sandbox, String>>>>>;
 
 impl Tool {
     /// An invocation of the tool with `args` after its own argv, with the config's
@@ -77,9 +87,11 @@ impl Tool {
                 run: None,
                 value: Err("not run".into()),
             },
+            compiled: None,
             input_schemas: BTreeMap::new(),
             config,
             sandbox,
+            templates: Mutex::new(HashMap::new()),
         };
         tool.capabilities = tool.discover_json(&["capabilities", "--output", "json"], |v| {
             serde_json::from_value::<Manifest>(v).map_err(|e| format!("not a §17 manifest: {e}"))
@@ -87,6 +99,12 @@ impl Tool {
         tool.schema = tool.discover_json(&["schema", "--output", "json"], |v| {
             crate::checks::c01_discovery::check_schema_document(&v).map(|()| v)
         });
+        tool.compiled = tool
+            .schema
+            .value
+            .as_ref()
+            .ok()
+            .and_then(|s| CompiledSchema::new(s).ok());
         if let Ok(manifest) = &tool.capabilities.value {
             if !manifest.tool.is_empty() {
                 tool.name = manifest.tool.clone();

@@ -20,4 +20,4 @@ pub use head::{parse_head, Head, NotObject};
 pub use scan::scan_fast_accepts;
 pub use scan::{find_ansi, scan_line, Ansi, NotUtf8, ScannedLine};
 pub use upstream::{Observed, UpstreamState, UpstreamVerdict};
-pub use verify::{LineKind, ProcessEnd, Report, Verdict, Verifier, VerifyOptions};
+pub use verify::{CompiledSchema, LineKind, ProcessEnd, Report, Verdict, Verifier, VerifyOptions};

@@ -153,6 +153,35 @@ struct SchemaCheck {
     domain: bool,
 }
 
+/// A tool's published event schema, compiled once to verify many streams with
+/// [`Verifier::with_compiled`] (compiling is most of the cost of verifying a short stream).
+#[derive(Debug, Clone)]
+pub struct CompiledSchema {
+    validator: Arc<EventValidator>,
+    check: Arc<EventCheck>,
+    name: Option<String>,
+    version: Option<String>,
+}
+
+impl CompiledSchema {
+    /// Compiles `schema` (see [`Verifier::with_schema`]).
+    pub fn new(schema: &Value) -> Result<CompiledSchema, crate::discover::schema::SchemaError> {
+        let validator = Arc::new(EventValidator::new(schema)?);
+        let x = schema.get("x-aoi");
+        let text = |k: &str| {
+            x.and_then(|x| x.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        Ok(CompiledSchema {
+            check: Arc::new(EventCheck::new(Arc::clone(&validator), schema.clone())),
+            validator,
+            name: text("schema_name"),
+            version: text("schema_version"),
+        })
+    }
+}
+
 /// What a line turned out to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LineKind {
@@ -200,30 +229,28 @@ impl Verifier {
     /// Past the first 256 KiB of domain events, they are validated on up to 4 worker threads;
     /// [`Verifier::finish`] waits for them, and the report is the one a single thread writes.
     pub fn with_schema(
-        mut self,
+        self,
         schema: &Value,
     ) -> Result<Verifier, crate::discover::schema::SchemaError> {
-        let validator = Arc::new(EventValidator::new(schema)?);
+        Ok(self.with_compiled(&CompiledSchema::new(schema)?))
+    }
+
+    /// Like [`Verifier::with_schema`], with a schema compiled once for many streams.
+    pub fn with_compiled(mut self, compiled: &CompiledSchema) -> Verifier {
         let pool = SchemaPool::new(
-            Arc::new(EventCheck::new(Arc::clone(&validator), schema.clone())),
+            Arc::clone(&compiled.check) as Arc<dyn schema_pool::LineCheck>,
             schema_pool::default_workers(),
             schema_pool::DEFAULT_BATCH_BYTES,
             self.opts.max_findings,
         );
-        let x = schema.get("x-aoi");
-        let text = |k: &str| {
-            x.and_then(|x| x.get(k))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
         self.schema = Some(SchemaCheck {
-            validator,
+            validator: Arc::clone(&compiled.validator),
             pool: Some(pool),
-            name: text("schema_name"),
-            version: text("schema_version"),
+            name: compiled.name.clone(),
+            version: compiled.version.clone(),
             domain: true,
         });
-        Ok(self)
+        self
     }
 
     /// Sets how domain events are schema-checked against `schema` (the one given to
