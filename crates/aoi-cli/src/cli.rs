@@ -65,6 +65,27 @@ aoi lint --transcript run.jsonl --schema schema.json\n  \
 aoi lint --tool outline --badge machine-mode.svg"
     )]
     Lint(LintArgs),
+    /// Print the JSON Schema of aoi's own events (credential-free, network-free).
+    Schema {
+        /// Only this schema name (see `capabilities`).
+        #[arg(long)]
+        name: Option<String>,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Print the strict JSON Schema of a command's inputs (flags and operands).
+    InputSchema {
+        /// The command, e.g. `verify`.
+        #[arg(long)]
+        command: String,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Print aoi's capability manifest: commands, flags, events, examples.
+    Capabilities {
+        #[command(flatten)]
+        output: OutputArgs,
+    },
 }
 
 /// Arguments of `aoi lint`.

@@ -7,6 +7,16 @@ mod commands;
 mod machine;
 mod style;
 
+/// Prints one discovery document about `aoi` itself, derived from its clap definition.
+fn discover(output: &cli::OutputArgs, which: &aoi::app::Discovery) -> ExitCode {
+    let global = aoi::surface::flags::GlobalArgs {
+        output: output.output,
+        no_color: output.no_color,
+        ..Default::default()
+    };
+    machine::app().discover::<cli::Cli>(&global, which)
+}
+
 fn main() -> ExitCode {
     let cli = match cli::parse() {
         Ok(cli) => cli,
@@ -15,5 +25,14 @@ fn main() -> ExitCode {
     match cli.command {
         cli::Command::Verify(args) => commands::verify::run(args),
         cli::Command::Lint(args) => commands::lint::run(args),
+        cli::Command::Schema { name, output } => {
+            discover(&output, &aoi::app::Discovery::Schema { name })
+        }
+        cli::Command::InputSchema { command, output } => {
+            discover(&output, &aoi::app::Discovery::InputSchema { command })
+        }
+        cli::Command::Capabilities { output } => {
+            discover(&output, &aoi::app::Discovery::Capabilities)
+        }
     }
 }

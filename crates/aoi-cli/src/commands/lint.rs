@@ -215,8 +215,8 @@ struct Totals {
 }
 
 /// A lint verdict for the whole tool, before the summary.
-#[derive(Serialize)]
-struct LintVerdict {
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct LintVerdict {
     /// The tool linted.
     tool: String,
     /// Its version, when discovery gave one.

@@ -402,8 +402,8 @@ fn spawn_error(program: &OsString, e: &io::Error) -> ErrorEvent {
 }
 
 /// A finding as a domain event of `aoi`'s schema.
-#[derive(Debug, Serialize)]
-struct FindingEvent<'a>(&'a Finding);
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct FindingEvent<'a>(&'a Finding);
 
 impl DomainEvent for FindingEvent<'_> {
     fn event_type(&self) -> &str {
@@ -412,8 +412,8 @@ impl DomainEvent for FindingEvent<'_> {
 }
 
 /// The verdict on the stream, one per run.
-#[derive(Debug, Serialize)]
-struct VerdictEvent<'a> {
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct VerdictEvent<'a> {
     verdict: &'static str,
     lines: u64,
     domain_events: u64,

@@ -5,7 +5,19 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 /// How much a finding matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
     /// A SHOULD not met, or a factor not claimed: the stream is still conforming.
@@ -185,6 +197,21 @@ impl Serialize for FindingCode {
     }
 }
 
+impl schemars::JsonSchema for FindingCode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "aoi.finding_code".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let codes: Vec<&str> = FindingCode::ALL.iter().map(|c| c.as_str()).collect();
+        schemars::json_schema!({
+            "description": "A stable verifier finding code.",
+            "type": "string",
+            "enum": codes
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for FindingCode {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
@@ -194,7 +221,7 @@ impl<'de> Deserialize<'de> for FindingCode {
 }
 
 /// One thing the verifier found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Finding {
     /// Stable code.
     pub code: FindingCode,

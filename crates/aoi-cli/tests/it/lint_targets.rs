@@ -1,0 +1,62 @@
+//! `aoi lint` on the project's own tools: the reference tool `outline` and `aoi` itself pass
+//! every applicable check (§18), with the configurations they ship.
+
+use std::path::Path;
+use std::process::Command;
+
+use aoi::read::Event;
+
+/// Runs `aoi lint --tool TOOL --config CONFIG --format jsonl` and returns the failures,
+/// could-not-runs and the number of passes, after checking lint's own stream conforms.
+fn lint(tool: &str, config: &Path) -> (Vec<String>, usize) {
+    let out = Command::new(aoi_test::workspace_bin("aoi"))
+        .args(["lint", "--tool"])
+        .arg(aoi_test::workspace_bin(tool))
+        .arg("--config")
+        .arg(config)
+        .args(["--format", "jsonl"])
+        .output()
+        .unwrap();
+    aoi_test::assert_conforms(&out.stdout);
+    let mut problems = Vec::new();
+    let mut passes = 0;
+    for event in aoi_test::events(&out.stdout) {
+        if let Event::Check(check) = event {
+            let props = check.properties.clone().unwrap_or_default();
+            match props["outcome"].as_str() {
+                Some("pass") => passes += 1,
+                Some("not_applicable") => {}
+                other => problems.push(format!(
+                    "{} [{other:?}]: {}",
+                    check.name,
+                    check.detail.unwrap_or_default()
+                )),
+            }
+        }
+    }
+    let code = out.status.code();
+    assert_eq!(
+        code == Some(0),
+        problems.iter().all(|p| !p.contains("\"fail\"")),
+        "exit status {code:?} disagrees with the checks: {problems:?}"
+    );
+    (problems, passes)
+}
+
+fn crate_dir(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(name)
+}
+
+#[test]
+fn outline_passes_every_applicable_check() {
+    let (problems, passes) = lint("outline", &crate_dir("outline").join("aoi-lint.toml"));
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert!(passes > 200, "only {passes} checks passed");
+}
+
+#[test]
+fn aoi_passes_every_applicable_check_on_itself() {
+    let (problems, passes) = lint("aoi", &crate_dir("aoi-cli").join("aoi-lint.toml"));
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert!(passes >= 20, "only {passes} checks passed");
+}
