@@ -3,4 +3,5 @@
 pub mod capabilities;
 pub mod doctor;
 pub mod input_schema;
+pub mod manifest;
 pub mod schema;
