@@ -66,8 +66,9 @@ fn resolve(program: &OsString) -> Result<OsString, ErrorEvent> {
     };
     if path.components().count() > 1 {
         if runnable(path) {
-            // Absolute, so that a sandbox's working directory does not change what runs.
-            return Ok(std::fs::canonicalize(path).map_or_else(|_| program.clone(), Into::into));
+            // Absolute, so that a sandbox's working directory does not change what runs; not
+            // canonical, so a tool that dispatches on its own name (busybox-style) keeps it.
+            return Ok(std::path::absolute(path).map_or_else(|_| program.clone(), Into::into));
         }
     } else if let Some(found) = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)

@@ -2,6 +2,7 @@
 
 mod consumer;
 mod harness;
+mod lint;
 mod lint_targets;
 mod pipeline;
 mod support;

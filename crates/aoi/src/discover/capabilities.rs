@@ -164,6 +164,10 @@ pub struct CommandInfo {
     pub auth: Option<String>,
     /// Runnable examples: argv arrays without the program name.
     pub examples: Vec<Vec<String>>,
+    /// The command's input schema, as `input-schema --command NAME` prints it: a consumer
+    /// that needs every command's (an MCP adapter listing tools) reads them here in one run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<serde_json::Value>,
 }
 
 /// Builds the manifest from the clap definition and the tool's statements.
@@ -197,7 +201,9 @@ pub fn manifest(
                 .find(|s| s.name == path)
                 .cloned()
                 .unwrap_or_else(|| CommandSpec::new(path.clone()));
-            Some(command_info(cmd, spec))
+            let mut info = command_info(cmd, spec);
+            info.input_schema = crate::discover::input_schema::input_schema(&built, &path).ok();
+            Some(info)
         })
         .collect();
     Manifest {
@@ -256,6 +262,7 @@ fn command_info(cmd: &Command, spec: CommandSpec) -> CommandInfo {
         auth: spec.auth,
         examples: spec.examples,
         name: spec.name,
+        input_schema: None,
     }
 }
 

@@ -69,6 +69,8 @@ pub struct CommandEntry {
     pub examples: Vec<Vec<String>>,
     /// What credentials it needs, if any.
     pub auth: Option<Value>,
+    /// Its input schema, when the manifest carries it (else ask `input-schema --command`).
+    pub input_schema: Option<Value>,
 }
 
 impl CommandEntry {

@@ -1,0 +1,12 @@
+#!/usr/bin/env python3
+"""py-minitool: conforming, to prove lint has no false positives on a script tool."""
+
+import os
+import sys
+
+sys.dont_write_bytecode = True
+
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import minitool  # noqa: E402
+
+sys.exit(minitool.main(None))

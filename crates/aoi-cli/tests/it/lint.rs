@@ -1,0 +1,347 @@
+//! `aoi lint` against a corpus of deliberately broken tools (§18.2): for every check, a tool
+//! that fails exactly that check, and conforming tools on which no check may fail (a false
+//! positive is a test failure).
+//!
+//! The Rust corpus is `aoi-lint-target` (crates/aoi-test), whose fault NN is switched on by
+//! running it under the name `aoi-lint-target-fault-NN`. The script corpus, in Python and
+//! POSIX shell, lives in `tests/data/lint-corpus` and proves lint is language-neutral.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use aoi::read::Event;
+
+/// The commands of `aoi-lint-target`, in capabilities order.
+const COMMANDS: [&str; 6] = ["list", "create", "delete", "import", "watch", "doctor"];
+
+/// One (check × command) result from lint's jsonl output.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Row {
+    check: u64,
+    command: String,
+    outcome: String,
+    detail: String,
+}
+
+/// An empty directory to run lint in, so that no `./aoi-lint.toml` is picked up.
+fn scratch() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("aoi-lint-it-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("work")).unwrap();
+        dir
+    })
+}
+
+/// `aoi-lint-target` under the name that switches fault `n` on (`None`: its own name).
+///
+/// A hard link, not a symlink: `aoi lint --tool` canonicalizes the path it is given, which
+/// would resolve a symlink back to `aoi-lint-target`. The links sit beside the binary (same
+/// file system, so linking is free), made anew on each run so that they follow a rebuild, and
+/// renamed into place so that concurrent test runs never see a half-made one.
+fn target(fault: Option<u8>) -> PathBuf {
+    let bin = aoi_test::workspace_bin("aoi-lint-target");
+    let Some(n) = fault else { return bin };
+    let dir = bin.parent().unwrap().join("aoi-lint-corpus");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("aoi-lint-target-fault-{n:02}"));
+    let tmp = dir.join(format!(".fault-{n:02}.{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    if std::fs::hard_link(&bin, &tmp).is_err() {
+        std::fs::copy(&bin, &tmp).unwrap();
+    }
+    std::fs::rename(&tmp, &path).unwrap();
+    path
+}
+
+fn corpus(script: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/lint-corpus")
+        .join(script)
+}
+
+fn aoi_lint(args: &[&str]) -> Output {
+    Command::new(aoi_test::workspace_bin("aoi"))
+        .arg("lint")
+        .args(args)
+        .current_dir(scratch().join("work"))
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap()
+}
+
+/// Runs `aoi lint --tool TOOL --format jsonl ARGS`, checks that lint's own stream conforms and
+/// that its exit status agrees with the results, and returns the results.
+fn lint(tool: &Path, args: &[&str]) -> Vec<Row> {
+    let tool = tool.to_str().unwrap();
+    let mut all = vec!["--tool", tool, "--format", "jsonl", "--jobs", "4"];
+    all.extend_from_slice(args);
+    let out = aoi_lint(&all);
+    rows(&out)
+}
+
+fn rows(out: &Output) -> Vec<Row> {
+    aoi_test::assert_conforms(&out.stdout);
+    let mut rows = Vec::new();
+    for event in aoi_test::events(&out.stdout) {
+        if let Event::Check(check) = event {
+            let props = check.properties.clone().unwrap_or_default();
+            rows.push(Row {
+                check: props["check"].as_u64().unwrap(),
+                command: props["command"].as_str().unwrap().to_owned(),
+                outcome: props["outcome"].as_str().unwrap().to_owned(),
+                detail: check.detail.clone().unwrap_or_default(),
+            });
+        }
+    }
+    let failed = rows.iter().any(|r| r.outcome == "fail");
+    assert_eq!(
+        out.status.code(),
+        Some(if failed { 1 } else { 0 }),
+        "exit status disagrees with the results: {rows:#?}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    rows
+}
+
+/// Asserts that the failures are exactly `expected` (check, command) and everything else
+/// passed or was not applicable.
+fn assert_fails_exactly(what: &str, rows: &[Row], expected: &[(u64, &str)]) {
+    let failed: BTreeSet<(u64, &str)> = rows
+        .iter()
+        .filter(|r| r.outcome == "fail")
+        .map(|r| (r.check, r.command.as_str()))
+        .collect();
+    let expected: BTreeSet<(u64, &str)> = expected.iter().copied().collect();
+    let other: Vec<&Row> = rows
+        .iter()
+        .filter(|r| !matches!(r.outcome.as_str(), "pass" | "not_applicable" | "fail"))
+        .collect();
+    assert!(
+        failed == expected && other.is_empty(),
+        "{what}: expected to fail exactly {expected:?}, failed {failed:?}; not pass or n/a: {other:#?}\nall failures: {:#?}",
+        rows.iter().filter(|r| r.outcome == "fail").collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn the_clean_sdk_tool_passes_every_check_with_no_config() {
+    let rows = lint(&target(None), &[]);
+    assert_eq!(rows.len(), 16 * COMMANDS.len());
+    assert_fails_exactly("aoi-lint-target", &rows, &[]);
+    // Every check is exercised somewhere: the tool covers the whole of §18.2.
+    for check in 1..=16 {
+        assert!(
+            rows.iter().any(|r| r.check == check && r.outcome == "pass"),
+            "check {check} passed on no command"
+        );
+    }
+    // And where a check applies is what the commands say of themselves.
+    let outcome = |check: u64, command: &str| {
+        rows.iter()
+            .find(|r| r.check == check && r.command == command)
+            .map(|r| r.outcome.as_str())
+            .unwrap()
+    };
+    assert_eq!(outcome(6, "delete"), "pass");
+    assert_eq!(outcome(6, "list"), "not_applicable");
+    assert_eq!(outcome(7, "create"), "pass");
+    assert_eq!(outcome(11, "list"), "pass");
+    assert_eq!(outcome(12, "import"), "pass");
+    assert_eq!(outcome(16, "import"), "pass");
+    assert_eq!(outcome(3, "watch"), "not_applicable");
+    assert!(rows
+        .iter()
+        .find(|r| r.check == 11 && r.command == "list")
+        .is_some_and(|r| r.detail.contains("page(s)")
+            && !r.detail.starts_with("--limit 1 and next_cursor: 1 page")));
+}
+
+/// Which (check × command) each fault of `aoi-lint-target` fails: its own check, and nothing
+/// else. Faults 05 and 13 break a rule every command shares (clap's usage handling, the
+/// schema-version negotiation), so check 05 or 13 fails on every command.
+fn expected_failures(fault: u8) -> Vec<(u64, &'static str)> {
+    let on = |commands: &[&'static str]| -> Vec<(u64, &'static str)> {
+        commands.iter().map(|c| (u64::from(fault), *c)).collect()
+    };
+    match fault {
+        1 | 4 | 9 | 11 => on(&["list"]),
+        2 | 3 | 14 | 15 => on(&["doctor"]),
+        5 | 13 => on(&COMMANDS),
+        6 => on(&["delete"]),
+        7 => on(&["create"]),
+        8 => on(&["create", "delete", "import"]),
+        10 => on(&["watch"]),
+        12 | 16 => on(&["import"]),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn each_fault_of_the_sdk_tool_fails_exactly_its_check() {
+    // Four lints at a time, each with four checks at a time.
+    let faults: Vec<u8> = (1..=16).collect();
+    let results: Vec<(u8, Vec<Row>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = faults
+            .chunks(4)
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|&n| (n, lint(&target(Some(n)), &[])))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    for (n, rows) in results {
+        assert_eq!(rows.len(), 16 * COMMANDS.len(), "fault {n:02}");
+        assert_fails_exactly(&format!("fault {n:02}"), &rows, &expected_failures(n));
+    }
+}
+
+#[test]
+fn sarif_has_one_result_per_failure_and_junit_counts_match() {
+    let tool = target(Some(8));
+    let tool = tool.to_str().unwrap();
+    let filter = [
+        "--tool",
+        tool,
+        "--command",
+        "create",
+        "--command",
+        "delete",
+        "--jobs",
+        "4",
+    ];
+
+    let jsonl = rows(&aoi_lint(&[&filter[..], &["--format", "jsonl"]].concat()));
+    assert_fails_exactly("fault 08", &jsonl, &[(8, "create"), (8, "delete")]);
+    let not_applicable = jsonl
+        .iter()
+        .filter(|r| r.outcome == "not_applicable")
+        .count();
+
+    let sarif = aoi_lint(&[&filter[..], &["--format", "sarif"]].concat());
+    assert_eq!(sarif.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&sarif.stdout).unwrap();
+    assert_eq!(doc["version"], "2.1.0");
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{results:#?}");
+    assert!(results
+        .iter()
+        .all(|r| r["ruleId"] == "AOI008" && r["level"] == "error"));
+
+    let junit = aoi_lint(&[&filter[..], &["--format", "junit"]].concat());
+    assert_eq!(junit.status.code(), Some(1));
+    let text = String::from_utf8(junit.stdout).unwrap();
+    let mut reader = quick_xml::Reader::from_str(&text);
+    let (mut cases, mut failures, mut skipped) = (0, 0, 0);
+    let mut total_failures = None;
+    loop {
+        match reader.read_event().unwrap() {
+            quick_xml::events::Event::Eof => break,
+            quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e) => {
+                match e.name().as_ref() {
+                    "testcase" => cases += 1,
+                    "failure" => failures += 1,
+                    "skipped" => skipped += 1,
+                    "testsuites" => {
+                        total_failures = e
+                            .try_get_attribute("failures")
+                            .unwrap()
+                            .map(|a| a.value.to_string());
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(cases, jsonl.len());
+    assert_eq!(failures, 2);
+    assert_eq!(total_failures.as_deref(), Some("2"));
+    assert_eq!(skipped, not_applicable);
+}
+
+#[test]
+fn exit_status_is_64_without_a_target_and_69_for_a_missing_tool() {
+    let out = aoi_lint(&[]);
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
+    let missing = scratch().join("no-such-tool");
+    let out = aoi_lint(&["--tool", missing.to_str().unwrap(), "--format", "jsonl"]);
+    assert_eq!(out.status.code(), Some(69), "{out:?}");
+    aoi_test::assert_conforms(&out.stdout);
+}
+
+#[test]
+fn a_transcript_with_a_seq_gap_fails_check_15_only() {
+    let run = "01JZQ7X4TQ9V6H0ZT7K8F2W3C1";
+    let ident = r#""tool":"t","tool_version":"1.0.0","aoi_version":"1.0-alpha","schema_name":"io.example.t","schema_version":"1.0.0""#;
+    let stream = [
+        format!(r#"{{"type":"aoi:meta","aoi":{{"seq":0,"run":"{run}"}},{ident}}}"#),
+        format!(r#"{{"type":"hit","aoi":{{"seq":1,"run":"{run}"}},"id":"a"}}"#),
+        format!(r#"{{"type":"hit","aoi":{{"seq":3,"run":"{run}"}},"id":"b"}}"#),
+        format!(
+            r#"{{"type":"aoi:summary","aoi":{{"seq":4,"run":"{run}"}},"ok":true,"event_count":5,"count":2,"warning_count":0,"error_count":0,{ident}}}"#
+        ),
+    ]
+    .join("\n")
+        + "\n";
+    let file = scratch().join("gap.jsonl");
+    std::fs::write(&file, stream).unwrap();
+    let out = aoi_lint(&["--transcript", file.to_str().unwrap(), "--format", "jsonl"]);
+    let rows = rows(&out);
+    assert_eq!(rows.len(), 16);
+    let by_check = |n: u64| rows.iter().find(|r| r.check == n).unwrap();
+    assert_eq!(by_check(15).outcome, "fail", "{rows:#?}");
+    // Without --schema there is nothing to validate events against.
+    assert_eq!(by_check(4).outcome, "could_not_run");
+    for r in rows.iter().filter(|r| r.check != 15 && r.check != 4) {
+        assert!(
+            matches!(r.outcome.as_str(), "pass" | "not_applicable"),
+            "{r:?}"
+        );
+    }
+}
+
+#[test]
+fn the_clean_python_tool_passes_every_check() {
+    let rows = lint(&corpus("py-clean.py"), &[]);
+    assert_eq!(rows.len(), 16 * 2);
+    assert_fails_exactly("py-clean.py", &rows, &[]);
+    for (check, command) in [(11, "list"), (10, "watch"), (15, "list"), (13, "watch")] {
+        assert!(
+            rows.iter()
+                .any(|r| r.check == check && r.command == command && r.outcome == "pass"),
+            "{check} on {command} did not pass: {rows:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_python_traceback_on_a_closed_pipe_fails_check_10() {
+    let rows = lint(&corpus("py-pipe-trace.py"), &[]);
+    assert_fails_exactly("py-pipe-trace.py", &rows, &[(10, "watch")]);
+    let failed = rows.iter().find(|r| r.outcome == "fail").unwrap();
+    assert!(failed.detail.contains("stack trace"), "{failed:?}");
+}
+
+#[test]
+fn a_python_tool_without_aoi_seq_fails_check_15() {
+    let rows = lint(&corpus("py-no-seq.py"), &[]);
+    assert_fails_exactly("py-no-seq.py", &rows, &[(15, "list"), (15, "watch")]);
+}
+
+#[test]
+fn a_shell_tool_leaking_an_env_secret_fails_check_9() {
+    let rows = lint(&corpus("sh-leak-env.sh"), &[]);
+    assert_fails_exactly("sh-leak-env.sh", &rows, &[(9, "ping")]);
+}

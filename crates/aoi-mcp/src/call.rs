@@ -1,0 +1,359 @@
+//! One `tools/call`: spawn the CLI in machine mode (its own process group, no shell), read
+//! its stream through the `aoi` reader and verifier as it arrives, forward `aoi:progress`, and
+//! turn the run into `{events, summary}`.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use aoi::read::{Frame, Level, ProcessEnd};
+use aoi::{Verdict, Verifier, VerifyOptions};
+use serde_json::{json, Map, Value};
+use tokio::io::AsyncReadExt;
+use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
+
+use crate::catalog::ServedTool;
+
+/// Bounds of one call.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    /// The run is killed after this long.
+    pub timeout: Duration,
+    /// At most this many bytes of stdout are kept; past it the run is killed.
+    pub max_output: usize,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            timeout: Duration::from_secs(300),
+            max_output: 16 << 20,
+        }
+    }
+}
+
+/// How a call ended, before it becomes an MCP result.
+#[derive(Debug)]
+pub struct CallOutcome {
+    /// The structured result: `{events, summary}` and, when something went wrong beyond an
+    /// honest failure, `protocol_violation` or `adapter_error`.
+    pub structured: Value,
+    /// True for an MCP `isError` result.
+    pub is_error: bool,
+    /// A line for a person or a model, before the JSON.
+    pub headline: String,
+}
+
+/// A progress update from the CLI's `aoi:progress`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgressUpdate {
+    /// Units done.
+    pub progress: f64,
+    /// Units in all, when known.
+    pub total: Option<f64>,
+    /// The CLI's message.
+    pub message: Option<String>,
+}
+
+/// Why a run was stopped by the adapter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stopped {
+    Cancelled,
+    TimedOut,
+    TooMuchOutput,
+}
+
+/// Kills the child's whole process group and reaps the child.
+async fn kill_group(child: &mut tokio::process::Child) {
+    if let Some(pid) = child
+        .id()
+        .and_then(|id| rustix::process::Pid::from_raw(id as i32))
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let _ = child.kill().await;
+    let _ = child.wait().await;
+}
+
+fn adapter_error(category: &str, code: &str, message: String) -> Value {
+    json!({"type": "aoi:error", "category": category, "code": code, "message": message,
+           "retryable": category == "timeout" || category == "unavailable", "origin": "aoi mcp"})
+}
+
+/// Runs `tool` with `argv` (after the program and command words), forwarding progress
+/// through `progress`, until it ends, `cancel` fires, or `bounds` are reached.
+pub async fn run(
+    tool: &ServedTool,
+    argv: Vec<String>,
+    bounds: Bounds,
+    cancel: CancellationToken,
+    mut progress: impl FnMut(ProgressUpdate) + Send,
+) -> CallOutcome {
+    let cli = &tool.cli;
+    let mut command = Command::new(cli.argv.first().cloned().unwrap_or_default());
+    command
+        .args(&cli.argv[1.min(cli.argv.len())..])
+        .args(tool.entry.words())
+        .args(&argv)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            let error = adapter_error(
+                "unavailable",
+                "CLI_NOT_RUNNABLE",
+                format!("cannot run {}: {e}", cli.name),
+            );
+            return CallOutcome {
+                structured: json!({"events": [], "summary": null, "adapter_error": error}),
+                is_error: true,
+                headline: format!("{} could not be started: {e}", cli.name),
+            };
+        }
+    };
+    let mut stdout = child.stdout.take();
+    let mut stderr = child.stderr.take();
+    let stderr_task = tokio::spawn(async move {
+        let mut buf = Vec::new();
+        if let Some(err) = stderr.as_mut() {
+            let mut chunk = [0u8; 8192];
+            while let Ok(n) = err.read(&mut chunk).await {
+                if n == 0 {
+                    break;
+                }
+                if buf.len() < 64 << 10 {
+                    buf.extend_from_slice(&chunk[..n]);
+                }
+            }
+        }
+        buf
+    });
+
+    let mut verifier = Verifier::new(VerifyOptions {
+        unbounded: tool.entry.unbounded,
+        ..VerifyOptions::default()
+    });
+    if let Some(schema) = &cli.compiled {
+        verifier = verifier.with_compiled(schema);
+    }
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut stopped = None;
+    let deadline = tokio::time::sleep(bounds.timeout);
+    tokio::pin!(deadline);
+    let mut consumed = 0usize;
+    let mut events: Vec<Value> = Vec::new();
+    let mut summary: Option<Value> = None;
+    let mut line_no = 0u64;
+    if let Some(out) = stdout.as_mut() {
+        let mut chunk = vec![0u8; 64 << 10];
+        loop {
+            tokio::select! {
+                read = out.read(&mut chunk) => {
+                    let n: usize = read.unwrap_or_default();
+                    if n == 0 {
+                        break;
+                    }
+                    if bytes.len() + n > bounds.max_output {
+                        stopped = Some(Stopped::TooMuchOutput);
+                        break;
+                    }
+                    bytes.extend_from_slice(&chunk[..n]);
+                    // Complete lines only: a cut last line is never a line.
+                    while let Some(end) = bytes[consumed..].iter().position(|b| *b == b'\n') {
+                        let line = &bytes[consumed..consumed + end];
+                        consumed += end + 1;
+                        line_no += 1;
+                        verifier.line(line_no, line);
+                        let Ok(event) = serde_json::from_slice::<Value>(line) else { continue };
+                        match event.get("type").and_then(Value::as_str) {
+                            Some("aoi:meta") => {}
+                            Some("aoi:summary") => summary = Some(event),
+                            Some("aoi:progress") => {
+                                let num = |k: &str| event.get(k).and_then(Value::as_f64);
+                                progress(ProgressUpdate {
+                                    progress: num("completed").unwrap_or(0.0),
+                                    total: num("total"),
+                                    message: event.get("message").and_then(Value::as_str).map(str::to_owned),
+                                });
+                                events.push(event);
+                            }
+                            _ => events.push(event),
+                        }
+                    }
+                }
+                () = cancel.cancelled() => { stopped = Some(Stopped::Cancelled); break; }
+                () = &mut deadline => { stopped = Some(Stopped::TimedOut); break; }
+            }
+        }
+    }
+    if stopped.is_some() {
+        kill_group(&mut child).await;
+    }
+    let status = if stopped.is_some() {
+        None
+    } else {
+        tokio::select! {
+            status = child.wait() => status.ok(),
+            () = cancel.cancelled() => { stopped = Some(Stopped::Cancelled); kill_group(&mut child).await; None }
+            () = &mut deadline => { stopped = Some(Stopped::TimedOut); kill_group(&mut child).await; None }
+        }
+    };
+    let stderr = stderr_task.await.unwrap_or_default();
+    if consumed < bytes.len() {
+        verifier.frame(Frame::Truncated {
+            number: line_no + 1,
+            bytes: &bytes[consumed..],
+        });
+    }
+    let end = status.map(|s| {
+        use std::os::unix::process::ExitStatusExt;
+        match (s.code(), s.signal()) {
+            (Some(code), _) => ProcessEnd::Exited(code),
+            (None, Some(sig)) => ProcessEnd::Signaled(sig),
+            (None, None) => ProcessEnd::Exited(-1),
+        }
+    });
+    let report = verifier.finish(end);
+    let mut structured = Map::new();
+    structured.insert("events".into(), Value::Array(events));
+    structured.insert("summary".into(), summary.clone().unwrap_or(Value::Null));
+    if let Some(stop) = stopped {
+        let (category, code, message) = match stop {
+            Stopped::Cancelled => (
+                "cancelled",
+                "CALL_CANCELLED",
+                "the call was cancelled; the CLI's process group was killed".to_owned(),
+            ),
+            Stopped::TimedOut => (
+                "timeout",
+                "CALL_TIMED_OUT",
+                format!(
+                    "the CLI ran longer than {} s and its process group was killed",
+                    bounds.timeout.as_secs()
+                ),
+            ),
+            Stopped::TooMuchOutput => (
+                "io",
+                "OUTPUT_TOO_LARGE",
+                format!(
+                    "the CLI wrote more than {} bytes; it was killed",
+                    bounds.max_output
+                ),
+            ),
+        };
+        structured.insert(
+            "adapter_error".into(),
+            adapter_error(category, code, message.clone()),
+        );
+        return CallOutcome {
+            structured: Value::Object(structured),
+            is_error: true,
+            headline: message,
+        };
+    }
+    if report.verdict == Verdict::Violation {
+        let findings: Vec<Value> = report
+            .findings
+            .iter()
+            .filter(|f| f.level == Level::Violation)
+            .map(|f| serde_json::to_value(f).unwrap_or_default())
+            .collect();
+        let first = report
+            .findings
+            .iter()
+            .find(|f| f.level == Level::Violation)
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let stderr_line = String::from_utf8_lossy(&stderr)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        let message =
+            format!(
+            "{} broke the AOI-CLI contract, so its output cannot be trusted as a result: {first}{}",
+            tool.cli.name,
+            if stderr_line.is_empty() { String::new() } else { format!(" (stderr: {stderr_line})") }
+        );
+        structured.insert(
+            "protocol_violation".into(),
+            json!({"findings": findings, "message": message}),
+        );
+        return CallOutcome {
+            structured: Value::Object(structured),
+            is_error: true,
+            headline: message,
+        };
+    }
+    let ok = summary
+        .as_ref()
+        .and_then(|s| s.get("ok"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let headline = if ok {
+        format!("{} {} succeeded", tool.cli.name, tool.entry.name)
+    } else {
+        failure_headline(tool, &structured)
+    };
+    CallOutcome {
+        structured: Value::Object(structured),
+        is_error: !ok,
+        headline,
+    }
+}
+
+/// What a model should read first about a failed run: the process error, its retry advice,
+/// and for an interactive login, that a person has to act (never retried).
+fn failure_headline(tool: &ServedTool, structured: &Map<String, Value>) -> String {
+    let error = structured
+        .get("events")
+        .and_then(Value::as_array)
+        .and_then(|events| {
+            let errors: Vec<&Value> = events
+                .iter()
+                .filter(|e| e.get("type").and_then(Value::as_str) == Some("aoi:error"))
+                .collect();
+            errors
+                .iter()
+                .find(|e| e.get("scope").and_then(Value::as_str) == Some("process"))
+                .or(errors.first())
+                .copied()
+        });
+    let Some(error) = error else {
+        return format!("{} {} failed (ok:false)", tool.cli.name, tool.entry.name);
+    };
+    let field = |k: &str| error.get(k).and_then(Value::as_str).unwrap_or_default();
+    let mut text = format!(
+        "{} {} failed: {} {}: {}",
+        tool.cli.name,
+        tool.entry.name,
+        field("category"),
+        field("code"),
+        field("message")
+    );
+    if field("code") == "INTERACTIVE_REQUIRED" {
+        text.push_str(&format!(
+            ". A person must act: run `{}` in a terminal, then try again. Do not retry before that.",
+            field("hint")
+        ));
+        return text;
+    }
+    match error.get("retryable").and_then(Value::as_bool) {
+        Some(true) => {
+            text.push_str(". Retryable");
+            if let Some(ms) = error.get("retry_after_ms").and_then(Value::as_u64) {
+                text.push_str(&format!(" after {ms} ms"));
+            }
+        }
+        Some(false) => text.push_str(". Not retryable as is"),
+        None => {}
+    }
+    if !field("hint").is_empty() {
+        text.push_str(&format!("; hint: {}", field("hint")));
+    }
+    text
+}

@@ -1,0 +1,359 @@
+//! The tools served: each command of each CLI's `capabilities`, with its input schema, output
+//! schema and hints, all taken from the CLI's own discovery.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use aoi::discover::manifest::{CommandEntry, InputSchema, Manifest};
+use aoi::read::CompiledSchema;
+use rmcp::model::{Tool, ToolAnnotations};
+use serde_json::{json, Map, Value};
+
+use crate::argv::caller_schema;
+
+/// The longest MCP tool name hosts accept.
+pub const MAX_NAME: usize = 64;
+
+/// One CLI behind the server.
+#[derive(Debug)]
+pub struct Cli {
+    /// The program, then any arguments that precede a command.
+    pub argv: Vec<OsString>,
+    /// The name its capabilities give.
+    pub name: String,
+    /// How it spells machine mode (`--output jsonl` or `--format jsonl`).
+    pub machine_flag: Vec<String>,
+    /// Its event schema, when it publishes one.
+    pub schema: Option<Value>,
+    /// That schema compiled, for verifying every stream.
+    pub compiled: Option<CompiledSchema>,
+}
+
+/// One MCP tool: a command of a CLI.
+#[derive(Debug, Clone)]
+pub struct ServedTool {
+    /// The MCP tool, as `tools/list` gives it.
+    pub tool: Tool,
+    /// The CLI it runs.
+    pub cli: Arc<Cli>,
+    /// What capabilities says of the command.
+    pub entry: CommandEntry,
+    /// Its input schema.
+    pub input: InputSchema,
+}
+
+/// Which tools to serve, by MCP tool name: `--allow` and `--exclude`.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Only these (all when empty).
+    pub allow: Vec<String>,
+    /// Never these.
+    pub exclude: Vec<String>,
+}
+
+impl Filter {
+    fn keeps(&self, name: &str) -> bool {
+        (self.allow.is_empty() || self.allow.iter().any(|a| a == name))
+            && !self.exclude.iter().any(|e| e == name)
+    }
+}
+
+/// Every tool served.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    /// In `tools/list` order.
+    pub tools: Vec<ServedTool>,
+}
+
+/// Why a CLI cannot be served.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CatalogError {
+    /// Its discovery failed.
+    #[error("{program}: `{command}` {why}")]
+    Discovery {
+        /// The program.
+        program: String,
+        /// The discovery command.
+        command: String,
+        /// What went wrong.
+        why: String,
+    },
+    /// Two tools would have the same name.
+    #[error("two tools would both be called `{0}`; serve the CLIs with distinct names")]
+    Duplicate(String),
+}
+
+/// Runs one discovery command of `argv` and parses its stdout as JSON.
+fn discover(argv: &[OsString], args: &[&str]) -> Result<Value, CatalogError> {
+    let program = argv
+        .first()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let failed = |why: String| CatalogError::Discovery {
+        program: program.clone(),
+        command: args.join(" "),
+        why,
+    };
+    let out = Command::new(argv.first().cloned().unwrap_or_default())
+        .args(&argv[1.min(argv.len())..])
+        .args(args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| failed(format!("could not run: {e}")))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(failed(format!(
+            "exited with {}: {}",
+            out.status,
+            stderr.lines().next().unwrap_or_default()
+        )));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| failed(format!("did not print JSON: {e}")))
+}
+
+/// The MCP name of `command` of `tool`: letters, digits, `_` and `-`, at most 64 characters,
+/// prefixed with the tool's name when several CLIs are served.
+pub fn tool_name(tool: &str, command: &str, prefixed: bool) -> String {
+    let raw = if prefixed {
+        format!("{tool}_{command}")
+    } else {
+        command.to_owned()
+    };
+    let mut name: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    name.truncate(MAX_NAME);
+    name
+}
+
+/// The output schema of every tool: `{events, summary}`, for a success and a failure alike
+/// (hosts hide a result that does not validate, and a failed run is the one to see).
+pub fn output_schema(event_schema: Option<&Value>) -> Map<String, Value> {
+    let mut defs = Map::new();
+    let event = match event_schema {
+        Some(schema) => {
+            if let Some(Value::Object(inner)) = schema.get("$defs") {
+                defs.extend(inner.clone());
+            }
+            let mut whole = schema.as_object().cloned().unwrap_or_default();
+            for key in ["$schema", "$id", "$defs", "title"] {
+                whole.remove(key);
+            }
+            Value::Object(whole)
+        }
+        None => json!({"type": "object", "required": ["type"]}),
+    };
+    defs.insert("aoi_event".into(), event);
+    let mut schema = json!({
+        "type": "object",
+        "description": "The run of the CLI: its events (aoi:meta and aoi:summary aside) and its terminal aoi:summary; `protocol_violation` when the CLI broke the AOI-CLI contract.",
+        "properties": {
+            "events": {"type": "array", "items": {"$ref": "#/$defs/aoi_event"}},
+            "summary": {"oneOf": [{"$ref": "#/$defs/aoi_event"}, {"type": "null"}]},
+            "protocol_violation": {
+                "type": "object",
+                "properties": {
+                    "findings": {"type": "array", "items": {"type": "object"}},
+                    "message": {"type": "string"}
+                }
+            },
+            "adapter_error": {"type": "object"}
+        },
+        "required": ["events", "summary"]
+    });
+    if let Some(obj) = schema.as_object_mut() {
+        obj.insert("$defs".into(), Value::Object(defs));
+    }
+    schema.as_object().cloned().unwrap_or_default()
+}
+
+impl Catalog {
+    /// Discovers every CLI of `clis` and builds its tools, keeping those `filter` keeps.
+    pub fn discover(clis: &[Vec<OsString>], filter: &Filter) -> Result<Catalog, CatalogError> {
+        let prefixed = clis.len() > 1;
+        let mut catalog = Catalog::default();
+        let mut names = BTreeSet::new();
+        // Discovery of every CLI at once: start-up is bounded by the slowest, not the sum.
+        let found: Vec<Result<(Manifest, Option<Value>), CatalogError>> =
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = clis
+                    .iter()
+                    .map(|argv| {
+                        scope.spawn(move || -> Result<(Manifest, Option<Value>), CatalogError> {
+                            let (caps, schema) = std::thread::scope(|s| {
+                                let schema =
+                                    s.spawn(|| discover(argv, &["schema", "--output", "json"]));
+                                let caps = discover(argv, &["capabilities", "--output", "json"]);
+                                (caps, schema.join())
+                            });
+                            let manifest: Manifest =
+                                serde_json::from_value(caps?).map_err(|e| {
+                                    CatalogError::Discovery {
+                                        program: argv
+                                            .first()
+                                            .map(|p| p.to_string_lossy().into_owned())
+                                            .unwrap_or_default(),
+                                        command: "capabilities --output json".into(),
+                                        why: format!("is not a §17 manifest: {e}"),
+                                    }
+                                })?;
+                            let schema = schema.ok().and_then(Result::ok);
+                            Ok((manifest, schema))
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(CatalogError::Discovery {
+                                program: String::new(),
+                                command: "capabilities".into(),
+                                why: "discovery failed".into(),
+                            })
+                        })
+                    })
+                    .collect()
+            });
+        for (argv, found) in clis.iter().zip(found) {
+            let (manifest, schema) = found?;
+            let machine_flag = if manifest_uses_format(&manifest) {
+                vec!["--format".to_owned(), "jsonl".to_owned()]
+            } else {
+                vec!["--output".to_owned(), "jsonl".to_owned()]
+            };
+            let cli = Arc::new(Cli {
+                argv: argv.clone(),
+                name: manifest.tool.clone(),
+                machine_flag,
+                compiled: schema.as_ref().and_then(|s| CompiledSchema::new(s).ok()),
+                schema,
+            });
+            for entry in manifest.commands.iter().filter(|c| !c.is_discovery()) {
+                let name = tool_name(&cli.name, &entry.name, prefixed);
+                if !filter.keeps(&name) {
+                    continue;
+                }
+                if !names.insert(name.clone()) {
+                    return Err(CatalogError::Duplicate(name));
+                }
+                let input = match &entry.input_schema {
+                    Some(schema) => InputSchema::new(schema.clone()),
+                    None => InputSchema::new(discover(
+                        argv,
+                        &["input-schema", "--command", &entry.name, "--output", "json"],
+                    )?),
+                };
+                catalog
+                    .tools
+                    .push(served(name, Arc::clone(&cli), entry.clone(), input));
+            }
+        }
+        Ok(catalog)
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&ServedTool> {
+        self.tools.iter().find(|t| t.tool.name == name)
+    }
+}
+
+/// True when the manifest says machine mode is `--format jsonl` (a tool whose `--output`
+/// names a file, §16.4).
+fn manifest_uses_format(manifest: &Manifest) -> bool {
+    manifest
+        .commands
+        .iter()
+        .filter_map(|c| c.input_schema.as_ref())
+        .any(|s| {
+            s.get("x-aoi")
+                .and_then(|x| x.get("flags"))
+                .and_then(|f| f.get("format"))
+                .is_some()
+                && s.get("x-aoi")
+                    .and_then(|x| x.get("flags"))
+                    .and_then(|f| f.get("output"))
+                    .is_none()
+        })
+}
+
+fn served(name: String, cli: Arc<Cli>, entry: CommandEntry, input: InputSchema) -> ServedTool {
+    let mut description = entry
+        .summary
+        .clone()
+        .unwrap_or_else(|| format!("`{} {}`", cli.name, entry.name));
+    if entry.destructive {
+        description.push_str(
+            ". Destructive: the CLI refuses unless `confirm` is true (and `confirm_count` matches when it asks for it); run with `dry_run` first to see the plan.",
+        );
+    }
+    if entry.supports_cursor {
+        description.push_str(
+            ". Bounded: when the summary says truncated, pass its next_cursor as `cursor` for the next page.",
+        );
+    }
+    let annotations = ToolAnnotations::new()
+        .read_only(entry.read_only)
+        .destructive(entry.destructive)
+        .idempotent(entry.supports_idempotency_key || entry.read_only)
+        .open_world(false);
+    let tool = Tool::new(name, description, Arc::new(caller_schema(&input)))
+        .with_title(format!("{} {}", cli.name, entry.name))
+        .with_raw_output_schema(Arc::new(output_schema(cli.schema.as_ref())))
+        .with_annotations(annotations);
+    ServedTool {
+        tool,
+        cli,
+        entry,
+        input,
+    }
+}
+
+/// The program's path, for `--print-config`.
+pub fn absolute(program: &OsString) -> PathBuf {
+    let path = PathBuf::from(program);
+    if path.components().count() > 1 {
+        return std::fs::canonicalize(&path).unwrap_or(path);
+    }
+    std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|d| d.join(&path))
+                .find(|p| p.is_file())
+        })
+        .unwrap_or(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_valid_for_mcp_and_prefixed_when_several_clis_are_served() {
+        assert_eq!(tool_name("outline", "auth login", false), "auth_login");
+        assert_eq!(tool_name("outline", "search", true), "outline_search");
+        assert_eq!(tool_name("t", "a.b/c", false), "a_b_c");
+        assert_eq!(tool_name("t", &"x".repeat(100), false).len(), MAX_NAME);
+    }
+
+    #[test]
+    fn the_output_schema_accepts_a_failed_run_and_a_violation() {
+        let event = json!({"type": "object", "required": ["type"]});
+        let schema = Value::Object(output_schema(Some(&event)));
+        let v = jsonschema::validator_for(&schema).unwrap();
+        assert!(v.is_valid(&json!({"events": [], "summary": {"type": "aoi:summary", "ok": false}})));
+        assert!(v.is_valid(&json!({"events": [{"type": "hit"}], "summary": null, "protocol_violation": {"findings": [], "message": "x"}})));
+        assert!(!v.is_valid(&json!({"summary": null})));
+    }
+}
