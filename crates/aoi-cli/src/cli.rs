@@ -65,6 +65,22 @@ aoi lint --transcript run.jsonl --schema schema.json\n  \
 aoi lint --tool outline --badge machine-mode.svg"
     )]
     Lint(LintArgs),
+    /// Serve Machine Mode CLIs as an MCP server: one tool per command, from their own discovery.
+    #[command(
+        long_about = "Serve Machine Mode CLIs as an MCP server, generated from their own discovery.\n\n\
+Each command a CLI's `capabilities` lists becomes an MCP tool: its `input-schema` is the tool's\n\
+inputSchema (arguments go back to argv exactly, never through a shell), a call runs the CLI in\n\
+machine mode and returns its events and summary as structuredContent, an ok:false summary or a\n\
+protocol violation is isError with the CLI's own error (category, retryable, retry_after_ms),\n\
+aoi:progress becomes notifications/progress, and a cancelled or timed-out call kills the CLI's\n\
+whole process group. The adapter never adds --confirm and never retries.",
+        after_help = "Examples:\n  \
+aoi mcp -- outline                        serve outline over stdio\n  \
+aoi mcp --tool outline --tool other       several CLIs; tools are prefixed outline_, other_\n  \
+aoi mcp --exclude delete -- outline       keep a tool out of the list\n  \
+aoi mcp --print-config -- outline         a configuration snippet for MCP hosts"
+    )]
+    Mcp(McpArgs),
     /// Print the JSON Schema of aoi's own events (credential-free, network-free).
     Schema {
         /// Only this schema name (see `capabilities`).
@@ -136,6 +152,38 @@ pub struct LintArgs {
     /// Never colour human output (also: the NO_COLOR environment variable).
     #[arg(long)]
     pub no_color: bool,
+}
+
+/// Arguments of `aoi mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Serve this CLI (a path or a name on PATH); repeat for several.
+    #[arg(long = "tool", value_name = "TOOL", conflicts_with = "cli")]
+    pub tools: Vec<OsString>,
+
+    /// The CLI to serve, with any arguments that precede its commands.
+    #[arg(last = true, value_name = "CLI ARGS")]
+    pub cli: Vec<OsString>,
+
+    /// Only serve this MCP tool (repeat for several); by its MCP name, e.g. `search`.
+    #[arg(long, value_name = "NAME")]
+    pub allow: Vec<String>,
+
+    /// Never serve this MCP tool (repeat for several).
+    #[arg(long, value_name = "NAME")]
+    pub exclude: Vec<String>,
+
+    /// Kill a call's CLI (its whole process group) after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    pub timeout: u64,
+
+    /// Keep at most this many bytes of a call's output; past it the CLI is killed.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]
+    pub max_output: usize,
+
+    /// Print a configuration snippet for MCP hosts (Claude Desktop, Cursor, VS Code) and exit.
+    #[arg(long)]
+    pub print_config: bool,
 }
 
 /// What `aoi lint` writes on stdout.

@@ -25,6 +25,7 @@ fn main() -> ExitCode {
     match cli.command {
         cli::Command::Verify(args) => commands::verify::run(args),
         cli::Command::Lint(args) => commands::lint::run(args),
+        cli::Command::Mcp(args) => commands::mcp::run(args),
         cli::Command::Schema { name, output } => {
             discover(&output, &aoi::app::Discovery::Schema { name })
         }

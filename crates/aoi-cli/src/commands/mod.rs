@@ -1,4 +1,5 @@
 //! One module per subcommand.
 
 pub mod lint;
+pub mod mcp;
 pub mod verify;

@@ -217,7 +217,7 @@ fn app() -> App {
     )
     .command(
         CommandSpec::new("import")
-            .events(["created"])
+            .events(["created", "aoi:progress"])
             .input_default(aoi::surface::flags::InputMode::FailFast)
             .example(["import", "--input-jsonl", "docs.jsonl"]),
     )

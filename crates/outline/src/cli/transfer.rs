@@ -10,6 +10,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 use aoi::app::App;
 use aoi::read::Event;
@@ -142,6 +143,9 @@ fn created(doc: outline::store::Document) -> Created {
     }
 }
 
+/// How often a long import reports `aoi:progress`.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
 /// The hint on an input error that ends a fail-fast import.
 const FIX_INPUT: &str = "fix the input, or pass --continue-on-error to skip bad records";
 
@@ -201,8 +205,21 @@ fn run_import<W: Write>(
         let mut events = Vec::new();
         let mut item_errors = Vec::new();
         let mut importer = tx.importer()?;
+        let mut last_report = Instant::now();
+        let mut read = 0u64;
         while let Some(record) = input.next(out)? {
             progress.tick();
+            read += 1;
+            if last_report.elapsed() >= PROGRESS_EVERY {
+                // For a machine reader: how far a long import is (never needed for its result).
+                out.progress(&aoi::Progress {
+                    completed: Some(read),
+                    unit: Some("records".into()),
+                    message: Some(format!("read {read} records")),
+                    ..aoi::Progress::default()
+                })?;
+                last_report = Instant::now();
+            }
             digest.update(serde_json::to_vec(&record.fields).unwrap_or_default());
             digest.update(b"\n");
             if replaying {

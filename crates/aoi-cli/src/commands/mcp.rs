@@ -1,0 +1,117 @@
+//! `aoi mcp`: Machine Mode CLIs as an MCP server over stdio.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use aoi::exit_code;
+use aoi_mcp::call::Bounds;
+use aoi_mcp::catalog::absolute;
+use aoi_mcp::{Catalog, Filter, McpServer, ServerOptions};
+use rmcp::ServiceExt;
+
+use crate::cli::McpArgs;
+
+fn fail(message: &str, code: u8) -> ExitCode {
+    // stdout belongs to the MCP protocol: diagnostics go to stderr only.
+    let _ = writeln!(std::io::stderr(), "aoi mcp: {message}");
+    ExitCode::from(code)
+}
+
+/// The CLIs to serve, each as its argv prefix.
+fn clis(args: &McpArgs) -> Vec<Vec<OsString>> {
+    if args.cli.is_empty() {
+        args.tools.iter().map(|t| vec![t.clone()]).collect()
+    } else {
+        vec![args.cli.clone()]
+    }
+}
+
+/// A configuration snippet for MCP hosts that read `mcpServers` (Claude Desktop, Cursor) —
+/// VS Code's `servers` takes the same object.
+fn print_config(args: &McpArgs, catalog_names: &[String]) -> ExitCode {
+    let aoi = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "aoi".into());
+    let mut server_args = vec!["mcp".to_owned()];
+    for a in &args.allow {
+        server_args.extend(["--allow".to_owned(), a.clone()]);
+    }
+    for e in &args.exclude {
+        server_args.extend(["--exclude".to_owned(), e.clone()]);
+    }
+    let name = if args.cli.is_empty() {
+        for t in &args.tools {
+            server_args.extend(["--tool".to_owned(), absolute(t).display().to_string()]);
+        }
+        catalog_names.join("-")
+    } else {
+        server_args.push("--".to_owned());
+        let mut cli = args.cli.iter();
+        if let Some(program) = cli.next() {
+            server_args.push(absolute(program).display().to_string());
+        }
+        server_args.extend(cli.map(|a| a.to_string_lossy().into_owned()));
+        catalog_names.first().cloned().unwrap_or_default()
+    };
+    let snippet = serde_json::json!({
+        "mcpServers": { name: { "command": aoi, "args": server_args } }
+    });
+    let mut text = serde_json::to_string_pretty(&snippet).unwrap_or_default();
+    text.push('\n');
+    if std::io::stdout().write_all(text.as_bytes()).is_err() {
+        return ExitCode::from(exit_code::SIGPIPE);
+    }
+    ExitCode::SUCCESS
+}
+
+/// Runs `aoi mcp`.
+pub fn run(args: McpArgs) -> ExitCode {
+    let clis = clis(&args);
+    if clis.is_empty() {
+        return fail(
+            "say which CLI to serve: `aoi mcp -- TOOL` or `aoi mcp --tool TOOL`",
+            exit_code::USAGE,
+        );
+    }
+    let filter = Filter {
+        allow: args.allow.clone(),
+        exclude: args.exclude.clone(),
+    };
+    let catalog = match Catalog::discover(&clis, &filter) {
+        Ok(c) => c,
+        Err(e) => return fail(&e.to_string(), exit_code::UNAVAILABLE),
+    };
+    if args.print_config {
+        let mut names: Vec<String> = catalog.tools.iter().map(|t| t.cli.name.clone()).collect();
+        names.dedup();
+        return print_config(&args, &names);
+    }
+    let options = ServerOptions {
+        bounds: Bounds {
+            timeout: Duration::from_secs(args.timeout),
+            max_output: args.max_output,
+        },
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fail(&format!("cannot start: {e}"), exit_code::SOFTWARE),
+    };
+    let served = runtime.block_on(async move {
+        let service = McpServer::new(catalog, options)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| e.to_string())?;
+        service.waiting().await.map_err(|e| e.to_string())?;
+        Ok::<(), String>(())
+    });
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e, exit_code::IO_ERR),
+    }
+}
