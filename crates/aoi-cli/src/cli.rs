@@ -78,7 +78,8 @@ whole process group. The adapter never adds --confirm and never retries.",
 aoi mcp -- outline                        serve outline over stdio\n  \
 aoi mcp --tool outline --tool other       several CLIs; tools are prefixed outline_, other_\n  \
 aoi mcp --exclude delete -- outline       keep a tool out of the list\n  \
-aoi mcp --print-config -- outline         a configuration snippet for MCP hosts"
+aoi mcp --print-config -- outline         a configuration snippet for MCP hosts\n  \
+aoi mcp --listen 8765 -- outline          Streamable HTTP on http://127.0.0.1:8765/mcp"
     )]
     Mcp(McpArgs),
     /// Print the JSON Schema of aoi's own events (credential-free, network-free).
@@ -184,6 +185,11 @@ pub struct McpArgs {
     /// Print a configuration snippet for MCP hosts (Claude Desktop, Cursor, VS Code) and exit.
     #[arg(long)]
     pub print_config: bool,
+
+    /// Serve Streamable HTTP on ADDR instead of stdio: PORT (on 127.0.0.1) or HOST:PORT.
+    /// The address actually bound is printed on stderr (PORT 0 picks a free one).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
 }
 
 /// What `aoi lint` writes on stdout.

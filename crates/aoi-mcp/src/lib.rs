@@ -23,6 +23,7 @@
 pub mod argv;
 pub mod call;
 pub mod catalog;
+pub mod http;
 pub mod server;
 
 pub use catalog::{Catalog, CatalogError, Cli, Filter, ServedTool};

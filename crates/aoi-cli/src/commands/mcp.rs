@@ -94,6 +94,11 @@ pub fn run(args: McpArgs) -> ExitCode {
             max_output: args.max_output,
         },
     };
+    let listen = match args.listen.as_deref().map(aoi_mcp::http::parse_addr) {
+        None => None,
+        Some(Ok(addr)) => Some(addr),
+        Some(Err(e)) => return fail(&e, exit_code::USAGE),
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -102,8 +107,30 @@ pub fn run(args: McpArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(&format!("cannot start: {e}"), exit_code::SOFTWARE),
     };
+    let server = McpServer::new(catalog, options);
     let served = runtime.block_on(async move {
-        let service = McpServer::new(catalog, options)
+        if let Some(addr) = listen {
+            let (listener, bound) = aoi_mcp::http::bind(addr)
+                .await
+                .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+            if !bound.ip().is_loopback() {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "aoi mcp: warning: {bound} is not a loopback address: anyone who can reach it can run these tools"
+                );
+            }
+            let _ = writeln!(std::io::stderr(), "aoi mcp: listening on http://{bound}/mcp");
+            let cancel = tokio_util::sync::CancellationToken::new();
+            let stop = cancel.clone();
+            tokio::spawn(async move {
+                let _ = tokio::signal::ctrl_c().await;
+                stop.cancel();
+            });
+            return aoi_mcp::http::serve(server, listener, cancel)
+                .await
+                .map_err(|e| e.to_string());
+        }
+        let service = server
             .serve(rmcp::transport::stdio())
             .await
             .map_err(|e| e.to_string())?;
