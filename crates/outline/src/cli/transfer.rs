@@ -106,14 +106,14 @@ fn to_document(record: &Record) -> Result<NewDocument, ErrorEvent> {
         )
         .field("type"));
     }
-    let r: ImportRecord = serde_json::from_value(serde_json::Value::Object(record.fields.clone()))
-        .map_err(|e| {
-            ErrorEvent::new(
-                Category::Validation,
-                Code::from_static("INPUT_RECORD_INVALID"),
-                format!("{at} is invalid: {e}"),
-            )
-        })?;
+    // Deserialized from the record's map in place: no copy of its strings.
+    let r = ImportRecord::deserialize(&record.fields).map_err(|e: serde_json::Error| {
+        ErrorEvent::new(
+            Category::Validation,
+            Code::from_static("INPUT_RECORD_INVALID"),
+            format!("{at} is invalid: {e}"),
+        )
+    })?;
     if r.body_truncated == Some(true) {
         return Err(ErrorEvent::new(
             Category::Validation,
@@ -220,8 +220,10 @@ fn run_import<W: Write>(
                 })?;
                 last_report = Instant::now();
             }
-            digest.update(serde_json::to_vec(&record.fields).unwrap_or_default());
-            digest.update(b"\n");
+            if key.is_some() {
+                digest.update(serde_json::to_vec(&record.fields).unwrap_or_default());
+                digest.update(b"\n");
+            }
             if replaying {
                 continue;
             }
