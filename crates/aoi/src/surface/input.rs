@@ -226,7 +226,8 @@ impl<R: Read> Input<R> {
                     let index = self.items;
                     self.items += 1;
                     out.note_input(1);
-                    if let Some(problem) = self.invalid(&fields) {
+                    let (fields, problem) = self.validated(fields);
+                    if let Some(problem) = problem {
                         let error = ErrorEvent::new(
                             Category::Validation,
                             Code::from_static("INPUT_RECORD_INVALID"),
@@ -302,14 +303,25 @@ impl<R: Read> Input<R> {
         Ok(records)
     }
 
-    fn invalid(&self, fields: &Map<String, Value>) -> Option<(String, String)> {
+    /// Checks a record against the input schema; hands the fields back without copying them.
+    fn validated(
+        &self,
+        fields: Map<String, Value>,
+    ) -> (Map<String, Value>, Option<(String, String)>) {
+        let value = Value::Object(fields);
+        let problem = self.invalid(&value);
+        match value {
+            Value::Object(fields) => (fields, problem),
+            _ => (Map::new(), problem),
+        }
+    }
+
+    fn invalid(&self, value: &Value) -> Option<(String, String)> {
         let validator = self.validator.as_ref()?;
-        // Validation borrows a Value; records are small, so the clone is cheap next to I/O.
-        let value = Value::Object(fields.clone());
-        if validator.is_valid(&value) {
+        if validator.is_valid(value) {
             return None;
         }
-        let error = validator.iter_errors(&value).next()?;
+        let error = validator.iter_errors(value).next()?;
         let path = error.instance_path().to_string();
         let mut field = path.trim_start_matches('/').replace('/', ".");
         // Built from the rule, never from the value: input may carry secrets (§9.1, §11).
