@@ -48,6 +48,12 @@ pub fn app() -> App {
                 .events(["lint_verdict"])
                 .example(["lint", "--transcript", "search.jsonl"]),
         )
+        .command(
+            CommandSpec::new("mcp")
+                .read_only()
+                .protocol("mcp")
+                .example(["mcp", "--", "outline"]),
+        )
         .command(CommandSpec::new("schema").read_only().example(["schema"]))
         .command(CommandSpec::new("input-schema").read_only().example([
             "input-schema",

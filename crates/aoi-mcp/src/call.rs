@@ -76,7 +76,7 @@ async fn kill_group(child: &mut tokio::process::Child) {
 }
 
 fn adapter_error(category: &str, code: &str, message: String) -> Value {
-    json!({"type": "aoi:error", "category": category, "code": code, "message": message,
+    json!({"type": "aoi:error", "scope": "process", "category": category, "code": code, "message": message,
            "retryable": category == "timeout" || category == "unavailable", "origin": "aoi mcp"})
 }
 

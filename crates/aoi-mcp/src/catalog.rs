@@ -137,30 +137,32 @@ pub fn tool_name(tool: &str, command: &str, prefixed: bool) -> String {
     name
 }
 
-/// The output schema of every tool: `{events, summary}`, for a success and a failure alike
-/// (hosts hide a result that does not validate, and a failed run is the one to see).
-pub fn output_schema(event_schema: Option<&Value>) -> Map<String, Value> {
-    let mut defs = Map::new();
+/// The output schema of a tool: `{events, summary}`, for a success and a failure alike (hosts
+/// hide a result that does not validate, and a failed run is the one to see).
+///
+/// The events are described by the CLI's event schema narrowed to the types the command emits
+/// (`event_types` in capabilities): the other domain types' rules and definitions are left
+/// out, which only ever accepts more, never less, and keeps `tools/list` small.
+pub fn output_schema(event_schema: Option<&Value>, event_types: &[String]) -> Map<String, Value> {
     let event = match event_schema {
-        Some(schema) => {
-            if let Some(Value::Object(inner)) = schema.get("$defs") {
-                defs.extend(inner.clone());
-            }
-            let mut whole = schema.as_object().cloned().unwrap_or_default();
-            for key in ["$schema", "$id", "$defs", "title"] {
-                whole.remove(key);
-            }
-            Value::Object(whole)
-        }
+        Some(schema) => narrowed(schema, event_types),
         None => json!({"type": "object", "required": ["type"]}),
     };
-    defs.insert("aoi_event".into(), event);
+    let mut event = event.as_object().cloned().unwrap_or_default();
+    let mut defs = match event.remove("$defs") {
+        Some(Value::Object(defs)) => defs,
+        _ => Map::new(),
+    };
+    for key in ["$schema", "$id", "title", "x-aoi"] {
+        event.remove(key);
+    }
+    defs.insert("aoi_event".into(), Value::Object(event));
     let mut schema = json!({
         "type": "object",
-        "description": "The run of the CLI: its events (aoi:meta and aoi:summary aside) and its terminal aoi:summary; `protocol_violation` when the CLI broke the AOI-CLI contract.",
+        "description": "The run of the CLI: its events (aoi:meta and aoi:summary aside) and its terminal aoi:summary; `protocol_violation` when the CLI broke the AOI-CLI contract, `adapter_error` when the adapter stopped the run.",
         "properties": {
             "events": {"type": "array", "items": {"$ref": "#/$defs/aoi_event"}},
-            "summary": {"oneOf": [{"$ref": "#/$defs/aoi_event"}, {"type": "null"}]},
+            "summary": {"anyOf": [{"$ref": "#/$defs/aoi_event"}, {"type": "null"}]},
             "protocol_violation": {
                 "type": "object",
                 "properties": {
@@ -176,6 +178,71 @@ pub fn output_schema(event_schema: Option<&Value>) -> Map<String, Value> {
         obj.insert("$defs".into(), Value::Object(defs));
     }
     schema.as_object().cloned().unwrap_or_default()
+}
+
+/// `schema` without the `if type == X then ...` rules of domain types not in `types`, and
+/// without the definitions nothing left refers to.
+fn narrowed(schema: &Value, types: &[String]) -> Value {
+    let mut schema = schema.clone();
+    if types.is_empty() {
+        return schema;
+    }
+    if let Some(Value::Array(rules)) = schema.get_mut("allOf") {
+        rules.retain(|rule| {
+            let typed = rule
+                .get("if")
+                .and_then(|i| i.get("properties"))
+                .and_then(|p| p.get("type"))
+                .and_then(|t| t.get("const"))
+                .and_then(Value::as_str);
+            match typed {
+                Some(ty) => ty.starts_with("aoi:") || types.iter().any(|t| t == ty),
+                None => true,
+            }
+        });
+    }
+    let Some(Value::Object(defs)) = schema.get("$defs").cloned() else {
+        return schema;
+    };
+    // Definitions reachable from what is left, following references inside definitions too.
+    let mut keep = BTreeSet::new();
+    let mut todo = Vec::new();
+    let mut without_defs = schema.clone();
+    if let Some(obj) = without_defs.as_object_mut() {
+        obj.remove("$defs");
+    }
+    collect_refs(&without_defs, &mut todo);
+    while let Some(name) = todo.pop() {
+        if keep.insert(name.clone()) {
+            if let Some(def) = defs.get(&name) {
+                collect_refs(def, &mut todo);
+            }
+        }
+    }
+    let kept: Map<String, Value> = defs.into_iter().filter(|(k, _)| keep.contains(k)).collect();
+    if let Some(obj) = schema.as_object_mut() {
+        obj.insert("$defs".into(), Value::Object(kept));
+    }
+    schema
+}
+
+/// The names of the `#/$defs/NAME` references in `value`.
+fn collect_refs(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if k == "$ref" {
+                    if let Some(name) = v.as_str().and_then(|r| r.strip_prefix("#/$defs/")) {
+                        out.push(name.to_owned());
+                    }
+                } else {
+                    collect_refs(v, out);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, out)),
+        _ => {}
+    }
 }
 
 impl Catalog {
@@ -240,7 +307,11 @@ impl Catalog {
                 compiled: schema.as_ref().and_then(|s| CompiledSchema::new(s).ok()),
                 schema,
             });
-            for entry in manifest.commands.iter().filter(|c| !c.is_discovery()) {
+            for entry in manifest
+                .commands
+                .iter()
+                .filter(|c| !c.is_discovery() && c.speaks_aoi())
+            {
                 let name = tool_name(&cli.name, &entry.name, prefixed);
                 if !filter.keeps(&name) {
                     continue;
@@ -310,7 +381,10 @@ fn served(name: String, cli: Arc<Cli>, entry: CommandEntry, input: InputSchema) 
         .open_world(false);
     let tool = Tool::new(name, description, Arc::new(caller_schema(&input)))
         .with_title(format!("{} {}", cli.name, entry.name))
-        .with_raw_output_schema(Arc::new(output_schema(cli.schema.as_ref())))
+        .with_raw_output_schema(Arc::new(output_schema(
+            cli.schema.as_ref(),
+            &entry.event_types,
+        )))
         .with_annotations(annotations);
     ServedTool {
         tool,
@@ -350,10 +424,42 @@ mod tests {
     #[test]
     fn the_output_schema_accepts_a_failed_run_and_a_violation() {
         let event = json!({"type": "object", "required": ["type"]});
-        let schema = Value::Object(output_schema(Some(&event)));
+        let schema = Value::Object(output_schema(Some(&event), &[]));
         let v = jsonschema::validator_for(&schema).unwrap();
         assert!(v.is_valid(&json!({"events": [], "summary": {"type": "aoi:summary", "ok": false}})));
         assert!(v.is_valid(&json!({"events": [{"type": "hit"}], "summary": null, "protocol_violation": {"findings": [], "message": "x"}})));
         assert!(!v.is_valid(&json!({"summary": null})));
+    }
+
+    #[test]
+    fn narrowing_drops_other_domain_types_and_their_definitions_only() {
+        let schema = json!({
+            "type": "object",
+            "allOf": [
+                {"if": {"properties": {"type": {"const": "aoi:summary"}}}, "then": {"$ref": "#/$defs/summary"}},
+                {"if": {"properties": {"type": {"const": "hit"}}}, "then": {"$ref": "#/$defs/hit"}},
+                {"if": {"properties": {"type": {"const": "entry"}}}, "then": {"$ref": "#/$defs/entry"}}
+            ],
+            "$defs": {
+                "summary": {"properties": {"reason": {"$ref": "#/$defs/reason"}}},
+                "reason": {"enum": ["failed"]},
+                "hit": {"required": ["rank"]},
+                "entry": {"required": ["id"]}
+            }
+        });
+        let narrowed = narrowed(&schema, &["hit".to_owned()]);
+        let defs: Vec<&String> = narrowed["$defs"].as_object().unwrap().keys().collect();
+        assert_eq!(defs, ["hit", "reason", "summary"]);
+        assert_eq!(narrowed["allOf"].as_array().unwrap().len(), 2);
+        let out = Value::Object(output_schema(Some(&schema), &["hit".to_owned()]));
+        let v = jsonschema::validator_for(&out).unwrap();
+        assert!(
+            !v.is_valid(&json!({"events": [{"type": "hit"}], "summary": null})),
+            "a hit needs its rank"
+        );
+        assert!(
+            v.is_valid(&json!({"events": [{"type": "entry"}], "summary": null})),
+            "narrowing never rejects more"
+        );
     }
 }

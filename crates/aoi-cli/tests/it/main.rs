@@ -4,6 +4,8 @@ mod consumer;
 mod harness;
 mod lint;
 mod lint_targets;
+mod mcp;
+mod mcp_clients;
 mod pipeline;
 mod support;
 mod tools;

@@ -76,8 +76,8 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             ));
         }
     }
-    let base = subject.base_run();
-    if entry.read_only {
+    if entry.read_only && entry.speaks_aoi() {
+        let base = subject.base_run();
         if let Ok(base) = base {
             if let Some(change) = base.changes.first() {
                 problems.push((

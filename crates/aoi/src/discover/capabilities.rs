@@ -23,6 +23,7 @@ pub struct CommandSpec {
     examples: Vec<Vec<String>>,
     auth: Option<String>,
     input_default: Option<String>,
+    protocol: Option<String>,
 }
 
 impl CommandSpec {
@@ -70,6 +71,13 @@ impl CommandSpec {
     {
         self.examples
             .push(argv.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The command speaks another protocol on stdout instead of an AOI stream, e.g. `"mcp"`
+    /// for a server: consumers (lint, an MCP adapter) do not run it as a Machine Mode command.
+    pub fn protocol(mut self, protocol: impl Into<String>) -> Self {
+        self.protocol = Some(protocol.into());
         self
     }
 
@@ -164,6 +172,9 @@ pub struct CommandInfo {
     pub auth: Option<String>,
     /// Runnable examples: argv arrays without the program name.
     pub examples: Vec<Vec<String>>,
+    /// Another protocol the command speaks on stdout instead of an AOI stream (e.g. `mcp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
     /// The command's input schema, as `input-schema --command NAME` prints it: a consumer
     /// that needs every command's (an MCP adapter listing tools) reads them here in one run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -262,6 +273,7 @@ fn command_info(cmd: &Command, spec: CommandSpec) -> CommandInfo {
         auth: spec.auth,
         examples: spec.examples,
         name: spec.name,
+        protocol: spec.protocol,
         input_schema: None,
     }
 }

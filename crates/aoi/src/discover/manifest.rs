@@ -71,6 +71,8 @@ pub struct CommandEntry {
     pub auth: Option<Value>,
     /// Its input schema, when the manifest carries it (else ask `input-schema --command`).
     pub input_schema: Option<Value>,
+    /// Another protocol it speaks on stdout instead of an AOI stream (e.g. `mcp`).
+    pub protocol: Option<String>,
 }
 
 impl CommandEntry {
@@ -82,6 +84,11 @@ impl CommandEntry {
     /// True when it takes JSONL input on `--input-jsonl`.
     pub fn takes_jsonl(&self) -> bool {
         self.input_modes.iter().any(|m| m == "jsonl")
+    }
+
+    /// True when the command writes an AOI stream in machine mode (not another protocol).
+    pub fn speaks_aoi(&self) -> bool {
+        self.protocol.is_none()
     }
 
     /// True for the discovery commands every tool has (`schema`, `input-schema`,

@@ -1,0 +1,185 @@
+"""An MCP client built on the official Python SDK (`mcp` from PyPI), driving `aoi mcp` the way a
+host does: over stdio, through `stdio_client` and `ClientSession`.
+
+    python client.py SCENARIO CONFIG_JSON
+
+CONFIG_JSON holds `command` (the server's argv), `env` (added to the SDK's default
+environment) and the scenario's own fields. The scenario prints one JSON object on stdout for
+the Rust test (crates/aoi-cli/tests/it/mcp.rs) to assert on; the client itself asserts nothing.
+"""
+
+import json
+import os
+import sys
+import time
+
+import anyio
+import jsonschema
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+def wire(model):
+    """A result as it was on the wire (camelCase, no absent fields)."""
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def schema_errors(tool, result):
+    """Every way the structured content fails the tool's outputSchema (none when it fits)."""
+    schema = tool.get("outputSchema")
+    content = result.get("structuredContent")
+    if schema is None or content is None:
+        return ["no outputSchema" if schema is None else "no structuredContent"]
+    validator = jsonschema.Draft202012Validator(schema)
+    return [e.message for e in validator.iter_errors(content)]
+
+
+class Client:
+    def __init__(self, session):
+        self.session = session
+        self.tools = {}
+
+    async def list(self):
+        listed = await self.session.list_tools()
+        self.tools = {t["name"]: t for t in (wire(t) for t in listed.tools)}
+        return list(self.tools.values())
+
+    async def call(self, name, arguments, validate=True, **kwargs):
+        """The result as on the wire, with `_schema_errors`: how its structuredContent fails the
+        tool's outputSchema. (The SDK itself also validates every result that is not isError,
+        and raises when it does not fit.) `validate=False` leaves the check to the SDK alone, for
+        results of tens of thousands of events that pure-Python jsonschema takes minutes over."""
+        if not self.tools:
+            await self.list()
+        result = wire(await self.session.call_tool(name, arguments, **kwargs))
+        result["_schema_errors"] = schema_errors(self.tools[name], result) if validate else None
+        return result
+
+
+def processes():
+    """pid -> (state, process group, argv) of every process visible in /proc."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                stat = f.read()
+            with open("/proc/%s/cmdline" % entry, "rb") as f:
+                argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        found[int(entry)] = (fields[0], int(fields[2]), argv)
+    return found
+
+
+async def scenario_list(client, _config):
+    return {"tools": await client.list()}
+
+
+async def scenario_call(client, config):
+    return {"result": await client.call(config["tool"], config.get("arguments", {}))}
+
+
+async def scenario_calls(client, config):
+    """Several calls in turn on one session."""
+    return {"results": [await client.call(c["tool"], c.get("arguments", {})) for c in config["calls"]]}
+
+
+async def scenario_paginate(client, config):
+    """Follows summary.next_cursor through the tool's `cursor` argument to the last page."""
+    pages = []
+    arguments = dict(config["arguments"])
+    for _ in range(config.get("max_pages", 50)):
+        result = await client.call(config["tool"], arguments)
+        pages.append(result)
+        summary = result.get("structuredContent", {}).get("summary") or {}
+        if not summary.get("truncated"):
+            break
+        arguments = dict(config["arguments"], cursor=summary["next_cursor"])
+    return {"pages": pages}
+
+
+async def scenario_progress(client, config):
+    """A call with a progress callback: the SDK sends a progress token with the request."""
+    updates = []
+
+    async def on_progress(progress, total, message):
+        updates.append({"progress": progress, "total": total, "message": message})
+
+    result = await client.call(config["tool"], config["arguments"], validate=False,
+                               progress_callback=on_progress)
+    return {"result": result, "progress": updates}
+
+
+async def scenario_cancel(client, config):
+    """Starts a call that runs until cancelled, cancels it once its process is seen, and
+    reports what is left of that process and its group; then checks the server still serves."""
+    marker, program = config["marker"], config["program"]
+    outcome = {}
+
+    def mine(argv):
+        return bool(argv) and os.path.basename(argv[0]) == program and any(marker in a for a in argv)
+
+    def ours():
+        return [(pid, p) for pid, p in processes().items() if mine(p[2])]
+
+    async def call():
+        try:
+            outcome["result"] = await client.call(config["tool"], config["arguments"])
+        except anyio.get_cancelled_exc_class():
+            outcome["cancelled"] = True
+            raise
+
+    await client.list()
+    async with anyio.create_task_group() as group:
+        group.start_soon(call)
+        deadline = time.monotonic() + 20
+        while not ours() and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
+        seen = ours()
+        outcome["seen"] = [{"pid": pid, "pgid": p[1], "argv": p[2]} for pid, p in seen]
+        await anyio.sleep(0.5)
+        group.cancel_scope.cancel()
+    groups = {p[1] for _, p in seen}
+    deadline = time.monotonic() + 10
+    left = []
+    while time.monotonic() < deadline:
+        left = [{"pid": pid, "state": p[0], "argv": p[2]}
+                for pid, p in processes().items() if p[1] in groups or mine(p[2])]
+        if not left:
+            break
+        await anyio.sleep(0.1)
+    outcome["left"] = left
+    after = config.get("after")
+    if after:
+        outcome["after"] = await client.call(after["tool"], after.get("arguments", {}))
+    return outcome
+
+
+SCENARIOS = {
+    "list": scenario_list,
+    "call": scenario_call,
+    "calls": scenario_calls,
+    "paginate": scenario_paginate,
+    "progress": scenario_progress,
+    "cancel": scenario_cancel,
+}
+
+
+async def main():
+    scenario, config = sys.argv[1], json.loads(sys.argv[2])
+    command = config["command"]
+    params = StdioServerParameters(command=command[0], args=command[1:], env=config.get("env", {}))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            out = await SCENARIOS[scenario](Client(session), config)
+            out["server"] = wire(init.server_info) if hasattr(init, "server_info") else None
+    json.dump(out, sys.stdout)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    anyio.run(main)
