@@ -186,6 +186,11 @@ pub struct McpArgs {
     #[arg(long)]
     pub print_config: bool,
 
+    /// Discover the CLIs afresh instead of reusing what was cached for the same program
+    /// (path, size and modification time) in $XDG_CACHE_HOME/aoi/mcp.
+    #[arg(long)]
+    pub no_cache: bool,
+
     /// Serve Streamable HTTP on ADDR instead of stdio: PORT (on 127.0.0.1) or HOST:PORT.
     /// The address actually bound is printed on stderr (PORT 0 picks a free one).
     #[arg(long, value_name = "ADDR")]

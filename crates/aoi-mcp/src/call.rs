@@ -137,7 +137,7 @@ pub async fn run(
         unbounded: tool.entry.unbounded,
         ..VerifyOptions::default()
     });
-    if let Some(schema) = &cli.compiled {
+    if let Some(schema) = cli.compiled() {
         verifier = verifier.with_compiled(schema);
     }
     let mut bytes: Vec<u8> = Vec::new();

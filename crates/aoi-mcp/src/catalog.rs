@@ -3,14 +3,15 @@
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use aoi::discover::manifest::{CommandEntry, InputSchema, Manifest};
 use aoi::read::CompiledSchema;
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
 
 use crate::argv::caller_schema;
 
@@ -28,8 +29,21 @@ pub struct Cli {
     pub machine_flag: Vec<String>,
     /// Its event schema, when it publishes one.
     pub schema: Option<Value>,
-    /// That schema compiled, for verifying every stream.
-    pub compiled: Option<CompiledSchema>,
+    /// That schema compiled, for verifying every stream: on the first call, not at start-up.
+    pub compiled: OnceLock<Option<CompiledSchema>>,
+}
+
+impl Cli {
+    /// The event schema, compiled once.
+    pub fn compiled(&self) -> Option<&CompiledSchema> {
+        self.compiled
+            .get_or_init(|| {
+                self.schema
+                    .as_ref()
+                    .and_then(|s| CompiledSchema::new(s).ok())
+            })
+            .as_ref()
+    }
 }
 
 /// One MCP tool: a command of a CLI.
@@ -115,6 +129,98 @@ fn discover(argv: &[OsString], args: &[&str]) -> Result<Value, CatalogError> {
     serde_json::from_slice(&out.stdout).map_err(|e| failed(format!("did not print JSON: {e}")))
 }
 
+/// A CLI's capabilities and schema, from `cache` when the program has not changed since.
+fn discover_cli(
+    argv: &[OsString],
+    cache: Option<&Path>,
+) -> Result<(Manifest, Option<Value>), CatalogError> {
+    let program = argv
+        .first()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let file = cache.and_then(|dir| cache_file(dir, argv));
+    let cached = file
+        .as_ref()
+        .and_then(|f| std::fs::read(f).ok())
+        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok());
+    let (caps, schema) = match cached {
+        Some(Value::Object(mut doc)) if doc.contains_key("capabilities") => (
+            doc.remove("capabilities").unwrap_or_default(),
+            doc.remove("schema").filter(|s| !s.is_null()),
+        ),
+        _ => {
+            let (caps, schema) = std::thread::scope(|s| {
+                let schema = s.spawn(|| discover(argv, &["schema", "--output", "json"]));
+                let caps = discover(argv, &["capabilities", "--output", "json"]);
+                (caps, schema.join())
+            });
+            let caps = caps?;
+            let schema = schema.ok().and_then(Result::ok);
+            if let Some(file) = &file {
+                store(file, &json!({"capabilities": caps, "schema": schema}));
+            }
+            (caps, schema)
+        }
+    };
+    let manifest: Manifest = serde_json::from_value(caps).map_err(|e| CatalogError::Discovery {
+        program,
+        command: "capabilities --output json".into(),
+        why: format!("is not a §17 manifest: {e}"),
+    })?;
+    Ok((manifest, schema))
+}
+
+/// Where a CLI's discovery is cached: a digest of its argv, and of the program's resolved
+/// path, size and modification time, so a rebuilt or upgraded program is discovered again.
+fn cache_file(dir: &Path, argv: &[OsString]) -> Option<PathBuf> {
+    let program = absolute(argv.first()?);
+    let meta = std::fs::metadata(&program).ok()?;
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    let mut hasher = Sha256::new();
+    hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+    hasher.update(program.as_os_str().as_encoded_bytes());
+    hasher.update(meta.len().to_le_bytes());
+    hasher.update(modified.as_nanos().to_le_bytes());
+    for arg in &argv[1..] {
+        hasher.update([0]);
+        hasher.update(arg.as_encoded_bytes());
+    }
+    let digest: String = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    Some(dir.join(format!("{}.json", &digest[..32])))
+}
+
+/// Writes `doc` to `file` atomically; a cache that cannot be written is simply not kept.
+fn store(file: &Path, doc: &Value) {
+    let Some(dir) = file.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let temp = file.with_extension(format!("tmp-{}", std::process::id()));
+    let written = serde_json::to_vec(doc)
+        .ok()
+        .is_some_and(|bytes| std::fs::write(&temp, bytes).is_ok());
+    if !written || std::fs::rename(&temp, file).is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+}
+
+/// The default cache directory: `$XDG_CACHE_HOME/aoi/mcp`, else `~/.cache/aoi/mcp`.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    var("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|base| base.join("aoi").join("mcp"))
+}
+
 /// The MCP name of `command` of `tool`: letters, digits, `_` and `-`, at most 64 characters,
 /// prefixed with the tool's name when several CLIs are served.
 pub fn tool_name(tool: &str, command: &str, prefixed: bool) -> String {
@@ -180,8 +286,9 @@ pub fn output_schema(event_schema: Option<&Value>, event_types: &[String]) -> Ma
     schema.as_object().cloned().unwrap_or_default()
 }
 
-/// `schema` without the `if type == X then ...` rules of domain types not in `types`, and
-/// without the definitions nothing left refers to.
+/// `schema` without the `if type == X then ...` rules of the types not in `types` (and of
+/// `aoi:meta`, which a result never holds), and without the definitions nothing left refers
+/// to.
 fn narrowed(schema: &Value, types: &[String]) -> Value {
     let mut schema = schema.clone();
     if types.is_empty() {
@@ -195,8 +302,10 @@ fn narrowed(schema: &Value, types: &[String]) -> Value {
                 .and_then(|p| p.get("type"))
                 .and_then(|t| t.get("const"))
                 .and_then(Value::as_str);
+            // aoi:meta is neither among the events nor the summary of a result.
             match typed {
-                Some(ty) => ty.starts_with("aoi:") || types.iter().any(|t| t == ty),
+                Some("aoi:meta") => false,
+                Some(ty) => types.iter().any(|t| t == ty),
                 None => true,
             }
         });
@@ -219,11 +328,34 @@ fn narrowed(schema: &Value, types: &[String]) -> Value {
             }
         }
     }
-    let kept: Map<String, Value> = defs.into_iter().filter(|(k, _)| keep.contains(k)).collect();
+    let kept: Map<String, Value> = defs
+        .into_iter()
+        .filter(|(k, _)| keep.contains(k))
+        .map(|(k, mut v)| {
+            // The framework's shapes are the spec's; their prose would be repeated in every
+            // tool of the list, so only the tool's own definitions keep their descriptions.
+            if k.starts_with("aoi.") {
+                strip_descriptions(&mut v);
+            }
+            (k, v)
+        })
+        .collect();
     if let Some(obj) = schema.as_object_mut() {
         obj.insert("$defs".into(), Value::Object(kept));
     }
     schema
+}
+
+/// Removes every `description` from `value`.
+fn strip_descriptions(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("description");
+            map.values_mut().for_each(strip_descriptions);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_descriptions),
+        _ => {}
+    }
 }
 
 /// The names of the `#/$defs/NAME` references in `value`.
@@ -247,7 +379,15 @@ fn collect_refs(value: &Value, out: &mut Vec<String>) {
 
 impl Catalog {
     /// Discovers every CLI of `clis` and builds its tools, keeping those `filter` keeps.
-    pub fn discover(clis: &[Vec<OsString>], filter: &Filter) -> Result<Catalog, CatalogError> {
+    ///
+    /// With `cache`, a CLI's discovery is kept there, keyed by the program's path, size and
+    /// modification time (and its arguments): a host that restarts the server often does not
+    /// pay for discovery again until the program changes.
+    pub fn discover(
+        clis: &[Vec<OsString>],
+        filter: &Filter,
+        cache: Option<&Path>,
+    ) -> Result<Catalog, CatalogError> {
         let prefixed = clis.len() > 1;
         let mut catalog = Catalog::default();
         let mut names = BTreeSet::new();
@@ -256,29 +396,7 @@ impl Catalog {
             std::thread::scope(|scope| {
                 let handles: Vec<_> = clis
                     .iter()
-                    .map(|argv| {
-                        scope.spawn(move || -> Result<(Manifest, Option<Value>), CatalogError> {
-                            let (caps, schema) = std::thread::scope(|s| {
-                                let schema =
-                                    s.spawn(|| discover(argv, &["schema", "--output", "json"]));
-                                let caps = discover(argv, &["capabilities", "--output", "json"]);
-                                (caps, schema.join())
-                            });
-                            let manifest: Manifest =
-                                serde_json::from_value(caps?).map_err(|e| {
-                                    CatalogError::Discovery {
-                                        program: argv
-                                            .first()
-                                            .map(|p| p.to_string_lossy().into_owned())
-                                            .unwrap_or_default(),
-                                        command: "capabilities --output json".into(),
-                                        why: format!("is not a §17 manifest: {e}"),
-                                    }
-                                })?;
-                            let schema = schema.ok().and_then(Result::ok);
-                            Ok((manifest, schema))
-                        })
-                    })
+                    .map(|argv| scope.spawn(move || discover_cli(argv, cache)))
                     .collect();
                 handles
                     .into_iter()
@@ -304,7 +422,7 @@ impl Catalog {
                 argv: argv.clone(),
                 name: manifest.tool.clone(),
                 machine_flag,
-                compiled: schema.as_ref().and_then(|s| CompiledSchema::new(s).ok()),
+                compiled: OnceLock::new(),
                 schema,
             });
             for entry in manifest
@@ -447,11 +565,14 @@ mod tests {
                 "entry": {"required": ["id"]}
             }
         });
-        let narrowed = narrowed(&schema, &["hit".to_owned()]);
+        let narrowed = narrowed(&schema, &["hit".to_owned(), "aoi:summary".to_owned()]);
         let defs: Vec<&String> = narrowed["$defs"].as_object().unwrap().keys().collect();
         assert_eq!(defs, ["hit", "reason", "summary"]);
         assert_eq!(narrowed["allOf"].as_array().unwrap().len(), 2);
-        let out = Value::Object(output_schema(Some(&schema), &["hit".to_owned()]));
+        let out = Value::Object(output_schema(
+            Some(&schema),
+            &["hit".to_owned(), "aoi:summary".to_owned()],
+        ));
         let v = jsonschema::validator_for(&out).unwrap();
         assert!(
             !v.is_valid(&json!({"events": [{"type": "hit"}], "summary": null})),

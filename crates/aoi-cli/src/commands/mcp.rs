@@ -79,7 +79,12 @@ pub fn run(args: McpArgs) -> ExitCode {
         allow: args.allow.clone(),
         exclude: args.exclude.clone(),
     };
-    let catalog = match Catalog::discover(&clis, &filter) {
+    let cache = if args.no_cache {
+        None
+    } else {
+        aoi_mcp::catalog::default_cache_dir()
+    };
+    let catalog = match Catalog::discover(&clis, &filter, cache.as_deref()) {
         Ok(c) => c,
         Err(e) => return fail(&e.to_string(), exit_code::UNAVAILABLE),
     };

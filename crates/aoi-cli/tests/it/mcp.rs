@@ -651,3 +651,55 @@ fn print_config_is_json_a_host_can_run() {
         ["get", "search"].map(String::from).into()
     );
 }
+
+#[test]
+fn discovery_is_cached_until_the_program_changes() {
+    let dir = temp_dir("mcp-cache");
+    let cache = dir.join("cache");
+    // A copy of outline whose modification time the test controls.
+    let program = dir.join("outline-copy");
+    std::fs::copy(outline(), &program).unwrap();
+    let print = |no_cache: bool| {
+        let mut cmd = Command::new(aoi());
+        cmd.args(["mcp", "--print-config"]);
+        if no_cache {
+            cmd.arg("--no-cache");
+        }
+        let out = cmd
+            .arg("--")
+            .arg(&program)
+            .env("XDG_CACHE_HOME", &cache)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let files = || -> Vec<PathBuf> {
+        std::fs::read_dir(cache.join("aoi").join("mcp"))
+            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default()
+    };
+    print(true);
+    assert!(files().is_empty(), "--no-cache writes nothing");
+    print(false);
+    let first = files();
+    assert_eq!(first.len(), 1);
+    let doc: Value = serde_json::from_slice(&std::fs::read(&first[0]).unwrap()).unwrap();
+    assert_eq!(doc["capabilities"]["tool"], "outline");
+    assert!(doc["schema"].is_object());
+    print(false);
+    assert_eq!(files(), first, "the same program reuses its entry");
+    // A changed program (here: a new modification time) is discovered again.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::File::options()
+        .write(true)
+        .open(&program)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    print(false);
+    assert_eq!(files().len(), 2);
+}
