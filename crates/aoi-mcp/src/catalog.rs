@@ -290,37 +290,45 @@ pub fn output_schema(event_schema: Option<&Value>, event_types: &[String]) -> Ma
 /// `aoi:meta`, which a result never holds), and without the definitions nothing left refers
 /// to.
 fn narrowed(schema: &Value, types: &[String]) -> Value {
-    let mut schema = schema.clone();
-    if types.is_empty() {
-        return schema;
+    let Some(whole) = schema.as_object() else {
+        return schema.clone();
+    };
+    // Only the parts kept are copied: the whole schema is large, and every tool needs its own.
+    let mut out: Map<String, Value> = whole
+        .iter()
+        .filter(|(k, _)| k.as_str() != "$defs" && k.as_str() != "allOf")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if let Some(Value::Array(rules)) = whole.get("allOf") {
+        let kept: Vec<Value> = rules
+            .iter()
+            .filter(|rule| {
+                let typed = rule
+                    .get("if")
+                    .and_then(|i| i.get("properties"))
+                    .and_then(|p| p.get("type"))
+                    .and_then(|t| t.get("const"))
+                    .and_then(Value::as_str);
+                // aoi:meta is neither among the events nor the summary of a result.
+                match typed {
+                    Some("aoi:meta") => false,
+                    Some(ty) => types.is_empty() || types.iter().any(|t| t == ty),
+                    None => true,
+                }
+            })
+            .cloned()
+            .collect();
+        out.insert("allOf".into(), Value::Array(kept));
     }
-    if let Some(Value::Array(rules)) = schema.get_mut("allOf") {
-        rules.retain(|rule| {
-            let typed = rule
-                .get("if")
-                .and_then(|i| i.get("properties"))
-                .and_then(|p| p.get("type"))
-                .and_then(|t| t.get("const"))
-                .and_then(Value::as_str);
-            // aoi:meta is neither among the events nor the summary of a result.
-            match typed {
-                Some("aoi:meta") => false,
-                Some(ty) => types.iter().any(|t| t == ty),
-                None => true,
-            }
-        });
-    }
-    let Some(Value::Object(defs)) = schema.get("$defs").cloned() else {
-        return schema;
+    let Some(Value::Object(defs)) = whole.get("$defs") else {
+        return Value::Object(out);
     };
     // Definitions reachable from what is left, following references inside definitions too.
     let mut keep = BTreeSet::new();
     let mut todo = Vec::new();
-    let mut without_defs = schema.clone();
-    if let Some(obj) = without_defs.as_object_mut() {
-        obj.remove("$defs");
+    for value in out.values() {
+        collect_refs(value, &mut todo);
     }
-    collect_refs(&without_defs, &mut todo);
     while let Some(name) = todo.pop() {
         if keep.insert(name.clone()) {
             if let Some(def) = defs.get(&name) {
@@ -328,22 +336,20 @@ fn narrowed(schema: &Value, types: &[String]) -> Value {
             }
         }
     }
-    let kept: Map<String, Value> = defs
+    let kept: Map<String, Value> = keep
         .into_iter()
-        .filter(|(k, _)| keep.contains(k))
-        .map(|(k, mut v)| {
+        .filter_map(|k| {
+            let mut v = defs.get(&k)?.clone();
             // The framework's shapes are the spec's; their prose would be repeated in every
             // tool of the list, so only the tool's own definitions keep their descriptions.
             if k.starts_with("aoi.") {
                 strip_descriptions(&mut v);
             }
-            (k, v)
+            Some((k, v))
         })
         .collect();
-    if let Some(obj) = schema.as_object_mut() {
-        obj.insert("$defs".into(), Value::Object(kept));
-    }
-    schema
+    out.insert("$defs".into(), Value::Object(kept));
+    Value::Object(out)
 }
 
 /// Removes every `description` from `value`.
