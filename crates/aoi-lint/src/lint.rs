@@ -268,12 +268,11 @@ fn run_all(subjects: &[Subject<'_>], options: &Options) -> Vec<CheckResult> {
                 let result = match (skip, &subject.entry.protocol) {
                     (Some(why), _) => Judge::new(*check, subject)
                         .could_not_run(format!("skipped in aoi-lint.toml: {why}")),
-                    (None, Some(protocol)) if *check != checks::c01_discovery::ID => Judge::new(
-                        *check, subject,
-                    )
-                    .not_applicable(format!(
+                    (None, Some(protocol)) if *check != checks::c01_discovery::ID => {
+                        Judge::new(*check, subject).not_applicable(format!(
                         "it speaks {protocol} on stdout, not an AOI stream (capabilities says so)"
-                    )),
+                    ))
+                    }
                     (None, _) => run(subject),
                 };
                 if let Ok(mut slot) = results[i].lock() {
