@@ -703,3 +703,46 @@ fn discovery_is_cached_until_the_program_changes() {
     print(false);
     assert_eq!(files().len(), 2);
 }
+
+#[test]
+fn python_sdk_calls_tools_over_streamable_http_on_loopback() {
+    use std::io::{BufRead, BufReader};
+    let home = data_home("http");
+    seed(
+        &home,
+        &[json!({"title": "Rollback runbook", "body": "how to roll back a deploy"})],
+    );
+    let mut server = Command::new(aoi())
+        .args(["mcp", "--listen", "0", "--"])
+        .arg(outline())
+        .env("XDG_DATA_HOME", &home)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(server.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("aoi mcp: listening on ")
+        .unwrap_or_else(|| panic!("no address announced: {line:?}"))
+        .to_owned();
+    assert!(
+        url.starts_with("http://127.0.0.1:"),
+        "loopback by default: {url}"
+    );
+    let out = python(
+        "call",
+        &outline_server(),
+        &home,
+        json!({"url": url, "tool": "search", "arguments": {"query": "rollback"}}),
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+    let result = &out["result"];
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(result["_schema_errors"], json!([]));
+    let events = result["structuredContent"]["events"].as_array().unwrap();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["title"], "Rollback runbook");
+}

@@ -17,6 +17,7 @@ import anyio
 import jsonschema
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 
 def wire(model):
@@ -168,15 +169,25 @@ SCENARIOS = {
 }
 
 
+async def run(scenario, config, read, write):
+    async with ClientSession(read, write) as session:
+        init = await session.initialize()
+        out = await SCENARIOS[scenario](Client(session), config)
+        out["server"] = wire(init.server_info) if hasattr(init, "server_info") else None
+        return out
+
+
 async def main():
     scenario, config = sys.argv[1], json.loads(sys.argv[2])
-    command = config["command"]
-    params = StdioServerParameters(command=command[0], args=command[1:], env=config.get("env", {}))
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            init = await session.initialize()
-            out = await SCENARIOS[scenario](Client(session), config)
-            out["server"] = wire(init.server_info) if hasattr(init, "server_info") else None
+    if "url" in config:
+        # A server already listening: Streamable HTTP (`aoi mcp --listen`).
+        async with streamable_http_client(config["url"]) as (read, write):
+            out = await run(scenario, config, read, write)
+    else:
+        command = config["command"]
+        params = StdioServerParameters(command=command[0], args=command[1:], env=config.get("env", {}))
+        async with stdio_client(params) as (read, write):
+            out = await run(scenario, config, read, write)
     json.dump(out, sys.stdout)
     sys.stdout.write("\n")
 
