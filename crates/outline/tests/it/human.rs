@@ -184,3 +184,47 @@ fn human_watch_ends_with_141_and_no_message_when_its_reader_goes_away() {
     assert_eq!(std::fs::read_to_string(&status_file).unwrap().trim(), "141");
     assert_eq!(std::fs::read_to_string(&stderr_file).unwrap(), "");
 }
+
+#[test]
+fn auth_login_prompts_on_a_terminal_without_echoing_the_token() {
+    use std::io::{Read, Write};
+    let db = Db::new("login-pty");
+    let command = format!(
+        "{} --db {} auth login",
+        env!("CARGO_BIN_EXE_outline"),
+        db.path().display()
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("XDG_CONFIG_HOME", db.config_dir())
+        .env_remove("OUTLINE_TOKEN")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("script(1) from util-linux runs");
+    let mut stdout = child.stdout.take().unwrap();
+    // Type the token only once the prompt is up, as a person would.
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !String::from_utf8_lossy(&seen).contains("Token for protected outline databases:") {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(n > 0, "no prompt: {:?}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buf[..n]);
+    }
+    // The prompt is written just before echo is turned off; a person types later than that.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"typed-canary-token-81\n").unwrap();
+    stdout.read_to_end(&mut seen).unwrap();
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let transcript = String::from_utf8_lossy(&seen);
+    assert!(
+        !transcript.contains("typed-canary-token-81"),
+        "the token was echoed: {transcript:?}"
+    );
+    assert!(transcript.contains("token saved to"), "{transcript:?}");
+    let saved =
+        std::fs::read_to_string(db.config_dir().join("outline").join("credentials")).unwrap();
+    assert!(saved.contains("typed-canary-token-81"));
+}
