@@ -189,11 +189,7 @@ pub fn lint_transcript(name: &str, stream: &[u8], schema: Option<&Value>) -> Rep
             let found: Vec<_> = verification
                 .findings
                 .iter()
-                .filter(|f| crate::model::check_of(f.code) == check)
-                .filter(|f| {
-                    f.level == aoi::read::Level::Violation
-                        || f.code == aoi::read::FindingCode::SeqAbsent
-                })
+                .filter(|f| checks::counts_against(f, check))
                 .collect();
             if check == checks::c04_framework_schema::ID && schema.is_none() {
                 CheckResult::new(

@@ -258,7 +258,7 @@ fn unshare_program() -> Result<&'static Path, String> {
 }
 
 fn probe_unshare() -> Result<PathBuf, String> {
-    let unshare = find_on_path(OsStr::new("unshare"))
+    let unshare = aoi::read::locate_program(OsStr::new("unshare"))
         .ok_or_else(|| "util-linux `unshare` is not on PATH".to_string())?;
     let mut child = Command::new(&unshare)
         .args(["--user", "--map-root-user", "--net", "--", "true"])
@@ -298,18 +298,6 @@ fn probe_unshare() -> Result<PathBuf, String> {
         Exit::from_status(status),
         stderr.trim()
     ))
-}
-
-/// The first executable file named `program` in lint's `PATH`.
-fn find_on_path(program: &OsStr) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|candidate| {
-            fs::metadata(candidate)
-                .map(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-                .unwrap_or(false)
-        })
 }
 
 impl Sandbox {
@@ -554,13 +542,13 @@ fn make_writable(dir: &Path) {
 }
 
 fn resolve_program(program: &OsStr) -> io::Result<PathBuf> {
-    if program.as_encoded_bytes().contains(&b'/') {
-        return Ok(PathBuf::from(program));
-    }
-    find_on_path(program).ok_or_else(|| {
+    aoi::read::locate_program(program).ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::NotFound,
-            format!("{} not found on PATH", program.to_string_lossy()),
+            format!(
+                "{} is not an executable file or a program on PATH",
+                program.to_string_lossy()
+            ),
         )
     })
 }

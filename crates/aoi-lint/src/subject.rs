@@ -272,7 +272,20 @@ impl<'t> Subject<'t> {
 
     /// The invocation of `args` in machine mode, with the command's environment and stdin.
     pub fn invocation_of(&self, args: &[String], extras: &Extras) -> Invocation {
-        let mut inv = self.tool.invocation(machine(args));
+        self.with_settings(
+            self.tool
+                .invocation(machine(args, &self.tool.machine_args())),
+            extras,
+        )
+    }
+
+    /// The invocation of `args` exactly as given (human mode, unless they choose otherwise),
+    /// with the command's environment and stdin.
+    pub fn human_invocation_of(&self, args: &[String], extras: &Extras) -> Invocation {
+        self.with_settings(self.tool.invocation(args), extras)
+    }
+
+    fn with_settings(&self, mut inv: Invocation, extras: &Extras) -> Invocation {
         for (k, v) in &self.settings.env {
             inv = inv.env(k, v);
         }
@@ -398,8 +411,9 @@ pub fn verify(
     }))
 }
 
-/// `args` with `--output jsonl` added unless they already choose an output format.
-pub fn machine(args: &[String]) -> Vec<OsString> {
+/// `args` with `machine_args` (the tool's machine-mode selector, `--output jsonl` by default)
+/// added unless they already choose an output format.
+pub fn machine(args: &[String], machine_args: &[String]) -> Vec<OsString> {
     let chooses = args.iter().any(|a| {
         a == "--output"
             || a == "--format"
@@ -408,8 +422,7 @@ pub fn machine(args: &[String]) -> Vec<OsString> {
     });
     let mut out: Vec<OsString> = args.iter().map(OsString::from).collect();
     if !chooses {
-        out.push("--output".into());
-        out.push("jsonl".into());
+        out.extend(machine_args.iter().map(OsString::from));
     }
     out
 }
@@ -455,10 +468,17 @@ mod tests {
     #[test]
     fn machine_mode_is_added_once() {
         assert_eq!(
-            machine(&s(&["search", "x"])),
+            machine(&s(&["search", "x"]), &s(&["--output", "jsonl"])),
             ["search", "x", "--output", "jsonl"].map(OsString::from)
         );
-        assert_eq!(machine(&s(&["x", "--format=jsonl"])).len(), 2);
+        assert_eq!(
+            machine(&s(&["x", "--format=jsonl"]), &s(&["--output", "jsonl"])).len(),
+            2
+        );
+        assert_eq!(
+            machine(&s(&["x"]), &s(&["--format", "jsonl"])),
+            ["x", "--format", "jsonl"].map(OsString::from)
+        );
     }
 
     #[test]

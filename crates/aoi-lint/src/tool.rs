@@ -165,6 +165,15 @@ impl Tool {
         }
     }
 
+    /// The arguments that select the tool's machine mode (`--output jsonl` unless its
+    /// manifest says otherwise).
+    pub fn machine_args(&self) -> Vec<String> {
+        self.manifest().map_or_else(
+            || vec!["--output".to_owned(), "jsonl".to_owned()],
+            aoi::discover::manifest::Manifest::machine_args,
+        )
+    }
+
     /// The manifest, when capabilities worked.
     pub fn manifest(&self) -> Option<&Manifest> {
         self.capabilities.value.as_ref().ok()

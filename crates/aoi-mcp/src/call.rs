@@ -6,7 +6,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use aoi::read::{Frame, Level, ProcessEnd};
-use aoi::{Verdict, Verifier, VerifyOptions};
+use aoi::wire::FrameworkEvent;
+use aoi::{Category, Code, ErrorEvent, Verdict, Verifier, VerifyOptions};
 use serde_json::{json, Map, Value};
 use tokio::io::AsyncReadExt;
 use tokio::process::Command;
@@ -75,9 +76,15 @@ async fn kill_group(child: &mut tokio::process::Child) {
     let _ = child.wait().await;
 }
 
-fn adapter_error(category: &str, code: &str, message: String) -> Value {
-    json!({"type": "aoi:error", "scope": "process", "category": category, "code": code, "message": message,
-           "retryable": category == "timeout" || category == "unavailable", "origin": "aoi mcp"})
+/// An `aoi:error` of the adapter's own, as the SDK builds one (its `retryable` is the
+/// category's, its message one line), marked with `origin: "aoi mcp"`.
+pub fn adapter_error(category: Category, code: &'static str, message: impl AsRef<str>) -> Value {
+    let error = ErrorEvent::new(category, Code::from_static(code), message).origin("aoi mcp");
+    let mut value = serde_json::to_value(&error).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        map.insert("type".into(), ErrorEvent::TYPE.into());
+    }
+    value
 }
 
 /// Runs `tool` with `argv` (after the program and command words), forwarding progress
@@ -104,7 +111,7 @@ pub async fn run(
         Ok(child) => child,
         Err(e) => {
             let error = adapter_error(
-                "unavailable",
+                Category::Unavailable,
                 "CLI_NOT_RUNNABLE",
                 format!("cannot run {}: {e}", cli.name),
             );
@@ -224,12 +231,12 @@ pub async fn run(
     if let Some(stop) = stopped {
         let (category, code, message) = match stop {
             Stopped::Cancelled => (
-                "cancelled",
+                Category::Cancelled,
                 "CALL_CANCELLED",
                 "the call was cancelled; the CLI's process group was killed".to_owned(),
             ),
             Stopped::TimedOut => (
-                "timeout",
+                Category::Timeout,
                 "CALL_TIMED_OUT",
                 format!(
                     "the CLI ran longer than {} s and its process group was killed",
@@ -237,7 +244,7 @@ pub async fn run(
                 ),
             ),
             Stopped::TooMuchOutput => (
-                "io",
+                Category::Io,
                 "OUTPUT_TOO_LARGE",
                 format!(
                     "the CLI wrote more than {} bytes; it was killed",

@@ -419,11 +419,7 @@ impl Catalog {
             });
         for (argv, found) in clis.iter().zip(found) {
             let (manifest, schema) = found?;
-            let machine_flag = if manifest_uses_format(&manifest) {
-                vec!["--format".to_owned(), "jsonl".to_owned()]
-            } else {
-                vec!["--output".to_owned(), "jsonl".to_owned()]
-            };
+            let machine_flag = manifest.machine_args();
             let cli = Arc::new(Cli {
                 argv: argv.clone(),
                 name: manifest.tool.clone(),
@@ -464,25 +460,6 @@ impl Catalog {
     }
 }
 
-/// True when the manifest says machine mode is `--format jsonl` (a tool whose `--output`
-/// names a file, §16.4).
-fn manifest_uses_format(manifest: &Manifest) -> bool {
-    manifest
-        .commands
-        .iter()
-        .filter_map(|c| c.input_schema.as_ref())
-        .any(|s| {
-            s.get("x-aoi")
-                .and_then(|x| x.get("flags"))
-                .and_then(|f| f.get("format"))
-                .is_some()
-                && s.get("x-aoi")
-                    .and_then(|x| x.get("flags"))
-                    .and_then(|f| f.get("output"))
-                    .is_none()
-        })
-}
-
 fn served(name: String, cli: Arc<Cli>, entry: CommandEntry, input: InputSchema) -> ServedTool {
     let mut description = entry
         .summary
@@ -518,19 +495,10 @@ fn served(name: String, cli: Arc<Cli>, entry: CommandEntry, input: InputSchema) 
     }
 }
 
-/// The program's path, for `--print-config`.
+/// The program's absolute path (see [`aoi::read::locate_program`]), or the name as given
+/// when it cannot be found.
 pub fn absolute(program: &OsString) -> PathBuf {
-    let path = PathBuf::from(program);
-    if path.components().count() > 1 {
-        return std::fs::canonicalize(&path).unwrap_or(path);
-    }
-    std::env::var_os("PATH")
-        .and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|d| d.join(&path))
-                .find(|p| p.is_file())
-        })
-        .unwrap_or(path)
+    aoi::read::locate_program(program).unwrap_or_else(|| PathBuf::from(program))
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use aoi::Category;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
@@ -63,8 +64,7 @@ fn result(headline: &str, structured: Value, is_error: bool) -> CallToolResult {
 /// A call the adapter refuses before running anything (arguments that do not fit the
 /// command): an error result the model can act on, not a protocol error it cannot see.
 fn refused(tool: &ServedTool, message: String) -> CallToolResult {
-    let error = json!({"type": "aoi:error", "scope": "process", "category": "usage",
-        "code": "INVALID_ARGUMENTS", "message": message, "retryable": false, "origin": "aoi mcp"});
+    let error = call::adapter_error(Category::Usage, "INVALID_ARGUMENTS", message.clone());
     result(
         &format!("{}: {message}", tool.tool.name),
         json!({"events": [], "summary": null, "adapter_error": error}),

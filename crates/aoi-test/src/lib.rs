@@ -3,6 +3,7 @@
 
 #![deny(missing_docs)]
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -103,4 +104,66 @@ pub fn events(stdout: &[u8]) -> Vec<Event> {
         }
     }
     out
+}
+
+/// Reads lines until one contains every one of `needles`; returns everything read.
+///
+/// # Panics
+/// When the stream ends, or 20 s pass, first (a hang guard, not a timing check).
+pub fn read_until(reader: &mut impl std::io::BufRead, needles: &[&str]) -> String {
+    let mut seen = String::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::time::Instant::now() < deadline {
+        let mut line = String::new();
+        if reader.read_line(&mut line).expect("read") == 0 {
+            break;
+        }
+        seen.push_str(&line);
+        if needles.iter().all(|n| line.contains(n)) {
+            return seen;
+        }
+    }
+    panic!("{needles:?} never appeared in:\n{seen}");
+}
+
+/// Sends the signal `name` (`INT`, `TERM`, ...) to `child`, with bash's builtin `kill`: no
+/// dependency on a separate kill binary.
+///
+/// # Panics
+/// When the signal cannot be sent.
+pub fn signal(child: &std::process::Child, name: &str) {
+    let status = Command::new("bash")
+        .args(["-c", &format!("kill -{name} {}", child.id())])
+        .status()
+        .expect("bash runs");
+    assert!(status.success());
+}
+
+/// Signals `child` with `sig`, reads the rest of its stream after `seen`, and checks that it
+/// ends as §7 says: exit `exit`, nothing on stderr, a conforming stream whose summary says
+/// `reason:"cancelled"`. Returns the whole stream and its summary.
+///
+/// # Panics
+/// When any of that does not hold.
+pub fn assert_cancelled(
+    mut child: std::process::Child,
+    stdout: &mut impl Read,
+    mut seen: String,
+    sig: &str,
+    exit: i32,
+) -> (String, aoi::Summary) {
+    signal(&child, sig);
+    stdout.read_to_string(&mut seen).expect("read the rest");
+    let status = child.wait().expect("the child ends");
+    let mut stderr = String::new();
+    if let Some(mut err) = child.stderr.take() {
+        err.read_to_string(&mut stderr).expect("read stderr");
+    }
+    assert_eq!(status.code(), Some(exit), "{seen}\n{stderr}");
+    assert_eq!(stderr, "");
+    let report = assert_conforms(seen.as_bytes());
+    let summary = report.summary.expect("a cancelled summary");
+    assert!(!summary.ok);
+    assert_eq!(summary.reason, Some(aoi::Reason::Cancelled));
+    (seen, summary)
 }

@@ -59,24 +59,10 @@ fn load_config(path: Option<&Path>) -> Result<Config, ErrorEvent> {
 /// Finds `program` as a path or on PATH, so an unrunnable target is reported before any
 /// check runs.
 fn resolve(program: &OsString) -> Result<OsString, ErrorEvent> {
-    let path = Path::new(program);
-    let runnable = |p: &Path| {
-        use std::os::unix::fs::PermissionsExt;
-        p.is_file() && std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
-    };
-    if path.components().count() > 1 {
-        if runnable(path) {
-            // Absolute, so that a sandbox's working directory does not change what runs; not
-            // canonical, so a tool that dispatches on its own name (busybox-style) keeps it.
-            return Ok(std::path::absolute(path).map_or_else(|_| program.clone(), Into::into));
-        }
-    } else if let Some(found) = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join(path))
-            .find(|p| runnable(p))
-    }) {
+    if let Some(found) = aoi::read::locate_program(program) {
         return Ok(found.into_os_string());
     }
+    let path = Path::new(program);
     Err(ErrorEvent::new(
         Category::Unavailable,
         Code::from_static("TOOL_NOT_RUNNABLE"),

@@ -1,11 +1,12 @@
 //! The SDK's process harness, end to end: a tool built on `aoi` under real pipes and signals.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::BufReader;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use aoi::read::Event;
-use aoi::{Category, Reason, Verdict};
+use aoi::{Category, Verdict};
+
+use aoi_test::read_until;
 
 use crate::support::{aoi, fake_tool, transcript};
 
@@ -19,37 +20,11 @@ fn spawn_tool(args: &[&str]) -> Child {
         .expect("the fake tool starts")
 }
 
-/// Reads lines until one contains `needle`; returns everything read.
-fn read_until(reader: &mut impl BufRead, needle: &str) -> String {
-    let mut seen = String::new();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        let mut line = String::new();
-        if reader.read_line(&mut line).expect("read") == 0 {
-            break;
-        }
-        seen.push_str(&line);
-        if line.contains(needle) {
-            return seen;
-        }
-    }
-    panic!("{needle} never appeared in:\n{seen}");
-}
-
-fn signal(child: &Child, name: &str) {
-    // bash's builtin `kill`: no dependency on a separate kill binary.
-    let status = Command::new("bash")
-        .args(["-c", &format!("kill -{name} {}", child.id())])
-        .status()
-        .expect("bash runs");
-    assert!(status.success());
-}
-
 #[test]
 fn a_closed_pipe_ends_the_tool_quietly_with_141() {
     let mut child = spawn_tool(&["many", "5000000"]);
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let first = read_until(&mut stdout, "aoi:meta");
+    let first = read_until(&mut stdout, &["aoi:meta"]);
     assert!(first.contains("\"seq\":0"));
     drop(stdout);
     let out = child.wait_with_output().unwrap();
@@ -87,31 +62,16 @@ fn head_n_1_in_a_real_shell_pipeline_prints_no_stack_trace() {
 fn cancel_run(mode: &str, sig: &str, exit: i32) {
     let mut child = spawn_tool(&[mode]);
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut seen = read_until(
+    let seen = read_until(
         &mut stdout,
-        if mode == "watch" {
+        &[if mode == "watch" {
             "aoi:heartbeat"
         } else {
             "\"hit\""
-        },
+        }],
     );
-    signal(&child, sig);
-    stdout.read_to_string(&mut seen).unwrap();
     // The stdin of `block` is still open: the harness must end the run by itself.
-    let status = child.wait().unwrap();
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    assert_eq!(status.code(), Some(exit), "{seen}");
-    assert_eq!(stderr, "");
-    let report = aoi_test::assert_conforms(seen.as_bytes());
-    let summary = report.summary.expect("a cancelled summary");
-    assert!(!summary.ok);
-    assert_eq!(summary.reason, Some(Reason::Cancelled));
+    let (_, summary) = aoi_test::assert_cancelled(child, &mut stdout, seen, sig, exit);
     let signal_name = format!("SIG{sig}");
     assert_eq!(
         summary.properties.and_then(|p| p.get("signal").cloned()),

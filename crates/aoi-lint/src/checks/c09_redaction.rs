@@ -108,16 +108,7 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
                 Ok(s) => s,
                 Err(why) => return judge.could_not_run(why),
             };
-            let mut inv = subject.tool.invocation(args);
-            for (k, v) in subject.settings.env.iter() {
-                inv = inv.env(k, v);
-            }
-            for (k, v) in &extras.env {
-                inv = inv.env(k, v);
-            }
-            if let Some(stdin) = &subject.settings.stdin {
-                inv = inv.stdin(stdin.clone().into_bytes());
-            }
+            let inv = subject.human_invocation_of(args, &extras);
             if let Ok(run) = sandbox.run(&inv) {
                 runs += 1;
                 let captured = subject.judge(run, Vec::new());

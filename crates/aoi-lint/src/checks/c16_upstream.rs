@@ -2,6 +2,7 @@
 //! forwards no upstream `aoi:meta` or `aoi:summary`, tags what it forwards with `origin`,
 //! counts upstream warnings, and reproduces the upstream retry fields in `caused_by`.
 
+use aoi::{Category, Code, Emitter, ErrorEvent, Identity, Outcome, Warning};
 use serde_json::Value;
 
 use super::c12_input_modes::reading_stdin;
@@ -17,21 +18,36 @@ const UPSTREAM: &str = "aoi-lint-upstream";
 /// Marks the upstream's warning and error messages.
 const MARK: &str = "aoi-lint upstream probe";
 
-/// A conforming stream from a run that failed with a retryable error.
+/// A conforming stream from a run that failed with a retryable error, written by the SDK's
+/// emitter (so it is exactly what a conforming upstream writes).
 fn upstream_stream() -> Vec<u8> {
-    let run = "01JZQ7X4TQ9V6H0ZT7K8F2W3C1";
-    let lines = [
-        serde_json::json!({"type":"aoi:meta","aoi":{"seq":0,"run":run},"tool":UPSTREAM,"tool_version":"1.0.0","aoi_version":"1.0-alpha","schema_name":"io.machinemode.aoi-lint.upstream","schema_version":"1.0.0"}),
-        serde_json::json!({"type":"aoi:warning","aoi":{"seq":1,"run":run},"code":"UPSTREAM_SLOW","message":format!("{MARK}: a warning")}),
-        serde_json::json!({"type":"aoi:error","aoi":{"seq":2,"run":run},"scope":"process","category":"unavailable","code":"UPSTREAM_DOWN","message":format!("{MARK}: an error"),"retryable":true,"retry_after_ms":1500}),
-        serde_json::json!({"type":"aoi:summary","aoi":{"seq":3,"run":run},"ok":false,"reason":"failed","event_count":4,"count":0,"warning_count":1,"error_count":1,"partial":false,"truncated":false,"tool":UPSTREAM,"tool_version":"1.0.0","aoi_version":"1.0-alpha","schema_name":"io.machinemode.aoi-lint.upstream","schema_version":"1.0.0"}),
-    ];
-    let mut out = Vec::new();
-    for line in lines {
-        out.extend(line.to_string().into_bytes());
-        out.push(b'\n');
-    }
-    out
+    let identity = Identity::new(
+        UPSTREAM,
+        "1.0.0",
+        "io.machinemode.aoi-lint.upstream",
+        "1.0.0",
+    );
+    let written = Emitter::builder(identity)
+        .command("probe")
+        .start(Vec::new())
+        .and_then(|mut out| {
+            out.warning(&Warning::new(
+                Code::from_static("UPSTREAM_SLOW"),
+                format!("{MARK}: a warning"),
+            ))?;
+            out.error(
+                &ErrorEvent::new(
+                    Category::Unavailable,
+                    Code::from_static("UPSTREAM_DOWN"),
+                    format!("{MARK}: an error"),
+                )
+                .retryable(true)
+                .retry_after_ms(1500),
+            )?;
+            out.finish(Outcome::failed())?;
+            Ok(out.into_writer())
+        });
+    written.unwrap_or_default()
 }
 
 /// Runs the check for one command.
@@ -115,4 +131,24 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             .evidence(run.quote(None, &summary.to_string()));
     }
     judge.pass("no upstream meta or summary forwarded; origin on what is forwarded; the upstream warning counted; caused_by carries the retry fields")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_upstream_stream_is_a_conforming_honest_failure_with_retry_fields() {
+        let stream = upstream_stream();
+        let report = aoi::Verifier::verify_bytes(&stream, aoi::VerifyOptions::default());
+        assert_eq!(
+            report.verdict,
+            aoi::Verdict::Failed,
+            "{:?}",
+            report.findings
+        );
+        assert_eq!((report.warnings, report.errors), (1, 1));
+        let cause = report.caused_by.expect("retry detail");
+        assert_eq!(cause.retry_after_ms, Some(1500));
+    }
 }

@@ -21,7 +21,7 @@ pub mod c14_one_meta_one_summary;
 pub mod c15_sequence;
 pub mod c16_upstream;
 
-use aoi::read::{FindingCode, Level};
+use aoi::read::{Finding, FindingCode, Level};
 
 use crate::model::{check_of, CheckId, CheckResult, Evidence, Outcome};
 use crate::subject::{cut, Captured, Subject};
@@ -98,16 +98,21 @@ impl<'s> Judge<'s> {
     }
 }
 
-/// The verifier's findings on `captured` that count against `check`, as evidence: every
-/// violation, and the notice that `aoi.seq` is absent (§18.2 #15: no seq, no Verifiable).
+/// True when a verifier finding counts against `check`: a violation of one of its rules, or
+/// the notice that `aoi.seq` is absent (§18.2 #15: no seq, no Verifiable).
+pub(crate) fn counts_against(finding: &Finding, check: CheckId) -> bool {
+    check_of(finding.code) == check
+        && (finding.level == Level::Violation || finding.code == FindingCode::SeqAbsent)
+}
+
+/// The verifier's findings on `captured` that count against `check`, as evidence.
 pub(crate) fn findings(captured: &Captured, check: CheckId) -> Vec<Evidence> {
     let lines: Vec<&[u8]> = captured.run.stdout.split(|b| *b == b'\n').collect();
     captured
         .verification
         .findings
         .iter()
-        .filter(|f| check_of(f.code) == check)
-        .filter(|f| f.level == Level::Violation || f.code == FindingCode::SeqAbsent)
+        .filter(|f| counts_against(f, check))
         .map(|f| {
             let excerpt = f
                 .line

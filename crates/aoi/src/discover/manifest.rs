@@ -17,10 +17,25 @@ pub struct Manifest {
     pub aoi_versions: Vec<String>,
     /// Output formats, e.g. `["jsonl"]`.
     pub outputs: Vec<String>,
+    /// The arguments that select machine mode, e.g. `["--format", "jsonl"]` for a tool whose
+    /// `--output` names a file (§16.4); see [`Manifest::machine_args`].
+    pub machine_flag: Vec<String>,
     /// Event schemas and their versions.
     pub schemas: Vec<SchemaEntry>,
     /// Every command.
     pub commands: Vec<CommandEntry>,
+}
+
+impl Manifest {
+    /// The arguments that select machine mode: the manifest's `machine_flag`, else the
+    /// standard `--output jsonl` (§16.1).
+    pub fn machine_args(&self) -> Vec<String> {
+        if self.machine_flag.is_empty() {
+            vec!["--output".to_owned(), "jsonl".to_owned()]
+        } else {
+            self.machine_flag.clone()
+        }
+    }
 }
 
 /// One schema a tool publishes.

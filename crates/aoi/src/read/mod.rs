@@ -5,6 +5,7 @@ mod event;
 mod finding;
 mod framing;
 mod head;
+mod program;
 mod scan;
 mod schema_pool;
 mod schema_tape;
@@ -16,6 +17,7 @@ pub use event::{decode, DecodeError, Decoded, Event};
 pub use finding::{Finding, FindingCode, Level};
 pub use framing::{Frame, LineReader, DEFAULT_MAX_LINE};
 pub use head::{parse_head, Head, NotObject};
+pub use program::locate_program;
 #[doc(hidden)]
 pub use scan::scan_fast_accepts;
 pub use scan::{find_ansi, scan_line, Ansi, NotUtf8, ScannedLine};

@@ -108,15 +108,8 @@ struct CredentialFile {
 
 /// Where `auth login` saves the token.
 fn credential_path() -> Result<PathBuf, ErrorEvent> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    if let Some(config) = var("XDG_CONFIG_HOME") {
-        return Ok(PathBuf::from(config).join("outline").join("credentials"));
-    }
-    if let Some(home) = var("HOME") {
-        return Ok(PathBuf::from(home)
-            .join(".config")
-            .join("outline")
-            .join("credentials"));
+    if let Some(path) = super::xdg_file("XDG_CONFIG_HOME", ".config", "credentials") {
+        return Ok(path);
     }
     Err(ErrorEvent::new(
         Category::Config,

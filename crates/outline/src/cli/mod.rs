@@ -293,15 +293,8 @@ fn db_path(flag: Option<PathBuf>) -> Result<PathBuf, ErrorEvent> {
     if let Some(path) = flag.filter(|p| !p.as_os_str().is_empty()) {
         return Ok(path);
     }
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    if let Some(data) = var("XDG_DATA_HOME") {
-        return Ok(PathBuf::from(data).join("outline").join("outline.db"));
-    }
-    if let Some(home) = var("HOME") {
-        return Ok(PathBuf::from(home)
-            .join(".local/share")
-            .join("outline")
-            .join("outline.db"));
+    if let Some(path) = xdg_file("XDG_DATA_HOME", ".local/share", "outline.db") {
+        return Ok(path);
     }
     Err(ErrorEvent::new(
         Category::Config,
@@ -309,6 +302,17 @@ fn db_path(flag: Option<PathBuf>) -> Result<PathBuf, ErrorEvent> {
         "no database path: neither --db, OUTLINE_DB, XDG_DATA_HOME nor HOME is set",
     )
     .hint("pass --db PATH"))
+}
+
+/// `$VAR/outline/FILE`, else `$HOME/HOME_DIR/outline/FILE` (the XDG base directories, with
+/// their documented fallbacks); `None` when neither variable is set.
+pub fn xdg_file(var: &str, home_dir: &str, file: &str) -> Option<PathBuf> {
+    let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let base = match set(var) {
+        Some(base) => PathBuf::from(base),
+        None => PathBuf::from(set("HOME")?).join(home_dir),
+    };
+    Some(base.join("outline").join(file))
 }
 
 /// How a command uses the database.

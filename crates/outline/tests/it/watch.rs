@@ -1,10 +1,9 @@
 //! `watch`: an unbounded stream of changes, ended by SIGINT/SIGTERM with a cancelled summary.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::BufReader;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
-use aoi::Reason;
+use aoi_test::{read_until, signal};
 
 use crate::support::Db;
 
@@ -23,57 +22,15 @@ fn spawn_watch(db: &Db, args: &[&str]) -> Child {
         .expect("outline watch starts")
 }
 
-/// Reads lines until one contains every needle; returns everything read.
-fn read_until(reader: &mut impl BufRead, needles: &[&str]) -> String {
-    let mut seen = String::new();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        let mut line = String::new();
-        if reader.read_line(&mut line).expect("read") == 0 {
-            break;
-        }
-        seen.push_str(&line);
-        if needles.iter().all(|n| line.contains(n)) {
-            return seen;
-        }
-    }
-    panic!("{needles:?} never appeared in:\n{seen}");
-}
-
-fn signal(child: &Child, name: &str) {
-    // bash's builtin `kill`: no dependency on a separate kill binary.
-    let status = Command::new("bash")
-        .args(["-c", &format!("kill -{name} {}", child.id())])
-        .status()
-        .expect("bash runs");
-    assert!(status.success());
-}
-
 /// Signals the watcher, reads the rest of its stream and checks it ends cancelled.
 fn cancel(
-    mut child: Child,
+    child: Child,
     mut stdout: BufReader<std::process::ChildStdout>,
-    mut seen: String,
+    seen: String,
     sig: &str,
     exit: i32,
 ) -> String {
-    signal(&child, sig);
-    stdout.read_to_string(&mut seen).unwrap();
-    let status = child.wait().unwrap();
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    assert_eq!(status.code(), Some(exit), "{seen}\n{stderr}");
-    assert_eq!(stderr, "");
-    let report = aoi_test::assert_conforms(seen.as_bytes());
-    let summary = report.summary.expect("a cancelled summary");
-    assert!(!summary.ok);
-    assert_eq!(summary.reason, Some(Reason::Cancelled));
-    seen
+    aoi_test::assert_cancelled(child, &mut stdout, seen, sig, exit).0
 }
 
 #[test]
