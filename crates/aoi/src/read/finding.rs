@@ -85,6 +85,14 @@ codes! {
     CrlfLineEnding = "CRLF_LINE_ENDING", "§2";
     /// A line exceeds the reader's limit.
     LineTooLong = "LINE_TOO_LONG", "§2";
+    /// A line nests arrays and objects deeper than the reader's limit (127 levels).
+    NestingTooDeep = "NESTING_TOO_DEEP", "§2";
+    /// A number too large for an IEEE 754 double (`1e400`): consumers cannot agree on its value.
+    NumberOutOfRange = "NUMBER_OUT_OF_RANGE", "§2";
+    /// A `\u` escape of a UTF-16 surrogate without its pair: the string is not Unicode text.
+    LoneSurrogate = "LONE_SURROGATE", "§2";
+    /// A framework event, or an envelope, names the same key twice: consumers disagree on which wins.
+    DuplicateKey = "DUPLICATE_KEY", "§8.1";
     /// The last line has no terminating `\n`.
     TruncatedLine = "TRUNCATED_LINE", "§2";
     /// `aoi:meta` is not the first line.
@@ -99,7 +107,8 @@ codes! {
     IdentityIncomplete = "IDENTITY_INCOMPLETE", "§5";
     /// Meta and summary name different identities.
     IdentityMismatch = "IDENTITY_MISMATCH", "§5";
-    /// An `aoi_version` whose major this verifier does not know.
+    /// An `aoi_version` whose major this verifier does not know: its framework events cannot be
+    /// interpreted (§5).
     AoiVersionUnknown = "AOI_VERSION_UNKNOWN", "§5";
     /// Lines follow the `aoi:summary`.
     SummaryNotLast = "SUMMARY_NOT_LAST", "§13.1";
@@ -133,6 +142,10 @@ codes! {
     RunChanged = "RUN_CHANGED", "§8.1";
     /// `aoi` is not an object.
     EnvelopeNotObject = "ENVELOPE_NOT_OBJECT", "§8.1";
+    /// `aoi.t` is not a non-negative number, or `aoi.trace_id` is not a string.
+    EnvelopeFieldInvalid = "ENVELOPE_FIELD_INVALID", "§8.1";
+    /// A key inside `aoi` that this version does not define (`seq`, `run`, `t`, `trace_id`).
+    EnvelopeExtraField = "ENVELOPE_EXTRA_FIELD", "§8.1";
     /// The summary has no `event_count`: the Verifiable factor is not claimed.
     EventCountMissing = "EVENT_COUNT_MISSING", "§8.3";
     /// `event_count` differs from the lines received.
@@ -147,6 +160,16 @@ codes! {
     SummaryFieldInvalid = "SUMMARY_FIELD_INVALID", "§8.3";
     /// `partial:true` with no error at all.
     PartialWithoutErrors = "PARTIAL_WITHOUT_ERRORS", "§8.3";
+    /// `reason:"skipped"` (did not run) on a stream that carries domain events.
+    SkippedWithEvents = "SKIPPED_WITH_EVENTS", "§8.3";
+    /// `caused_by` is not an object of the §13.1 retry fields with their §9.1 types.
+    CausedByInvalid = "CAUSED_BY_INVALID", "§13.1";
+    /// `caused_by` on a summary that says `ok:true`.
+    CausedByOnSuccess = "CAUSED_BY_ON_SUCCESS", "§8.3";
+    /// `upstream` is null, not an object, or has a null or non-string member (§13.1: omit it).
+    UpstreamInvalid = "UPSTREAM_INVALID", "§13.1";
+    /// `aoi:summary.upstream` shaped like the v0.2 `{protocol,status}` (now `aoi:error.wrapped`).
+    V02UpstreamShape = "V02_UPSTREAM_SHAPE", "§5.2";
     /// An `aoi:error` without a `category`.
     ErrorCategoryMissing = "ERROR_CATEGORY_MISSING", "§9.1";
     /// A `category` outside the closed enum.
@@ -163,6 +186,8 @@ codes! {
     RetryAfterInvalid = "RETRY_AFTER_INVALID", "§9.1";
     /// Another `aoi:error` field has the wrong shape.
     ErrorFieldInvalid = "ERROR_FIELD_INVALID", "§9.1";
+    /// An `aoi:warning` field has the wrong shape.
+    WarningFieldInvalid = "WARNING_FIELD_INVALID", "§9.1";
     /// An `aoi:check` without a string `name` and a boolean `ok`.
     CheckInvalid = "CHECK_INVALID", "§8.3";
     /// `seq`/`run` at the top level: the v0.2 flat envelope.
@@ -183,6 +208,11 @@ codes! {
     SchemaIdentityMismatch = "SCHEMA_IDENTITY_MISMATCH", "§5";
     /// The process exit status contradicts the summary.
     ExitStatusMismatch = "EXIT_STATUS_MISMATCH", "§4.1";
+    /// The process exited non-zero or was killed: the run failed whatever the stream says (§4.1, §6).
+    ProcessFailed = "PROCESS_FAILED", "§4.1";
+    /// The process ended before its stream started: nothing on stdout, a non-zero exit (a usage
+    /// error reported on stderr, §2).
+    StreamNotStarted = "STREAM_NOT_STARTED", "§2";
 }
 
 impl fmt::Display for FindingCode {

@@ -29,6 +29,13 @@ pub struct Head<'a> {
     pub flat_seq: bool,
     /// Top-level `run`.
     pub flat_run: bool,
+    /// A key the head reads is repeated: `type` or `aoi` at the top, or `seq`, `run`, `t` or
+    /// `trace_id` inside `aoi`.
+    pub duplicate_key: bool,
+    /// `aoi.t` is not a non-negative number, or `aoi.trace_id` is not a string.
+    pub envelope_field_invalid: bool,
+    /// `aoi` holds a key other than `seq`, `run`, `t` and `trace_id`.
+    pub envelope_extra: bool,
 }
 
 /// The line parsed as JSON but is not an object.
@@ -49,12 +56,29 @@ pub fn parse_head(line: &[u8]) -> Result<Result<Head<'_>, NotObject>, serde_json
     Ok(head)
 }
 
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Key {
     Type,
     Aoi,
     Seq,
     Run,
+    T,
+    TraceId,
     Other,
+}
+
+/// Which of the keys the head looks at an object has named so far.
+#[derive(Default)]
+struct Seen(u8);
+
+impl Seen {
+    /// Notes `key`; true when it was already there.
+    fn again(&mut self, key: Key) -> bool {
+        let bit = 1 << key as u8;
+        let again = self.0 & bit != 0;
+        self.0 |= bit;
+        again
+    }
 }
 
 impl<'de> de::Deserialize<'de> for Key {
@@ -71,6 +95,8 @@ impl<'de> de::Deserialize<'de> for Key {
                     "aoi" => Key::Aoi,
                     "seq" => Key::Seq,
                     "run" => Key::Run,
+                    "t" => Key::T,
+                    "trace_id" => Key::TraceId,
                     _ => Key::Other,
                 })
             }
@@ -115,7 +141,11 @@ impl<'de> Visitor<'de> for HeadVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut head = Head::default();
+        let mut seen = Seen::default();
         while let Some(key) = map.next_key::<Key>()? {
+            if matches!(key, Key::Type | Key::Aoi) && seen.again(key) {
+                head.duplicate_key = true;
+            }
             match key {
                 Key::Type => match map.next_value::<MaybeStr<'de>>()? {
                     MaybeStr::Str(s) => head.ty = Some(s),
@@ -133,7 +163,7 @@ impl<'de> Visitor<'de> for HeadVisitor {
                     head.flat_run = true;
                     map.next_value::<IgnoredAny>()?;
                 }
-                Key::Other => {
+                Key::T | Key::TraceId | Key::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
@@ -238,6 +268,49 @@ impl<'de> de::Deserialize<'de> for MaybeU64 {
     }
 }
 
+/// Whether a value is a non-negative number (`-0` is not: its sign is negative).
+struct NonNegative(bool);
+
+impl<'de> de::Deserialize<'de> for NonNegative {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = NonNegative;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(NonNegative(true))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                // serde_json visits only negative integers here.
+                Ok(NonNegative(v >= 0))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(NonNegative(!v.is_sign_negative()))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(NonNegative(false))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(NonNegative(false))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(NonNegative(false))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(NonNegative(false))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(NonNegative(false))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 struct EnvelopeSeed<'h, 'a> {
     head: &'h mut Head<'a>,
 }
@@ -257,7 +330,11 @@ impl<'de> Visitor<'de> for EnvelopeSeed<'_, 'de> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = Seen::default();
         while let Some(key) = map.next_key::<Key>()? {
+            if key != Key::Other && seen.again(key) {
+                self.head.duplicate_key = true;
+            }
             match key {
                 Key::Seq => match map.next_value::<MaybeU64>()? {
                     MaybeU64::Int(n) => self.head.seq = Some(n),
@@ -267,8 +344,19 @@ impl<'de> Visitor<'de> for EnvelopeSeed<'_, 'de> {
                     MaybeStr::Str(s) => self.head.run = Some(s),
                     MaybeStr::Other => self.head.run_invalid = true,
                 },
-                _ => {
+                Key::T => {
+                    if !map.next_value::<NonNegative>()?.0 {
+                        self.head.envelope_field_invalid = true;
+                    }
+                }
+                Key::TraceId => {
+                    if let MaybeStr::Other = map.next_value::<MaybeStr<'de>>()? {
+                        self.head.envelope_field_invalid = true;
+                    }
+                }
+                Key::Type | Key::Aoi | Key::Other => {
                     map.next_value::<IgnoredAny>()?;
+                    self.head.envelope_extra = true;
                 }
             }
         }

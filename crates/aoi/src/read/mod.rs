@@ -9,6 +9,7 @@ mod program;
 mod scan;
 mod schema_pool;
 mod schema_tape;
+mod strict;
 mod upstream;
 mod verify;
 

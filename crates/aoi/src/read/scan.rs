@@ -199,6 +199,8 @@ enum Key {
     Aoi,
     Seq,
     Run,
+    T,
+    TraceId,
     Other,
 }
 
@@ -209,6 +211,8 @@ impl Key {
             b"aoi" => Key::Aoi,
             b"seq" => Key::Seq,
             b"run" => Key::Run,
+            b"t" => Key::T,
+            b"trace_id" => Key::TraceId,
             _ => Key::Other,
         }
     }
@@ -229,11 +233,14 @@ impl Key {
         const AOI: u64 = packed(b"aoi");
         const SEQ: u64 = packed(b"seq");
         const RUN: u64 = packed(b"run");
+        const T: u64 = packed(b"t");
         match word {
             TYPE => Key::Type,
             AOI => Key::Aoi,
             SEQ => Key::Seq,
             RUN => Key::Run,
+            T => Key::T,
+            // `trace_id` is eight bytes: it never takes this path.
             _ => Key::Other,
         }
     }
@@ -241,7 +248,7 @@ impl Key {
     /// The key named by the raw contents of a string with escapes, decoded the way serde does.
     #[cold]
     fn of_escaped(raw: &[u8]) -> Step<Key> {
-        let mut name = [0u8; 4];
+        let mut name = [0u8; 8];
         let mut len = 0;
         let mut fits = true;
         unescape(raw, |piece| {
@@ -256,6 +263,20 @@ impl Key {
         } else {
             Key::Other
         })
+    }
+}
+
+/// Which of the keys the head looks at an object has named so far.
+#[derive(Default)]
+struct Seen(u8);
+
+impl Seen {
+    /// Notes `key`; true when it was already there.
+    fn again(&mut self, key: Key) -> bool {
+        let bit = 1 << key as u8;
+        let again = self.0 & bit != 0;
+        self.0 |= bit;
+        again
     }
 }
 
@@ -323,6 +344,7 @@ impl<'a> Scanner<'a> {
     fn top_object(&mut self) -> Step<Head<'a>> {
         self.pos += 1;
         let mut head = Head::default();
+        let mut seen = Seen::default();
         let mut b = self.next_token()?;
         if b == b'}' {
             self.pos += 1;
@@ -331,6 +353,9 @@ impl<'a> Scanner<'a> {
         loop {
             let key = self.member_key(b)?;
             let v = self.next_token()?;
+            if matches!(key, Key::Type | Key::Aoi) && seen.again(key) {
+                head.duplicate_key = true;
+            }
             match key {
                 Key::Type => {
                     if v == b'"' {
@@ -357,7 +382,7 @@ impl<'a> Scanner<'a> {
                     head.flat_run = true;
                     self.value(v, 1)?;
                 }
-                Key::Other => self.value(v, 1)?,
+                Key::T | Key::TraceId | Key::Other => self.value(v, 1)?,
             }
             match self.next_token()? {
                 b',' => {
@@ -373,9 +398,11 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// The `aoi` object, at its `{`: `seq` and `run`, every other member skipped.
+    /// The `aoi` object, at its `{`: `seq` and `run`, the shape of `t` and `trace_id`, and
+    /// whether it holds any other member (skipped).
     fn envelope(&mut self, head: &mut Head<'a>) -> Step<()> {
         self.pos += 1;
+        let mut seen = Seen::default();
         let mut b = self.next_token()?;
         if b == b'}' {
             self.pos += 1;
@@ -384,6 +411,9 @@ impl<'a> Scanner<'a> {
         loop {
             let key = self.member_key(b)?;
             let v = self.next_token()?;
+            if key != Key::Other && seen.again(key) {
+                head.duplicate_key = true;
+            }
             match key {
                 Key::Seq if matches!(v, b'-' | b'0'..=b'9') => match self.seq_number()? {
                     Some(n) => head.seq = Some(n),
@@ -398,7 +428,23 @@ impl<'a> Scanner<'a> {
                     self.value(v, 2)?;
                     head.run_invalid = true;
                 }
-                _ => self.value(v, 2)?,
+                // Any non-negative number; a leading `-` (even `-0`) is negative.
+                Key::T => {
+                    self.value(v, 2)?;
+                    if !v.is_ascii_digit() {
+                        head.envelope_field_invalid = true;
+                    }
+                }
+                Key::TraceId => {
+                    self.value(v, 2)?;
+                    if v != b'"' {
+                        head.envelope_field_invalid = true;
+                    }
+                }
+                Key::Type | Key::Aoi | Key::Other => {
+                    self.value(v, 2)?;
+                    head.envelope_extra = true;
+                }
             }
             match self.next_token()? {
                 b',' => {

@@ -18,6 +18,7 @@ use super::head::Head;
 use super::scan::find_ansi;
 use super::scan::{scan_line, Ansi, NotUtf8};
 use super::schema_pool::{self, EventCheck, SchemaPool};
+use super::strict;
 use crate::discover::schema::EventValidator;
 use crate::wire::{
     Category, CausedBy, Code, ErrorEvent, Meta, Reason, Summary, AOI_VERSION, FRAMEWORK_TYPES,
@@ -46,9 +47,12 @@ impl Default for VerifyOptions {
 pub enum Verdict {
     /// Conforming, and the summary says `ok:true`.
     Succeeded,
-    /// Conforming, and the summary says `ok:false`: an honest failure.
+    /// Conforming, and the run cannot be reported as a success: the summary says `ok:false`,
+    /// or the process exited non-zero or was killed (§4.1, §6), or the stream carries a
+    /// framework event this version cannot interpret (§13). An honest failure.
     Failed,
-    /// Conforming so far, no summary, and the stream is documented as unbounded.
+    /// Conforming so far, no summary, the stream is documented as unbounded, and the process
+    /// did not fail (it is still running, was not watched, or exited 0).
     Unterminated,
     /// The stream violates the protocol.
     Violation,
@@ -134,8 +138,12 @@ pub struct Verifier {
     process_errors: u64,
     worst_error: Option<(bool, ErrorEvent)>,
     flat_domain_reported: bool,
-    /// The meta claims a later 1.x AOI version, whose enums may have grown (§9.2).
-    newer_aoi_minor: bool,
+    /// The meta declares another 1.x AOI version than this verifier's, whose enums, event types
+    /// and fields may have grown (§9.2, §8.1): what 1.0-alpha does not define is only a notice.
+    other_minor: bool,
+    /// `aoi:` events of a type this version does not define, seen in such a stream: the run
+    /// cannot be reported as a success (§13).
+    uninterpreted: u64,
     /// The tool's published event schema, when checking against it.
     schema: Option<SchemaCheck>,
 }
@@ -218,7 +226,8 @@ impl Verifier {
             process_errors: 0,
             worst_error: None,
             flat_domain_reported: false,
-            newer_aoi_minor: false,
+            other_minor: false,
+            uninterpreted: 0,
             schema: None,
         }
     }
@@ -427,11 +436,8 @@ impl Verifier {
                 return LineKind::Invalid;
             }
             Err(e) => {
-                self.violation(
-                    FindingCode::InvalidJson,
-                    number,
-                    format!("invalid JSON: {e}"),
-                );
+                let (code, message) = json_problem(&e);
+                self.violation(code, number, message);
                 self.skip_seq();
                 return LineKind::Invalid;
             }
@@ -457,6 +463,7 @@ impl Verifier {
                     "top-level `seq` and `run` without an `aoi` object look like the v0.2 flat envelope",
                 );
             }
+            self.envelope_keys(number, &head, true);
             if self.summary_line.is_none() {
                 self.domain += 1;
             }
@@ -466,11 +473,24 @@ impl Verifier {
             return LineKind::Domain;
         }
         if !FRAMEWORK_TYPES.contains(&ty.as_ref()) {
-            self.violation(
-                FindingCode::UnknownFrameworkEvent,
-                number,
-                format!("unknown framework event type {ty:?}: a consumer cannot vouch for a stream it did not fully interpret"),
-            );
+            self.envelope_keys(number, &head, true);
+            if self.other_minor {
+                // §13: it MAY be ignored, but the run must not be reported as a success.
+                self.uninterpreted += 1;
+                self.notice(
+                    FindingCode::UnknownFrameworkEvent,
+                    number,
+                    format!("framework event type {ty:?} is not defined by v1.0-alpha: the run cannot be reported as a success (§13)"),
+                );
+            } else {
+                self.violation(
+                    FindingCode::UnknownFrameworkEvent,
+                    number,
+                    format!(
+                        "unknown framework event type {ty:?}: the aoi: namespace is closed (§8.2)"
+                    ),
+                );
+            }
             return LineKind::UnknownFramework;
         }
         if head.flat_seq || head.flat_run {
@@ -481,18 +501,38 @@ impl Verifier {
             );
         }
         let ty = ty.into_owned();
-        let fields = match serde_json::from_slice::<Map<String, Value>>(bytes) {
+        let fields = match strict::parse_object(bytes) {
             Ok(fields) => fields,
-            // The head parse accepted it; only absurd nesting depth gets here.
-            Err(e) => {
+            Err(strict::Problem::Duplicate(path)) => {
                 self.violation(
-                    FindingCode::InvalidJson,
+                    FindingCode::DuplicateKey,
                     number,
-                    format!("invalid JSON: {e}"),
+                    format!(
+                        "{ty} repeats the key {path}: consumers disagree on which occurrence wins"
+                    ),
                 );
+                // Checked on with the last occurrence, as serde_json keeps it.
+                match serde_json::from_slice::<Map<String, Value>>(bytes) {
+                    Ok(fields) => fields,
+                    Err(_) => return LineKind::Invalid,
+                }
+            }
+            // The scanner accepted the line, so only a duplicate key gets here; be safe anyway.
+            Err(strict::Problem::Json(e)) => {
+                let (code, message) = json_problem(&e);
+                self.violation(code, number, message);
                 return LineKind::Invalid;
             }
         };
+        if ty == "aoi:meta" && self.meta_line.is_none() {
+            // The version the stream declares decides how strictly its own first line is read.
+            self.other_minor = fields
+                .get("aoi_version")
+                .and_then(Value::as_str)
+                .is_some_and(|v| major(v) == major(AOI_VERSION) && v != AOI_VERSION);
+        }
+        // Duplicates anywhere in a framework event were reported by the strict parse.
+        self.envelope_keys(number, &head, false);
         self.extra_fields(number, &ty, &fields);
         let fields = if self.schema.is_some() {
             if ty == "aoi:meta" {
@@ -511,7 +551,7 @@ impl Verifier {
             "aoi:meta" => self.meta(number, fields),
             "aoi:summary" => self.summary(number, fields),
             "aoi:error" => self.error(number, &fields),
-            "aoi:warning" => self.warnings += 1,
+            "aoi:warning" => self.warning(number, &fields),
             "aoi:check" => self.check(number, &fields),
             _ => {}
         }
@@ -704,78 +744,61 @@ impl Verifier {
         }
     }
 
+    /// §8.1: tool additions to a framework event go in `properties`. A top-level field that
+    /// v1.0-alpha does not define is a violation in a stream that declares v1.0-alpha (or no
+    /// version), and a notice in one that declares another 1.x, which may define more.
+    /// The envelope's other keys (§8.1): `t` a non-negative number, `trace_id` a string, no key
+    /// that this version does not define (a violation in a v1.0-alpha stream, a notice in one
+    /// declaring another 1.x), and `type`, `aoi` and the envelope's keys named once.
+    fn envelope_keys(&mut self, number: u64, head: &Head<'_>, duplicates: bool) {
+        if duplicates && head.duplicate_key {
+            self.violation(
+                FindingCode::DuplicateKey,
+                number,
+                "`type`, `aoi` or a key of `aoi` appears twice: consumers disagree on which occurrence wins",
+            );
+        }
+        if head.envelope_field_invalid {
+            self.violation(
+                FindingCode::EnvelopeFieldInvalid,
+                number,
+                "`aoi.t` must be a non-negative number of milliseconds and `aoi.trace_id` a string",
+            );
+        }
+        if head.envelope_extra {
+            let message = "`aoi` holds a key v1.0-alpha does not define (only seq, run, t, trace_id): the envelope is reserved to the framework";
+            if self.other_minor {
+                self.notice(FindingCode::EnvelopeExtraField, number, message);
+            } else {
+                self.violation(FindingCode::EnvelopeExtraField, number, message);
+            }
+        }
+    }
+
     fn extra_fields(&mut self, number: u64, ty: &str, fields: &Map<String, Value>) {
-        let known: &[&str] = match ty {
-            "aoi:meta" => &[
-                "tool",
-                "tool_version",
-                "aoi_version",
-                "schema_name",
-                "schema_version",
-                "command",
-                "args",
-                "args_redacted",
-                "input_fingerprint",
-            ],
-            "aoi:summary" => &[
-                "ok",
-                "reason",
-                "event_count",
-                "count",
-                "input_count",
-                "warning_count",
-                "error_count",
-                "partial",
-                "truncated",
-                "next_cursor",
-                "elapsed_ms",
-                "caused_by",
-                "upstream",
-                "tool",
-                "tool_version",
-                "aoi_version",
-                "schema_name",
-                "schema_version",
-            ],
-            "aoi:error" => &[
-                "category",
-                "code",
-                "message",
-                "retryable",
-                "retry_after_ms",
-                "domain",
-                "origin",
-                "scope",
-                "target",
-                "item_index",
-                "line_number",
-                "field",
-                "wrapped",
-                "hint",
-                "docs",
-                "details",
-            ],
-            "aoi:check" => &["name", "ok", "severity", "detail", "hint"],
-            // The spec fixes no field list for the others.
-            _ => return,
+        let (known, closed) = match framework_fields(ty) {
+            Some(known) => known,
+            None => return,
         };
         let extra: Vec<&str> = fields
             .keys()
             .map(String::as_str)
             .filter(|k| !matches!(*k, "type" | "aoi" | "properties" | "seq" | "run"))
-            // Reported as V02_ERROR_UPSTREAM on an error; an extra field anywhere else but the summary.
+            // Reported as V02_ERROR_UPSTREAM on an error.
             .filter(|k| !(ty == "aoi:error" && *k == "upstream"))
             .filter(|k| !known.contains(k))
             .collect();
-        if !extra.is_empty() {
-            self.notice(
-                FindingCode::FrameworkExtraField,
-                number,
-                format!(
-                    "{ty} has top-level field(s) the spec does not define ({}); tool additions belong in `properties`",
-                    extra.join(", ")
-                ),
-            );
+        if extra.is_empty() {
+            return;
+        }
+        let message = format!(
+            "{ty} has top-level field(s) v1.0-alpha does not define ({}); tool additions belong in `properties`",
+            extra.join(", ")
+        );
+        if closed && !self.other_minor {
+            self.violation(FindingCode::FrameworkExtraField, number, message);
+        } else {
+            self.notice(FindingCode::FrameworkExtraField, number, message);
         }
     }
 
@@ -804,24 +827,14 @@ impl Verifier {
                 format!("aoi:meta has a field of the wrong type: {e}"),
             );
         }
-        self.newer_aoi_minor = fields
-            .get("aoi_version")
-            .and_then(Value::as_str)
-            .is_some_and(|v| major(v) == major(AOI_VERSION) && v != AOI_VERSION);
         self.meta = Some(fields);
     }
 
     fn identity(&mut self, number: u64, ty: &str, fields: &Map<String, Value>) {
-        let missing: Vec<&str> = [
-            "tool",
-            "tool_version",
-            "aoi_version",
-            "schema_name",
-            "schema_version",
-        ]
-        .into_iter()
-        .filter(|k| !fields.get(*k).is_some_and(Value::is_string))
-        .collect();
+        let missing: Vec<&str> = IDENTITY_FIELDS
+            .into_iter()
+            .filter(|k| !fields.get(*k).is_some_and(Value::is_string))
+            .collect();
         if !missing.is_empty() {
             self.notice(
                 FindingCode::IdentityIncomplete,
@@ -831,11 +844,13 @@ impl Verifier {
         }
         if let Some(version) = fields.get("aoi_version").and_then(Value::as_str) {
             if major(version) != major(AOI_VERSION) {
-                self.notice(
+                // §5: framework events may only be interpreted when the AOI major matches; a
+                // verifier that cannot interpret them cannot vouch for the stream.
+                self.violation(
                     FindingCode::AoiVersionUnknown,
                     number,
                     format!(
-                        "aoi_version {version:?} has a major other than {}",
+                        "aoi_version {version:?} has a major other than {}: its framework events cannot be interpreted",
                         major(AOI_VERSION)
                     ),
                 );
@@ -951,17 +966,31 @@ impl Verifier {
             }
         }
         if let Some(v) = fields.get("caused_by") {
-            if serde_json::from_value::<CausedBy>(v.clone()).is_err() {
-                self.violation(
-                    FindingCode::SummaryFieldInvalid,
+            self.caused_by(number, v);
+            if ok == Some(true) {
+                self.notice(
+                    FindingCode::CausedByOnSuccess,
                     number,
-                    "`caused_by` must carry a valid category, code and retryable",
+                    "`caused_by` explains a failure, but the summary says ok:true",
                 );
             }
         }
+        if let Some(v) = fields.get("upstream") {
+            self.upstream(number, v);
+        }
+        if fields.get("reason").and_then(Value::as_str) == Some("skipped") && self.domain > 0 {
+            self.notice(
+                FindingCode::SkippedWithEvents,
+                number,
+                format!(
+                    "reason \"skipped\" says the operation did not run, but {} domain event(s) precede it",
+                    self.domain
+                ),
+            );
+        }
         self.identity(number, "aoi:summary", &fields);
         if let Some(meta) = &self.meta {
-            let differs: Vec<&str> = ["tool", "aoi_version", "schema_name", "schema_version"]
+            let differs: Vec<&str> = IDENTITY_FIELDS
                 .into_iter()
                 .filter(|k| match (meta.get(*k), fields.get(*k)) {
                     (Some(a), Some(b)) => a != b,
@@ -982,7 +1011,7 @@ impl Verifier {
         // The verdict is read from the decoded summary: one that does not decode must not pass
         // for a stream without a summary (Verdict::Unterminated) with no violation to say why.
         if self.violations == violations_before {
-            if let Err(e) = serde_json::from_value::<Summary>(Value::Object(fields.clone())) {
+            if let Err(e) = decode_summary(&fields) {
                 self.violation(
                     FindingCode::SummaryFieldInvalid,
                     number,
@@ -1004,51 +1033,7 @@ impl Verifier {
                 );
                 None
             }
-            Some(Value::String(c)) => match (Category::parse(c), c.as_str()) {
-                (Some(c), _) => Some(c),
-                (None, "temporary") => {
-                    self.violation(
-                        FindingCode::V02CategoryTemporary,
-                        number,
-                        "category \"temporary\" was renamed \"unavailable\" in v1.0-alpha",
-                    );
-                    None
-                }
-                (None, "partial") => {
-                    self.violation(
-                        FindingCode::V02CategoryPartial,
-                        number,
-                        "category \"partial\" was removed: use the item's real category with scope \"item\" and aoi:summary.partial",
-                    );
-                    None
-                }
-                (None, other) => {
-                    // §9.2: a new category is a minor version bump, and §9.4 forbids failing on
-                    // one; only a producer that claims exactly this version is held to the enum.
-                    if self.newer_aoi_minor {
-                        self.notice(
-                            FindingCode::ErrorCategoryInvalid,
-                            number,
-                            format!("category {other:?} is not in the v1.0-alpha enum; routed as internal (§9.4)"),
-                        );
-                    } else {
-                        self.violation(
-                            FindingCode::ErrorCategoryInvalid,
-                            number,
-                            format!("category {other:?} is not in the closed enum of §9.2"),
-                        );
-                    }
-                    None
-                }
-            },
-            Some(other) => {
-                self.violation(
-                    FindingCode::ErrorCategoryInvalid,
-                    number,
-                    format!("`category` is {other}, not a string"),
-                );
-                None
-            }
+            Some(v) => self.category(number, v, "aoi:error"),
         };
         let code = match fields.get("code") {
             Some(Value::String(c)) if crate::wire::text::is_valid_code(c) => {
@@ -1164,14 +1149,12 @@ impl Verifier {
             }
         }
         if let Some(w) = fields.get("wrapped") {
-            let protocol = w.get("protocol").and_then(Value::as_str);
-            if !matches!(protocol, Some("http" | "grpc" | "exit")) {
-                self.violation(
-                    FindingCode::ErrorFieldInvalid,
-                    number,
-                    "`wrapped` must be an object whose `protocol` is http, grpc or exit",
-                );
+            if let Some(problem) = wrapped_problem(w) {
+                self.violation(FindingCode::ErrorFieldInvalid, number, problem);
             }
+        }
+        for problem in diagnostic_field_problems(fields) {
+            self.violation(FindingCode::ErrorFieldInvalid, number, problem);
         }
         if fields.contains_key("upstream") {
             self.violation(
@@ -1181,7 +1164,9 @@ impl Verifier {
             );
         }
         let origin = fields.get("origin").and_then(Value::as_str);
-        if !is_item && origin.is_none() {
+        // A non-string `origin` is a violation above; it still marks the error as forwarded.
+        let forwarded = fields.contains_key("origin");
+        if !is_item && !forwarded {
             self.process_errors += 1;
         }
         if let (Some(category), Some(code), Some(retryable)) = (category, code, retryable) {
@@ -1200,6 +1185,237 @@ impl Verifier {
             {
                 self.worst_error = Some((process, e));
             }
+        }
+    }
+
+    /// A `category` value (§9.2): unknown ones are a violation where the stream claims exactly
+    /// v1.0-alpha, and a notice, routed as `internal`, where it declares another 1.x (§9.4).
+    fn category(&mut self, number: u64, value: &Value, what: &str) -> Option<Category> {
+        match value {
+            Value::String(c) => match (Category::parse(c), c.as_str()) {
+                (Some(c), _) => Some(c),
+                (None, "temporary") => {
+                    self.violation(
+                        FindingCode::V02CategoryTemporary,
+                        number,
+                        format!("{what}: category \"temporary\" was renamed \"unavailable\" in v1.0-alpha"),
+                    );
+                    None
+                }
+                (None, "partial") => {
+                    self.violation(
+                        FindingCode::V02CategoryPartial,
+                        number,
+                        format!("{what}: category \"partial\" was removed: use the item's real category with scope \"item\" and aoi:summary.partial"),
+                    );
+                    None
+                }
+                (None, other) => {
+                    // §9.2: a new category is a minor version bump, and §9.4 forbids failing on
+                    // one; only a producer that claims exactly this version is held to the enum.
+                    if self.other_minor {
+                        self.notice(
+                            FindingCode::ErrorCategoryInvalid,
+                            number,
+                            format!("{what}: category {other:?} is not in the v1.0-alpha enum; routed as internal (§9.4)"),
+                        );
+                        Some(Category::Internal)
+                    } else {
+                        self.violation(
+                            FindingCode::ErrorCategoryInvalid,
+                            number,
+                            format!("{what}: category {other:?} is not in the closed enum of §9.2"),
+                        );
+                        None
+                    }
+                }
+            },
+            other => {
+                self.violation(
+                    FindingCode::ErrorCategoryInvalid,
+                    number,
+                    format!("{what}: `category` is {}, not a string", kind(other)),
+                );
+                None
+            }
+        }
+    }
+
+    /// `aoi:summary.caused_by` (§13.1): the retry-critical fields of an error, with their §9.1
+    /// types and rules.
+    fn caused_by(&mut self, number: u64, value: &Value) {
+        let Value::Object(fields) = value else {
+            self.violation(
+                FindingCode::CausedByInvalid,
+                number,
+                format!("`caused_by` is {}, not an object", kind(value)),
+            );
+            return;
+        };
+        match fields.get("category") {
+            Some(v) => {
+                self.category(number, v, "caused_by");
+            }
+            None => self.violation(
+                FindingCode::CausedByInvalid,
+                number,
+                "`caused_by` has no `category`",
+            ),
+        }
+        match fields.get("code") {
+            Some(Value::String(c)) if crate::wire::text::is_valid_code(c) => {}
+            _ => self.violation(
+                FindingCode::CausedByInvalid,
+                number,
+                "`caused_by.code` must be a string matching [A-Z][A-Z0-9_]*",
+            ),
+        }
+        let retryable = fields.get("retryable").and_then(Value::as_bool);
+        if retryable.is_none() {
+            self.violation(
+                FindingCode::CausedByInvalid,
+                number,
+                "`caused_by.retryable` must be a boolean: it is the retry disposition (§9.3)",
+            );
+        }
+        if let Some(v) = fields.get("retry_after_ms") {
+            if !v.is_u64() {
+                self.violation(
+                    FindingCode::RetryAfterInvalid,
+                    number,
+                    format!("`caused_by.retry_after_ms` is {v}, not a non-negative integer"),
+                );
+            }
+            if retryable == Some(false) {
+                self.violation(
+                    FindingCode::RetryAfterNotRetryable,
+                    number,
+                    "`caused_by.retry_after_ms` must not appear with `retryable:false` (§9.1)",
+                );
+            }
+        }
+        if let Some(v) = fields.get("origin") {
+            if !v.is_string() {
+                self.violation(
+                    FindingCode::CausedByInvalid,
+                    number,
+                    format!("`caused_by.origin` is {}, not a string", kind(v)),
+                );
+            }
+        }
+    }
+
+    /// `aoi:summary.upstream` (§13.1): the direct upstream's identity, omitted when unknown,
+    /// never null.
+    fn upstream(&mut self, number: u64, value: &Value) {
+        let Value::Object(fields) = value else {
+            self.violation(
+                FindingCode::UpstreamInvalid,
+                number,
+                format!(
+                    "`upstream` is {}: when the upstream's identity is unknown the key must be omitted",
+                    kind(value)
+                ),
+            );
+            return;
+        };
+        if fields.contains_key("protocol") || fields.contains_key("status") {
+            self.violation(
+                FindingCode::V02UpstreamShape,
+                number,
+                "`upstream` carries `protocol`/`status`, the v0.2 wrapped-service shape: that is aoi:error.wrapped; aoi:summary.upstream is the upstream tool's identity",
+            );
+            return;
+        }
+        for (key, v) in fields {
+            if !v.is_string() {
+                self.violation(
+                    FindingCode::UpstreamInvalid,
+                    number,
+                    format!(
+                        "`upstream.{key}` is {}, not a string: omit what is unknown",
+                        kind(v)
+                    ),
+                );
+            }
+        }
+        if fields.is_empty() {
+            self.notice(
+                FindingCode::UpstreamInvalid,
+                number,
+                "`upstream` is empty: when the upstream's identity is unknown the key is omitted",
+            );
+        }
+    }
+
+    /// `aoi:warning`: the §9.1 fields it carries, none required, with their §9.1 types.
+    fn warning(&mut self, number: u64, fields: &Map<String, Value>) {
+        self.warnings += 1;
+        match fields.get("message") {
+            Some(Value::String(m)) => {
+                if let Some(problem) = single_line_problem(m) {
+                    self.violation(
+                        FindingCode::WarningFieldInvalid,
+                        number,
+                        format!("`message` {problem}"),
+                    );
+                }
+            }
+            Some(other) => self.violation(
+                FindingCode::WarningFieldInvalid,
+                number,
+                format!("`message` is {}, not a string", kind(other)),
+            ),
+            None => {}
+        }
+        match fields.get("code") {
+            Some(Value::String(c)) if crate::wire::text::is_valid_code(c) => {}
+            Some(other) => self.violation(
+                FindingCode::WarningFieldInvalid,
+                number,
+                format!("`code` {other} is not a string matching [A-Z][A-Z0-9_]*"),
+            ),
+            None => {}
+        }
+        if let Some(v) = fields.get("category") {
+            self.category(number, v, "aoi:warning");
+        }
+        if let Some(v) = fields.get("retryable") {
+            if !v.is_boolean() {
+                self.violation(
+                    FindingCode::WarningFieldInvalid,
+                    number,
+                    format!("`retryable` is {}, not a boolean", kind(v)),
+                );
+            }
+        }
+        for key in ["item_index", "line_number", "retry_after_ms"] {
+            if let Some(v) = fields.get(key) {
+                if !v.is_u64() {
+                    self.violation(
+                        FindingCode::WarningFieldInvalid,
+                        number,
+                        format!("`{key}` is {v}, not a non-negative integer"),
+                    );
+                }
+            }
+        }
+        if let Some(v) = fields.get("scope") {
+            if !matches!(v.as_str(), Some("process" | "item")) {
+                self.violation(
+                    FindingCode::WarningFieldInvalid,
+                    number,
+                    format!("`scope` is {v}, not \"process\" or \"item\""),
+                );
+            }
+        }
+        if let Some(w) = fields.get("wrapped") {
+            if let Some(problem) = wrapped_problem(w) {
+                self.violation(FindingCode::WarningFieldInvalid, number, problem);
+            }
+        }
+        for problem in diagnostic_field_problems(fields) {
+            self.violation(FindingCode::WarningFieldInvalid, number, problem);
         }
     }
 
@@ -1236,22 +1452,15 @@ impl Verifier {
             );
         }
         let summary_fields = self.summary.take();
+        // §4.1, §6: a process that exited non-zero or was killed failed, whatever it wrote.
+        let failed_end = match end {
+            Some(ProcessEnd::Exited(code)) if code != 0 => Some(format!("exited {code}")),
+            Some(ProcessEnd::Signaled(sig)) => Some(format!("was killed by signal {sig}")),
+            _ => None,
+        };
         match (&summary_fields, self.summary_line) {
             (Some(fields), Some(line)) => self.reconcile(fields, line),
-            _ => {
-                let level = if self.opts.unbounded {
-                    Level::Notice
-                } else {
-                    Level::Violation
-                };
-                let message = match end {
-                    Some(ProcessEnd::Signaled(sig)) => {
-                        format!("EOF without aoi:summary: the producer was killed by signal {sig}")
-                    }
-                    _ => "EOF without aoi:summary: the stream is incomplete (crash, kill or truncation)".into(),
-                };
-                self.report(FindingCode::SummaryMissing, level, None, message);
-            }
+            _ => self.no_summary(end, failed_end.as_deref()),
         }
         let ok = summary_fields
             .as_ref()
@@ -1283,8 +1492,7 @@ impl Verifier {
                 format!("summary says ok:true but the process was killed by signal {sig}"),
             );
         }
-        let summary: Option<Summary> =
-            summary_fields.and_then(|f| serde_json::from_value(Value::Object(f)).ok());
+        let summary: Option<Summary> = summary_fields.and_then(|f| decode_summary(&f).ok());
         let meta: Option<Meta> = self
             .meta
             .take()
@@ -1293,8 +1501,9 @@ impl Verifier {
             Verdict::Violation
         } else {
             match &summary {
-                Some(s) if s.ok => Verdict::Succeeded,
+                Some(s) if s.ok && self.uninterpreted == 0 => Verdict::Succeeded,
                 Some(_) => Verdict::Failed,
+                None if failed_end.is_some() => Verdict::Failed,
                 None => Verdict::Unterminated,
             }
         };
@@ -1319,6 +1528,49 @@ impl Verifier {
             meta,
             summary,
             caused_by,
+        }
+    }
+
+    /// EOF without a summary. A violation of §4 unless the stream is documented as unbounded
+    /// (§4.2), the process was killed (not under its own control), or it ended before its stream
+    /// started (§2: a usage error on stderr) or before any `aoi:meta` with a non-zero exit
+    /// (§4.1: a failure).
+    fn no_summary(&mut self, end: Option<ProcessEnd>, failed_end: Option<&str>) {
+        let signaled = matches!(end, Some(ProcessEnd::Signaled(_)));
+        if self.lines == 0 {
+            if let Some(how) = failed_end {
+                self.report(
+                    FindingCode::StreamNotStarted,
+                    Level::Notice,
+                    None,
+                    format!("the process {how} before its stream started (nothing on stdout)"),
+                );
+                return;
+            }
+        }
+        let forgivable =
+            self.opts.unbounded || signaled || (failed_end.is_some() && self.meta_line.is_none());
+        let level = if forgivable {
+            Level::Notice
+        } else {
+            Level::Violation
+        };
+        let message = match (failed_end, self.opts.unbounded) {
+            (Some(how), _) => format!("EOF without aoi:summary: the producer {how}"),
+            (None, true) => "EOF without aoi:summary (the stream is unbounded)".into(),
+            (None, false) => {
+                "EOF without aoi:summary: the stream is incomplete (crash, kill or truncation)"
+                    .into()
+            }
+        };
+        self.report(FindingCode::SummaryMissing, level, None, message);
+        if let (Some(how), true) = (failed_end, forgivable) {
+            self.report(
+                FindingCode::ProcessFailed,
+                Level::Notice,
+                None,
+                format!("the run failed: the process {how}"),
+            );
         }
     }
 
@@ -1397,6 +1649,191 @@ impl Verifier {
             );
         }
     }
+}
+
+/// The identity triple of §5 (tool and release, AOI version, schema name and version), carried
+/// by both `aoi:meta` and `aoi:summary`; one run has one identity, so every field must agree.
+const IDENTITY_FIELDS: [&str; 5] = [
+    "tool",
+    "tool_version",
+    "aoi_version",
+    "schema_name",
+    "schema_version",
+];
+
+/// The top-level fields v1.0-alpha defines on a framework event type besides `type`, `aoi` and
+/// `properties`, and whether the list is closed (the spec fixes it) or only this verifier's
+/// reading of types the spec names without listing fields (`docs/verifier.md`).
+fn framework_fields(ty: &str) -> Option<(&'static [&'static str], bool)> {
+    const ERROR: &[&str] = &[
+        "category",
+        "code",
+        "message",
+        "retryable",
+        "retry_after_ms",
+        "domain",
+        "origin",
+        "scope",
+        "target",
+        "item_index",
+        "line_number",
+        "field",
+        "wrapped",
+        "hint",
+        "docs",
+        "details",
+    ];
+    Some(match ty {
+        // §8.3 example, §5 identity, §11 args.
+        "aoi:meta" => (
+            &[
+                "tool",
+                "tool_version",
+                "aoi_version",
+                "schema_name",
+                "schema_version",
+                "command",
+                "args",
+                "args_redacted",
+                "input_fingerprint",
+            ][..],
+            true,
+        ),
+        // §8.3 table and example, §5 identity, §13.1.
+        "aoi:summary" => (
+            &[
+                "ok",
+                "reason",
+                "event_count",
+                "count",
+                "input_count",
+                "warning_count",
+                "error_count",
+                "partial",
+                "truncated",
+                "next_cursor",
+                "elapsed_ms",
+                "caused_by",
+                "upstream",
+                "tool",
+                "tool_version",
+                "aoi_version",
+                "schema_name",
+                "schema_version",
+            ][..],
+            true,
+        ),
+        // §9.1.
+        "aoi:error" => (ERROR, true),
+        // The recoverable counterpart of aoi:error (§2, §13.1 forward both with `origin`): the
+        // same field names, none required.
+        "aoi:warning" => (ERROR, true),
+        // §8.3 example, plus §9.1's informational `hint`.
+        "aoi:check" => (&["name", "ok", "severity", "detail", "hint"][..], true),
+        // The spec names these types without fields: this verifier's reading, notices only.
+        "aoi:plan" => (&["action", "target", "detail"][..], false),
+        "aoi:progress" => (&["completed", "total", "unit", "message"][..], false),
+        "aoi:heartbeat" => (&["interval_ms"][..], false),
+        _ => return None,
+    })
+}
+
+/// The §9.1 fields of an error or a warning that must be strings, or an object (`details`),
+/// and are not: one message per field.
+fn diagnostic_field_problems(fields: &Map<String, Value>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for key in ["origin", "domain", "target", "field", "hint", "docs"] {
+        if let Some(v) = fields.get(key) {
+            if !v.is_string() {
+                problems.push(format!("`{key}` is {}, not a string", kind(v)));
+            }
+        }
+    }
+    for key in ["details", "properties"] {
+        if let Some(v) = fields.get(key) {
+            if !v.is_object() {
+                problems.push(format!("`{key}` is {}, not an object", kind(v)));
+            }
+        }
+    }
+    problems
+}
+
+/// Why a `wrapped` value is not `{protocol, status?, code?}` (§9.1), if it is not.
+fn wrapped_problem(w: &Value) -> Option<String> {
+    let Value::Object(w) = w else {
+        return Some(format!("`wrapped` is {}, not an object", kind(w)));
+    };
+    if !matches!(
+        w.get("protocol").and_then(Value::as_str),
+        Some("http" | "grpc" | "exit")
+    ) {
+        return Some("`wrapped.protocol` must be \"http\", \"grpc\" or \"exit\"".into());
+    }
+    for key in ["status", "code"] {
+        match w.get(key) {
+            None | Some(Value::String(_)) => {}
+            Some(Value::Number(n)) if n.is_u64() || n.is_i64() => {}
+            Some(v) => {
+                return Some(format!(
+                    "`wrapped.{key}` is {}, not an integer or a string",
+                    kind(v)
+                ))
+            }
+        }
+    }
+    None
+}
+
+/// The summary decoded, with a `caused_by` category this version does not know routed as
+/// `internal` (§9.4), so a newer producer's failure still reads as a failure.
+fn decode_summary(fields: &Map<String, Value>) -> Result<Summary, serde_json::Error> {
+    let mut fields = fields.clone();
+    if let Some(Value::Object(cause)) = fields.get_mut("caused_by") {
+        if let Some(Value::String(c)) = cause.get("category") {
+            if Category::parse(c).is_none() {
+                cause.insert(
+                    "category".into(),
+                    Value::String(Category::Internal.as_str().into()),
+                );
+            }
+        }
+    }
+    serde_json::from_value(Value::Object(fields))
+}
+
+/// What kind of JSON value `v` is, for messages.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The finding for a line serde_json rejects: the parser limits get codes of their own, so a
+/// consumer can tell "not JSON" from "JSON beyond what interoperable readers accept".
+fn json_problem(e: &serde_json::Error) -> (FindingCode, String) {
+    let text = e.to_string();
+    let code = if text.starts_with("recursion limit exceeded") {
+        FindingCode::NestingTooDeep
+    } else if text.starts_with("number out of range") {
+        FindingCode::NumberOutOfRange
+    } else if text.contains("surrogate") || text.starts_with("unexpected end of hex escape") {
+        FindingCode::LoneSurrogate
+    } else {
+        FindingCode::InvalidJson
+    };
+    let what = match code {
+        FindingCode::NestingTooDeep => "nested deeper than 127 arrays and objects",
+        FindingCode::NumberOutOfRange => "a number beyond the range of an IEEE 754 double",
+        FindingCode::LoneSurrogate => "a \\u escape of a lone UTF-16 surrogate",
+        _ => "invalid JSON",
+    };
+    (code, format!("{what}: {e}"))
 }
 
 fn major(version: &str) -> &str {

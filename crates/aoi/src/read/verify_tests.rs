@@ -489,10 +489,10 @@ fn cases() -> Vec<Case> {
                 &format!(r#"{{"type":"aoi:meta",{identity_2_0}}}"#),
                 &format!(r#"{{"type":"aoi:summary","ok":true,"count":0,{identity_2_0}}}"#),
             ]),
-            Succeeded,
+            Violation,
             &[
-                (C::AoiVersionUnknown, N, Some(1)),
-                (C::AoiVersionUnknown, N, Some(2)),
+                (C::AoiVersionUnknown, V, Some(1)),
+                (C::AoiVersionUnknown, V, Some(2)),
             ],
         ),
         case(
@@ -741,6 +741,7 @@ fn cases() -> Vec<Case> {
             Violation,
             &[(C::UnknownFrameworkEvent, V, Some(2))],
         ),
+        // §8.1 "Tool-specific additions to a framework event MUST go in a `properties` object".
         case(
             C::FrameworkExtraField,
             numbered(&[
@@ -748,9 +749,160 @@ fn cases() -> Vec<Case> {
                 HIT,
                 &summary(r#""ok":true,"count":1,"vendor_cache_hits":41"#),
             ]),
-            Succeeded,
-            &[(C::FrameworkExtraField, N, Some(3))],
+            Violation,
+            &[(C::FrameworkExtraField, V, Some(3))],
         ),
+        // §2 parser limits, each with its own code.
+        case(
+            C::NestingTooDeep,
+            numbered(&[
+                &meta(),
+                &format!(
+                    r#"{{"type":"hit","deep":{}{}}}"#,
+                    "[".repeat(200),
+                    "]".repeat(200)
+                ),
+                &summary(r#""ok":true,"count":0"#),
+            ]),
+            Violation,
+            &[(C::NestingTooDeep, V, Some(2))],
+        ),
+        case(
+            C::NumberOutOfRange,
+            numbered(&[
+                &meta(),
+                r#"{"type":"hit","score":1e400}"#,
+                &summary(r#""ok":true,"count":0"#),
+            ]),
+            Violation,
+            &[(C::NumberOutOfRange, V, Some(2))],
+        ),
+        case(
+            C::LoneSurrogate,
+            numbered(&[
+                &meta(),
+                r#"{"type":"hit","title":"\ud800"}"#,
+                &summary(r#""ok":true,"count":0"#),
+            ]),
+            Violation,
+            &[(C::LoneSurrogate, V, Some(2))],
+        ),
+        // docs/verifier.md: a repeated key on a framework event.
+        case(
+            C::DuplicateKey,
+            numbered(&[
+                &meta(),
+                &summary(r#""ok":false,"reason":"failed","count":0,"ok":true"#),
+            ]),
+            Violation,
+            // Read on with the last `ok`, the reason contradicts it.
+            &[
+                (C::DuplicateKey, V, Some(2)),
+                (C::ReasonInvalid, V, Some(2)),
+            ],
+        ),
+        // §8.3 skipped means "did not run".
+        case(
+            C::SkippedWithEvents,
+            numbered(&[
+                &meta(),
+                HIT,
+                &summary(r#""ok":true,"reason":"skipped","count":1"#),
+            ]),
+            Succeeded,
+            &[(C::SkippedWithEvents, N, Some(3))],
+        ),
+        // §8.1 envelope fields.
+        case(
+            C::EnvelopeFieldInvalid,
+            numbered(&[&meta(), HIT, &summary(r#""ok":true,"count":1"#)])
+                .replacen(
+                    r#""run":"01JZQ7X4TQ9"}"#,
+                    r#""run":"01JZQ7X4TQ9","t":"5ms"}"#,
+                    2,
+                )
+                .replacen(r#""t":"5ms"}"#, r#""t":0}"#, 1),
+            Violation,
+            &[(C::EnvelopeFieldInvalid, V, Some(2))],
+        ),
+        case(
+            C::EnvelopeExtraField,
+            numbered(&[&meta(), HIT, &summary(r#""ok":true,"count":1"#)])
+                .replace(r#""seq":1,"#, r#""seq":1,"vendor":1,"#),
+            Violation,
+            &[(C::EnvelopeExtraField, V, Some(2))],
+        ),
+        // §13.1 caused_by and upstream.
+        case(
+            C::CausedByInvalid,
+            numbered(&[
+                &meta(),
+                &summary(
+                    r#""ok":false,"reason":"failed","count":0,"caused_by":{"category":"rate_limited","code":"X"}"#,
+                ),
+            ]),
+            Violation,
+            &[(C::CausedByInvalid, V, Some(2))],
+        ),
+        case(
+            C::CausedByOnSuccess,
+            numbered(&[
+                &meta(),
+                &summary(
+                    r#""ok":true,"count":0,"caused_by":{"category":"rate_limited","code":"X","retryable":true}"#,
+                ),
+            ]),
+            Succeeded,
+            &[(C::CausedByOnSuccess, N, Some(2))],
+        ),
+        case(
+            C::UpstreamInvalid,
+            numbered(&[&meta(), &summary(r#""ok":true,"count":0,"upstream":null"#)]),
+            Violation,
+            &[(C::UpstreamInvalid, V, Some(2))],
+        ),
+        case(
+            C::V02UpstreamShape,
+            numbered(&[
+                &meta(),
+                &summary(r#""ok":true,"count":0,"upstream":{"protocol":"http","status":503}"#),
+            ]),
+            Violation,
+            &[(C::V02UpstreamShape, V, Some(2))],
+        ),
+        // §9.1 types on a warning.
+        case(
+            C::WarningFieldInvalid,
+            numbered(&[
+                &meta(),
+                r#"{"type":"aoi:warning","code":"INDEX_STALE","message":"m","origin":7}"#,
+                &summary(r#""ok":true,"count":0,"warning_count":1"#),
+            ]),
+            Violation,
+            &[(C::WarningFieldInvalid, V, Some(2))],
+        ),
+        // §4.1 a watch-like producer that dies.
+        Case {
+            opts: VerifyOptions {
+                unbounded: true,
+                ..VerifyOptions::default()
+            },
+            ..case(
+                C::ProcessFailed,
+                numbered(&[&meta(), HIT]),
+                Verdict::Failed,
+                &[(C::SummaryMissing, N, None), (C::ProcessFailed, N, None)],
+            )
+        }
+        .ended(ProcessEnd::Exited(1)),
+        // §2 "usage errors may use stderr before stream startup".
+        case(
+            C::StreamNotStarted,
+            Vec::new(),
+            Verdict::Failed,
+            &[(C::StreamNotStarted, N, None)],
+        )
+        .ended(ProcessEnd::Exited(64)),
         // §4.1 the exit status.
         case(
             C::ExitStatusMismatch,
@@ -1462,7 +1614,8 @@ fn unknown_domain_types_and_fields_are_data() {
 }
 
 #[test]
-fn framework_events_without_a_fixed_field_list_take_any_fields() {
+fn framework_events_without_a_fixed_field_list_take_any_fields_with_a_notice() {
+    // The spec names aoi:plan, aoi:progress and aoi:heartbeat without listing their fields.
     let stream = numbered(&[
         &meta(),
         r#"{"type":"aoi:plan","action":"delete","target":"/doc/1","extra":true}"#,
@@ -1470,7 +1623,187 @@ fn framework_events_without_a_fixed_field_list_take_any_fields() {
         r#"{"type":"aoi:heartbeat","interval_ms":1000}"#,
         &summary(r#""ok":true,"count":0,"properties":{"vendor_cache_hits":41}"#),
     ]);
-    assert_conforming(&verify(stream), Verdict::Succeeded, &[]);
+    assert_conforming(
+        &verify(stream),
+        Verdict::Succeeded,
+        &[(FindingCode::FrameworkExtraField, N, Some(2))],
+    );
+}
+
+#[test]
+fn extra_fields_are_notices_in_a_stream_that_declares_a_newer_minor() {
+    let newer = IDENTITY.replace("1.0-alpha", "1.1");
+    let stream = numbered(&[
+        &format!(r#"{{"type":"aoi:meta",{newer},"later_field":1}}"#),
+        &format!(r#"{{"type":"aoi:summary","ok":true,"count":0,"later_field":2,{newer}}}"#),
+    ]);
+    assert_conforming(
+        &verify(stream),
+        Verdict::Succeeded,
+        &[
+            (FindingCode::FrameworkExtraField, N, Some(1)),
+            (FindingCode::FrameworkExtraField, N, Some(2)),
+        ],
+    );
+}
+
+#[test]
+fn an_unknown_framework_type_in_a_newer_minor_stream_is_no_violation_but_no_success() {
+    // §13: it MAY be ignored, but a consumer MUST NOT report success on the stream.
+    let newer = IDENTITY.replace("1.0-alpha", "1.1");
+    let stream = numbered(&[
+        &format!(r#"{{"type":"aoi:meta",{newer}}}"#),
+        r#"{"type":"aoi:later","x":1}"#,
+        &format!(r#"{{"type":"aoi:summary","ok":true,"count":0,{newer}}}"#),
+    ]);
+    assert_conforming(
+        &verify(stream),
+        Verdict::Failed,
+        &[(FindingCode::UnknownFrameworkEvent, N, Some(2))],
+    );
+}
+
+#[test]
+fn error_and_warning_field_types_follow_9_1() {
+    use FindingCode as C;
+    let bad = [
+        r#""origin":7"#,
+        r#""details":"x""#,
+        r#""target":["/a"]"#,
+        r#""domain":1"#,
+        r#""hint":true"#,
+        r#""docs":{}"#,
+        r#""field":0"#,
+        r#""wrapped":{"protocol":"http","status":[503]}"#,
+        r#""properties":1"#,
+    ];
+    for extra in bad {
+        let error = format!(
+            r#"{{"type":"aoi:error","scope":"item","category":"not_found","code":"X","message":"m","retryable":false,{extra}}}"#
+        );
+        let stream = numbered(&[
+            &meta(),
+            &error,
+            &summary(r#""ok":true,"count":0,"error_count":1"#),
+        ]);
+        assert_report(
+            &verify(stream),
+            Verdict::Violation,
+            &[(C::ErrorFieldInvalid, V, Some(2))],
+        );
+        let warning = format!(r#"{{"type":"aoi:warning","code":"W","message":"m",{extra}}}"#);
+        let stream = numbered(&[
+            &meta(),
+            &warning,
+            &summary(r#""ok":true,"count":0,"warning_count":1"#),
+        ]);
+        assert_report(
+            &verify(stream),
+            Verdict::Violation,
+            &[(C::WarningFieldInvalid, V, Some(2))],
+        );
+    }
+    for warning in [
+        r#"{"type":"aoi:warning","code":"w","message":"m"}"#,
+        r#"{"type":"aoi:warning","message":"two\nlines"}"#,
+        r#"{"type":"aoi:warning","message":5}"#,
+        r#"{"type":"aoi:warning","message":"m","line_number":-1}"#,
+    ] {
+        let stream = numbered(&[
+            &meta(),
+            warning,
+            &summary(r#""ok":true,"count":0,"warning_count":1"#),
+        ]);
+        assert_report(
+            &verify(stream),
+            Verdict::Violation,
+            &[(C::WarningFieldInvalid, V, Some(2))],
+        );
+    }
+}
+
+#[test]
+fn a_forwarded_error_with_a_non_string_origin_is_a_violation_and_still_forwarded() {
+    // A non-string origin must not make a forwarded error count as a local process error.
+    let error = r#"{"type":"aoi:error","category":"unavailable","code":"DOWN","message":"m","retryable":true,"origin":{"tool":"up"}}"#;
+    let stream = numbered(&[
+        &meta(),
+        error,
+        &summary(r#""ok":true,"count":0,"error_count":1"#),
+    ]);
+    assert_report(
+        &verify(stream),
+        Verdict::Violation,
+        &[(FindingCode::ErrorFieldInvalid, V, Some(2))],
+    );
+}
+
+#[test]
+fn every_identity_field_must_agree_between_meta_and_summary() {
+    // One run has one identity (§5); tool_version is no exception.
+    let other = IDENTITY.replace("1.8.2", "1.8.3");
+    let stream = numbered(&[
+        &meta(),
+        &format!(r#"{{"type":"aoi:summary","ok":true,"count":0,{other}}}"#),
+    ]);
+    assert_report(
+        &verify(stream),
+        Verdict::Violation,
+        &[(FindingCode::IdentityMismatch, V, Some(2))],
+    );
+}
+
+#[test]
+fn a_repeated_key_on_a_framework_event_is_a_violation_wherever_it_is() {
+    for body in [
+        r#""ok":true,"count":0,"count":0"#,
+        r#""ok":false,"reason":"failed","count":0,"caused_by":{"category":"io","code":"X","retryable":false,"retryable":true}"#,
+    ] {
+        let stream = numbered(&[&meta(), &summary(body)]);
+        assert_report(
+            &verify(stream),
+            Verdict::Violation,
+            &[(FindingCode::DuplicateKey, V, Some(2))],
+        );
+    }
+}
+
+#[test]
+fn a_nonzero_exit_fails_an_unbounded_stream_and_exit_0_leaves_it_unterminated() {
+    let opts = VerifyOptions {
+        unbounded: true,
+        ..VerifyOptions::default()
+    };
+    let stream = numbered(&[&meta(), HIT]);
+    let run = |end| {
+        let mut v = Verifier::new(opts);
+        let mut reader = LineReader::new(stream.as_bytes());
+        while let Some(frame) = reader.next().unwrap() {
+            v.frame(frame);
+        }
+        v.finish(end)
+    };
+    assert_eq!(
+        run(Some(ProcessEnd::Exited(0))).verdict,
+        Verdict::Unterminated
+    );
+    assert_eq!(run(None).verdict, Verdict::Unterminated);
+    assert_eq!(run(Some(ProcessEnd::Exited(2))).verdict, Verdict::Failed);
+    assert_eq!(run(Some(ProcessEnd::Signaled(15))).verdict, Verdict::Failed);
+}
+
+#[test]
+fn empty_stdout_is_an_honest_failure_only_with_a_nonzero_exit() {
+    assert_report(
+        &ended("", ProcessEnd::Exited(64)),
+        Verdict::Failed,
+        &[(FindingCode::StreamNotStarted, N, None)],
+    );
+    assert_report(
+        &ended("", ProcessEnd::Exited(0)),
+        Verdict::Violation,
+        &[(FindingCode::SummaryMissing, V, None)],
+    );
 }
 
 #[test]
@@ -1705,8 +2038,6 @@ fn summary_field_types_are_checked() {
         r#""ok":true,"count":1,"partial":"no""#,
         r#""ok":true,"count":1,"truncated":1"#,
         r#""ok":true,"count":1,"next_cursor":5"#,
-        r#""ok":false,"reason":"failed","count":1,"caused_by":{"category":"rate_limited"}"#,
-        r#""ok":false,"reason":"failed","count":1,"caused_by":{"category":"temporary","code":"X","retryable":true}"#,
     ] {
         let stream = numbered(&[&meta(), HIT, &summary(fields)]);
         assert_report(
@@ -1718,12 +2049,98 @@ fn summary_field_types_are_checked() {
 }
 
 #[test]
+fn caused_by_is_checked_field_by_field_with_the_rules_of_9_1() {
+    use FindingCode as C;
+    let cases: [(&str, &[FindingCode]); 6] = [
+        (
+            r#"{"category":"rate_limited"}"#,
+            &[C::CausedByInvalid, C::CausedByInvalid],
+        ),
+        (
+            r#"{"category":"temporary","code":"X","retryable":true}"#,
+            &[C::V02CategoryTemporary],
+        ),
+        (r#""rate_limited""#, &[C::CausedByInvalid]),
+        (
+            r#"{"category":"rate_limited","code":"X","retryable":false,"retry_after_ms":5}"#,
+            &[C::RetryAfterNotRetryable],
+        ),
+        (
+            r#"{"category":"rate_limited","code":"X","retryable":true,"retry_after_ms":-5}"#,
+            &[C::RetryAfterInvalid],
+        ),
+        (
+            r#"{"category":"rate_limited","code":"X","retryable":true,"origin":7}"#,
+            &[C::CausedByInvalid],
+        ),
+    ];
+    for (cause, codes) in cases {
+        let fields = format!(r#""ok":false,"reason":"failed","count":1,"caused_by":{cause}"#);
+        let stream = numbered(&[&meta(), HIT, &summary(&fields)]);
+        let expect: Vec<Seen> = codes.iter().map(|c| (*c, V, Some(3))).collect();
+        assert_report(&verify(stream), Verdict::Violation, &expect);
+    }
+}
+
+#[test]
+fn an_unknown_category_in_caused_by_follows_the_stream_version_as_on_the_error() {
+    // §9.4 applies inside caused_by too: a notice (routed as internal) in a newer-minor stream,
+    // a violation in one that declares exactly v1.0-alpha.
+    let newer = IDENTITY.replace("1.0-alpha", "1.1");
+    let error = r#"{"type":"aoi:error","category":"quota_exhausted","code":"QUOTA","message":"m","retryable":false,"origin":"up"}"#;
+    let cause = r#""caused_by":{"origin":"up","category":"quota_exhausted","code":"QUOTA","retryable":false}"#;
+    let body = format!(r#""ok":false,"reason":"failed","count":0,"error_count":1,{cause}"#);
+    let stream = numbered(&[
+        &format!(r#"{{"type":"aoi:meta",{newer}}}"#),
+        error,
+        &format!(r#"{{"type":"aoi:summary",{body},{newer}}}"#),
+    ]);
+    let report = verify(stream);
+    assert_conforming(
+        &report,
+        Verdict::Failed,
+        &[
+            (FindingCode::ErrorCategoryInvalid, N, Some(2)),
+            (FindingCode::ErrorCategoryInvalid, N, Some(3)),
+        ],
+    );
+    let cause = report.summary.and_then(|s| s.caused_by).expect("decoded");
+    assert_eq!(cause.category, Category::Internal);
+    let stream = numbered(&[&meta(), error, &summary(&body)]);
+    assert_report(
+        &verify(stream),
+        Verdict::Violation,
+        &[
+            (FindingCode::ErrorCategoryInvalid, V, Some(2)),
+            (FindingCode::ErrorCategoryInvalid, V, Some(3)),
+        ],
+    );
+}
+
+#[test]
+fn upstream_is_omitted_when_unknown_never_null() {
+    // §13.1 "the producer MUST omit the upstream key rather than emit nulls".
+    for upstream in [
+        "null",
+        r#"{"tool":null}"#,
+        r#"{"tool":"outline","tool_version":null}"#,
+        r#"{"tool":"outline","schema_version":1}"#,
+        r#""outline""#,
+    ] {
+        let fields = format!(r#""ok":true,"count":0,"upstream":{upstream}"#);
+        let stream = numbered(&[&meta(), &summary(&fields)]);
+        assert_report(
+            &verify(stream),
+            Verdict::Violation,
+            &[(FindingCode::UpstreamInvalid, V, Some(2))],
+        );
+    }
+}
+
+#[test]
 fn a_summary_that_does_not_decode_is_never_a_verdict_of_unterminated() {
     // Whatever the summary holds, a finite stream that has one is judged on it.
-    for fields in [
-        r#""ok":true,"count":1,"upstream":"outline""#,
-        r#""ok":true,"count":1,"properties":[1]"#,
-    ] {
+    for fields in [r#""ok":true,"count":1,"properties":[1]"#] {
         let stream = numbered(&[&meta(), HIT, &summary(fields)]);
         let report = verify(stream);
         assert_report(
@@ -1742,7 +2159,7 @@ fn a_summary_that_does_not_decode_is_never_a_verdict_of_unterminated() {
         Verdict::Violation,
         &[
             (FindingCode::IdentityIncomplete, N, Some(2)),
-            (FindingCode::SummaryFieldInvalid, V, Some(2)),
+            (FindingCode::IdentityMismatch, V, Some(2)),
         ],
     );
 }
@@ -1754,10 +2171,10 @@ fn upstream_belongs_on_the_summary_not_on_the_meta() {
         &format!(r#"{{"type":"aoi:meta",{IDENTITY},"upstream":{{"tool":"outline"}}}}"#),
         &summary(r#""ok":true,"count":0,"upstream":{"tool":"outline"}"#),
     ]);
-    assert_conforming(
+    assert_report(
         &verify(stream),
-        Verdict::Succeeded,
-        &[(FindingCode::FrameworkExtraField, N, Some(1))],
+        Verdict::Violation,
+        &[(FindingCode::FrameworkExtraField, V, Some(1))],
     );
 }
 
@@ -1853,13 +2270,17 @@ fn ok_false_with_exit_zero_is_only_a_notice() {
 }
 
 #[test]
-fn a_killed_producer_without_summary_is_a_violation_that_names_the_signal() {
+fn a_killed_producer_without_summary_failed_and_the_report_names_the_signal() {
+    // §4: a summary is owed by a process that exits under its own control; a kill is not that.
     let stream = numbered(&[&meta(), HIT]);
     let report = ended(&stream, ProcessEnd::Signaled(9));
     assert_report(
         &report,
-        Verdict::Violation,
-        &[(FindingCode::SummaryMissing, V, None)],
+        Verdict::Failed,
+        &[
+            (FindingCode::SummaryMissing, N, None),
+            (FindingCode::ProcessFailed, N, None),
+        ],
     );
     assert!(
         report.findings[0].message.contains("signal 9"),
