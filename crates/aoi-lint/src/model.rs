@@ -253,6 +253,11 @@ pub const fn check_of(code: FindingCode) -> CheckId {
         | F::AnsiEscape
         | F::CrlfLineEnding
         | F::LineTooLong
+        | F::NestingTooDeep
+        | F::NumberOutOfRange
+        | F::LoneSurrogate
+        | F::DuplicateKey
+        | F::LineNotRelayed
         | F::UnknownFrameworkEvent
         | F::FrameworkExtraField
         | F::V02FlatEnvelope => 2,
@@ -264,6 +269,9 @@ pub const fn check_of(code: FindingCode) -> CheckId {
         | F::ReasonMissing
         | F::ReasonInvalid
         | F::OkAfterProcessError
+        | F::SkippedWithEvents
+        | F::ProcessFailed
+        | F::StreamNotStarted
         | F::ExitStatusMismatch => 3,
         F::MetaFieldInvalid
         | F::IdentityIncomplete
@@ -271,6 +279,11 @@ pub const fn check_of(code: FindingCode) -> CheckId {
         | F::AoiVersionUnknown
         | F::SummaryFieldInvalid
         | F::CheckInvalid
+        | F::WarningFieldInvalid
+        | F::CausedByInvalid
+        | F::CausedByOnSuccess
+        | F::UpstreamInvalid
+        | F::V02UpstreamShape
         | F::EventSchemaInvalid
         | F::SchemaIdentityMismatch => 4,
         F::ErrorCategoryMissing
@@ -293,6 +306,8 @@ pub const fn check_of(code: FindingCode) -> CheckId {
         | F::RunMissing
         | F::RunChanged
         | F::EnvelopeNotObject
+        | F::EnvelopeFieldInvalid
+        | F::EnvelopeExtraField
         | F::EventCountMissing
         | F::EventCountMismatch
         | F::CountMismatch

@@ -203,6 +203,9 @@ fn human_run(args: &VerifyArgs, source: &Source, verifier: Verifier) -> ExitCode
             if e.kind() == io::ErrorKind::BrokenPipe {
                 return ExitCode::from(exit_code::SIGPIPE);
             }
+            // A report nobody can read is no verdict: say so where it can still be seen.
+            let _ = writeln!(io::stderr(), "aoi verify: cannot write the report: {e}");
+            return ExitCode::from(exit_code::IO_ERR);
         }
     }
     ExitCode::from(verdict_exit(checked.report.verdict))
@@ -355,10 +358,17 @@ fn verify_stream<R: Read>(
                 .into())
             }
         };
-        if let (Some(out), Frame::Line { bytes, .. }) = (relay.as_deref_mut(), frame) {
-            out.write_all(bytes)
-                .and_then(|()| out.write_all(b"\n"))
-                .map_err(|e| relay_error(&e))?;
+        if let Some(out) = relay.as_deref_mut() {
+            match frame {
+                Frame::Line { bytes, .. } => out
+                    .write_all(bytes)
+                    .and_then(|()| out.write_all(b"\n"))
+                    .map_err(|e| relay_error(&e))?,
+                // Not forwarded: a naive reader downstream would take a cut summary for a whole
+                // one (§2); the report says the stream was cut.
+                Frame::Truncated { .. } => {}
+                Frame::TooLong { number, len } => verifier.not_relayed(number, len),
+            }
         }
         verifier.frame(frame);
     }
@@ -490,13 +500,25 @@ fn render(checked: &Checked, source: &Source, style: Style) -> String {
             style.good("✓")
         ),
         Verdict::Failed => {
-            let reason = r
-                .summary
-                .as_ref()
-                .and_then(|s| s.reason)
-                .map_or("none given", |r| r.as_str());
+            let why = match (&r.summary, checked.end) {
+                (Some(s), _) if s.ok => {
+                    "ok:true, but it carries framework events this version cannot interpret"
+                        .to_owned()
+                }
+                (Some(s), _) => format!(
+                    "ok:false, reason: {}",
+                    s.reason.map_or("none given", |r| r.as_str())
+                ),
+                (None, Some(ProcessEnd::Exited(code))) if code != 0 => {
+                    format!("no summary: the process exited {code}")
+                }
+                (None, Some(ProcessEnd::Signaled(sig))) => {
+                    format!("no summary: the process was killed by signal {sig}")
+                }
+                (None, _) => "no summary: a process-scope error ended it".to_owned(),
+            };
             format!(
-                "{} conforming AOI stream; the run {} (ok:false, reason: {reason})",
+                "{} conforming AOI stream; the run {} ({why})",
                 style.warn("✓"),
                 style.warn("failed")
             )

@@ -343,3 +343,125 @@ fn replaces_the_jq_one_liner_and_catches_what_it_cannot() {
         Some(65)
     );
 }
+
+/// Runs `aoi verify ARGS -- sh -c SCRIPT`.
+fn verify_script(args: &[&str], script: &str) -> std::process::Output {
+    let mut argv = vec!["verify"];
+    argv.extend_from_slice(args);
+    argv.extend_from_slice(&["--", "sh", "-c", script]);
+    run_aoi(&argv, b"")
+}
+
+const WATCH_START: &str = r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"W"},"tool":"outline","tool_version":"1","aoi_version":"1.0-alpha","schema_name":"s","schema_version":"1.0.0","command":"watch"}"#;
+
+#[test]
+fn an_unbounded_producer_that_exits_non_zero_or_is_killed_failed() {
+    // §4.1, §6: a non-zero exit is a failure, documented as unbounded or not.
+    for script in [
+        format!("printf '%s\\n' '{WATCH_START}'; exit 3"),
+        format!("printf '%s\\n' '{WATCH_START}'; kill -9 $$"),
+    ] {
+        let out = verify_script(&["--unbounded", "-q"], &script);
+        assert_eq!(out.status.code(), Some(1), "{script}\n{}", transcript(&out));
+        let out = verify_script(&["--unbounded", "--output", "jsonl"], &script);
+        assert_eq!(out.status.code(), Some(1), "{}", transcript(&out));
+        aoi_test::assert_conforms(&out.stdout);
+        assert!(!summary(&out.stdout).ok);
+        assert!(finding_codes(&out.stdout).contains(&"PROCESS_FAILED".to_owned()));
+    }
+    let out = verify_script(
+        &["--unbounded", "-q"],
+        &format!("printf '%s\\n' '{WATCH_START}'"),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", transcript(&out));
+}
+
+#[test]
+fn a_usage_error_before_the_stream_starts_is_an_honest_failure_not_a_violation() {
+    // §2 "usage errors may use stderr before stream startup"; §20 "can exit before aoi:meta".
+    let out = verify_script(&[], "echo 'usage: tool [--limit N]' >&2; exit 64");
+    insta::assert_snapshot!(transcript(&out), @r"
+    exit: 1
+    --- stdout
+    ✓ conforming AOI stream; the run failed (no summary: the process exited 64)
+         source sh -c echo 'usage: tool [--limit N]' >&2; exit 64
+        process exited 64
+          lines 0: 0 domain events, 0 warnings, 0 errors
+
+      LINE  LEVEL      CODE                SECTION  MESSAGE
+         -  notice     STREAM_NOT_STARTED  §2       the process exited 64 before its stream started (nothing on stdout)
+    --- stderr
+    usage: tool [--limit N]
+    ");
+    // Nothing on stdout and exit 0 is still no stream at all.
+    let out = verify_script(&["-q"], "exit 0");
+    assert_eq!(out.status.code(), Some(65));
+}
+
+#[test]
+fn a_line_too_long_to_relay_is_never_dropped_silently() {
+    let mut stream = OK_STREAM.as_bytes().to_vec();
+    let line = format!(
+        r#"{{"type":"hit","aoi":{{"seq":1,"run":"R1"}},"x":"{}"}}"#,
+        "a".repeat((64 << 20) + 16)
+    );
+    let first = stream.iter().position(|b| *b == b'\n').unwrap() + 1;
+    stream.splice(first..first, line.bytes().chain([b'\n']));
+    let out = run_aoi(&["verify", "--pass-through"], &stream);
+    assert_eq!(out.status.code(), Some(65));
+    let report = String::from_utf8_lossy(&out.stderr);
+    assert!(report.contains("LINE_NOT_RELAYED"), "{report}");
+    assert!(!out.stdout.windows(4).any(|w| w == b"aaaa"));
+}
+
+#[test]
+fn the_machine_summary_agrees_with_the_exit_status_and_carries_the_cause() {
+    let error = r#"{"type":"aoi:error","aoi":{"seq":1,"run":"W"},"category":"unavailable","code":"UPSTREAM_DOWN","message":"gone","retryable":true,"retry_after_ms":500}"#;
+    let cases: [(String, &[&str], i32); 4] = [
+        (OK_STREAM.to_owned(), &[], 0),
+        (FAILED_STREAM.to_owned(), &[], 1),
+        // A watch that ended on a process-scope error without a summary failed because of it.
+        (format!("{WATCH_START}\n{error}\n"), &["--unbounded"], 1),
+        (OK_STREAM.replace("\"seq\":2", "\"seq\":7"), &[], 65),
+    ];
+    for (stream, extra, exit) in cases {
+        let mut args = vec!["verify", "--output", "jsonl"];
+        args.extend_from_slice(extra);
+        let out = run_aoi(&args, stream.as_bytes());
+        assert_eq!(out.status.code(), Some(exit), "{}", transcript(&out));
+        let mut human = vec!["verify", "-q"];
+        human.extend_from_slice(extra);
+        assert_eq!(run_aoi(&human, stream.as_bytes()).status.code(), Some(exit));
+        aoi_test::assert_conforms(&out.stdout);
+        let s = summary(&out.stdout);
+        assert_eq!(s.ok, exit == 0, "{}", transcript(&out));
+        if exit == 1 {
+            assert!(s.caused_by.is_some(), "{}", transcript(&out));
+        }
+    }
+}
+
+#[test]
+fn a_report_that_cannot_be_written_is_an_io_failure() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
+    let Ok(full) = full else { return };
+    let mut child = Command::new(crate::support::aoi())
+        .args(["verify"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(full)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("aoi starts");
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(OK_STREAM.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(74));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("cannot write the report"), "{stderr}");
+}

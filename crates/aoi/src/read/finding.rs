@@ -210,6 +210,9 @@ codes! {
     ExitStatusMismatch = "EXIT_STATUS_MISMATCH", "§4.1";
     /// The process exited non-zero or was killed: the run failed whatever the stream says (§4.1, §6).
     ProcessFailed = "PROCESS_FAILED", "§4.1";
+    /// A consumer that relays the stream (`aoi verify --pass-through`) could not forward a line:
+    /// the relayed stream is missing it.
+    LineNotRelayed = "LINE_NOT_RELAYED", "§2";
     /// The process ended before its stream started: nothing on stdout, a non-zero exit (a usage
     /// error reported on stderr, §2).
     StreamNotStarted = "STREAM_NOT_STARTED", "§2";

@@ -144,6 +144,8 @@ pub struct Verifier {
     /// `aoi:` events of a type this version does not define, seen in such a stream: the run
     /// cannot be reported as a success (§13).
     uninterpreted: u64,
+    /// The cut last line: its number and length.
+    truncated: Option<(u64, usize)>,
     /// The tool's published event schema, when checking against it.
     schema: Option<SchemaCheck>,
 }
@@ -228,6 +230,7 @@ impl Verifier {
             flat_domain_reported: false,
             other_minor: false,
             uninterpreted: 0,
+            truncated: None,
             schema: None,
         }
     }
@@ -347,17 +350,21 @@ impl Verifier {
             }
             Frame::Truncated { number, bytes } => {
                 self.lines = number;
-                self.violation(
-                    FindingCode::TruncatedLine,
-                    number,
-                    format!(
-                        "last line has no terminating newline ({} bytes discarded): the stream was cut",
-                        bytes.len()
-                    ),
-                );
+                // Judged in `finish`, which knows whether the producer died mid-line.
+                self.truncated = Some((number, bytes.len()));
                 LineKind::Invalid
             }
         }
+    }
+
+    /// Records that a consumer relaying the stream could not forward line `number` (`len`
+    /// bytes, beyond the reader's limit): a violation, so the loss is never silent.
+    pub fn not_relayed(&mut self, number: u64, len: u64) {
+        self.violation(
+            FindingCode::LineNotRelayed,
+            number,
+            format!("line {number} ({len} bytes) exceeds the reader's limit and was not relayed: the forwarded stream lacks it"),
+        );
     }
 
     /// A line that is not an event still occupies a seq slot in the producer's numbering.
@@ -1458,9 +1465,24 @@ impl Verifier {
             Some(ProcessEnd::Signaled(sig)) => Some(format!("was killed by signal {sig}")),
             _ => None,
         };
+        if let Some((number, len)) = self.truncated {
+            // §2: the cut line is discarded either way; it is the producer's fault unless the
+            // process is known to have died (a crash or a kill mid-write, §4).
+            let level = if failed_end.is_some() {
+                Level::Notice
+            } else {
+                Level::Violation
+            };
+            self.report(
+                FindingCode::TruncatedLine,
+                level,
+                Some(number),
+                format!("last line has no terminating newline ({len} bytes discarded): the stream was cut"),
+            );
+        }
         match (&summary_fields, self.summary_line) {
             (Some(fields), Some(line)) => self.reconcile(fields, line),
-            _ => self.no_summary(end, failed_end.as_deref()),
+            _ => self.no_summary(failed_end.as_deref()),
         }
         let ok = summary_fields
             .as_ref()
@@ -1503,7 +1525,8 @@ impl Verifier {
             match &summary {
                 Some(s) if s.ok && self.uninterpreted == 0 => Verdict::Succeeded,
                 Some(_) => Verdict::Failed,
-                None if failed_end.is_some() => Verdict::Failed,
+                // A process-scope error ends the run (§9.1), summary or not.
+                None if failed_end.is_some() || self.process_errors > 0 => Verdict::Failed,
                 None => Verdict::Unterminated,
             }
         };
@@ -1531,12 +1554,11 @@ impl Verifier {
         }
     }
 
-    /// EOF without a summary. A violation of §4 unless the stream is documented as unbounded
-    /// (§4.2), the process was killed (not under its own control), or it ended before its stream
-    /// started (§2: a usage error on stderr) or before any `aoi:meta` with a non-zero exit
-    /// (§4.1: a failure).
-    fn no_summary(&mut self, end: Option<ProcessEnd>, failed_end: Option<&str>) {
-        let signaled = matches!(end, Some(ProcessEnd::Signaled(_)));
+    /// EOF without a summary: a violation of §4 when the process exited 0 (§4.1 "protocol
+    /// failure") or its end is unknown (a cut stream), unless the stream is documented as
+    /// unbounded (§4.2). A process that exited non-zero or was killed failed (§4.1): a crash
+    /// exits non-zero too, so no summary is owed that the verifier can tell was withheld.
+    fn no_summary(&mut self, failed_end: Option<&str>) {
         if self.lines == 0 {
             if let Some(how) = failed_end {
                 self.report(
@@ -1548,8 +1570,7 @@ impl Verifier {
                 return;
             }
         }
-        let forgivable =
-            self.opts.unbounded || signaled || (failed_end.is_some() && self.meta_line.is_none());
+        let forgivable = self.opts.unbounded || failed_end.is_some();
         let level = if forgivable {
             Level::Notice
         } else {

@@ -945,7 +945,12 @@ fn every_case_produces_exactly_its_findings() {
 #[test]
 fn every_finding_code_is_produced_by_some_case() {
     let cases = cases();
-    for code in FindingCode::ALL {
+    // Reported by a consumer through the API, not by any input: see its own test.
+    let by_the_consumer = [FindingCode::LineNotRelayed];
+    for code in FindingCode::ALL
+        .iter()
+        .filter(|c| !by_the_consumer.contains(c))
+    {
         let producing = cases
             .iter()
             .any(|c| c.code == *code && c.expect.iter().any(|(seen, _, _)| seen == code));
@@ -1790,6 +1795,43 @@ fn a_nonzero_exit_fails_an_unbounded_stream_and_exit_0_leaves_it_unterminated() 
     assert_eq!(run(None).verdict, Verdict::Unterminated);
     assert_eq!(run(Some(ProcessEnd::Exited(2))).verdict, Verdict::Failed);
     assert_eq!(run(Some(ProcessEnd::Signaled(15))).verdict, Verdict::Failed);
+}
+
+#[test]
+fn a_line_a_relay_could_not_forward_is_a_violation() {
+    let mut v = Verifier::new(VerifyOptions::default());
+    for (i, line) in baseline().lines().enumerate() {
+        v.line(i as u64 + 1, line.as_bytes());
+    }
+    v.not_relayed(2, 1 << 27);
+    let report = v.finish(None);
+    assert_report(
+        &report,
+        Verdict::Violation,
+        &[(FindingCode::LineNotRelayed, V, Some(2))],
+    );
+}
+
+#[test]
+fn an_unbounded_stream_ended_by_a_process_scope_error_failed() {
+    let opts = VerifyOptions {
+        unbounded: true,
+        ..VerifyOptions::default()
+    };
+    let stream = numbered(&[&meta(), HIT, PROCESS_ERROR]);
+    let report = verify_with(stream.as_bytes(), opts, crate::read::DEFAULT_MAX_LINE, None);
+    assert_report(
+        &report,
+        Verdict::Failed,
+        &[(FindingCode::SummaryMissing, N, None)],
+    );
+    assert_eq!(
+        report
+            .caused_by
+            .map(|c| c.code.as_str().to_owned())
+            .as_deref(),
+        Some("BOOM")
+    );
 }
 
 #[test]

@@ -9,3 +9,4 @@ mod damaged_streams;
 mod emitted_streams;
 mod process_end;
 mod scenario;
+mod spec_corpus;
