@@ -10,3 +10,4 @@ mod emitted_streams;
 mod process_end;
 mod scenario;
 mod spec_corpus;
+mod verifier_doc;
