@@ -5,7 +5,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use aoi::read::{Frame, Level, ProcessEnd};
+use aoi::read::{decode, Event, Frame, Framer, Level, ProcessEnd};
 use aoi::wire::FrameworkEvent;
 use aoi::{Category, Code, ErrorEvent, Verdict, Verifier, VerifyOptions};
 use serde_json::{json, Map, Value};
@@ -147,14 +147,14 @@ pub async fn run(
     if let Some(schema) = cli.compiled() {
         verifier = verifier.with_compiled(schema);
     }
-    let mut bytes: Vec<u8> = Vec::new();
+    let mut framer = Framer::new();
+    let mut received = 0usize;
     let mut stopped = None;
     let deadline = tokio::time::sleep(bounds.timeout);
     tokio::pin!(deadline);
-    let mut consumed = 0usize;
     let mut events: Vec<Value> = Vec::new();
+    let mut errors: Vec<ErrorEvent> = Vec::new();
     let mut summary: Option<Value> = None;
-    let mut line_no = 0u64;
     if let Some(out) = stdout.as_mut() {
         let mut chunk = vec![0u8; 64 << 10];
         loop {
@@ -164,31 +164,34 @@ pub async fn run(
                     if n == 0 {
                         break;
                     }
-                    if bytes.len() + n > bounds.max_output {
+                    received += n;
+                    if received > bounds.max_output {
                         stopped = Some(Stopped::TooMuchOutput);
                         break;
                     }
-                    bytes.extend_from_slice(&chunk[..n]);
-                    // Complete lines only: a cut last line is never a line.
-                    while let Some(end) = bytes[consumed..].iter().position(|b| *b == b'\n') {
-                        let line = &bytes[consumed..consumed + end];
-                        consumed += end + 1;
-                        line_no += 1;
-                        verifier.line(line_no, line);
-                        let Ok(event) = serde_json::from_slice::<Value>(line) else { continue };
-                        match event.get("type").and_then(Value::as_str) {
-                            Some("aoi:meta") => {}
-                            Some("aoi:summary") => summary = Some(event),
-                            Some("aoi:progress") => {
-                                let num = |k: &str| event.get(k).and_then(Value::as_f64);
+                    framer.push(&chunk[..n]);
+                    // Complete lines only: a cut last line is never a line (§2).
+                    while let Some(frame) = framer.next_frame() {
+                        verifier.frame(frame);
+                        let Frame::Line { bytes: line, .. } = frame else { continue };
+                        let Ok(decoded) = decode(line) else { continue };
+                        let Ok(raw) = serde_json::from_slice::<Value>(line) else { continue };
+                        match decoded.event {
+                            Event::Meta(_) => {}
+                            Event::Summary(_) => summary = Some(raw),
+                            Event::Progress(p) => {
                                 progress(ProgressUpdate {
-                                    progress: num("completed").unwrap_or(0.0),
-                                    total: num("total"),
-                                    message: event.get("message").and_then(Value::as_str).map(str::to_owned),
+                                    progress: p.completed.map_or(0.0, |c| c as f64),
+                                    total: p.total.map(|t| t as f64),
+                                    message: p.message,
                                 });
-                                events.push(event);
+                                events.push(raw);
                             }
-                            _ => events.push(event),
+                            Event::Error(e) => {
+                                errors.push(e);
+                                events.push(raw);
+                            }
+                            _ => events.push(raw),
                         }
                     }
                 }
@@ -210,11 +213,8 @@ pub async fn run(
         }
     };
     let stderr = stderr_task.await.unwrap_or_default();
-    if consumed < bytes.len() {
-        verifier.frame(Frame::Truncated {
-            number: line_no + 1,
-            bytes: &bytes[consumed..],
-        });
+    if let Some(tail) = framer.finish() {
+        verifier.frame(tail);
     }
     let end = status.map(|s| {
         use std::os::unix::process::ExitStatusExt;
@@ -296,15 +296,11 @@ pub async fn run(
             headline: message,
         };
     }
-    let ok = summary
-        .as_ref()
-        .and_then(|s| s.get("ok"))
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
+    let ok = report.verdict == Verdict::Succeeded;
     let headline = if ok {
         format!("{} {} succeeded", tool.cli.name, tool.entry.name)
     } else {
-        failure_headline(tool, &structured)
+        failure_headline(tool, &errors)
     };
     CallOutcome {
         structured: Value::Object(structured),
@@ -315,52 +311,35 @@ pub async fn run(
 
 /// What a model should read first about a failed run: the process error, its retry advice,
 /// and for an interactive login, that a person has to act (never retried).
-fn failure_headline(tool: &ServedTool, structured: &Map<String, Value>) -> String {
-    let error = structured
-        .get("events")
-        .and_then(Value::as_array)
-        .and_then(|events| {
-            let errors: Vec<&Value> = events
-                .iter()
-                .filter(|e| e.get("type").and_then(Value::as_str) == Some("aoi:error"))
-                .collect();
-            errors
-                .iter()
-                .find(|e| e.get("scope").and_then(Value::as_str) == Some("process"))
-                .or(errors.first())
-                .copied()
-        });
+fn failure_headline(tool: &ServedTool, errors: &[ErrorEvent]) -> String {
+    let error = errors
+        .iter()
+        .find(|e| e.scope == aoi::wire::Scope::Process)
+        .or(errors.first());
     let Some(error) = error else {
         return format!("{} {} failed (ok:false)", tool.cli.name, tool.entry.name);
     };
-    let field = |k: &str| error.get(k).and_then(Value::as_str).unwrap_or_default();
+    let hint = error.hint.as_deref().unwrap_or_default();
     let mut text = format!(
         "{} {} failed: {} {}: {}",
-        tool.cli.name,
-        tool.entry.name,
-        field("category"),
-        field("code"),
-        field("message")
+        tool.cli.name, tool.entry.name, error.category, error.code, error.message
     );
-    if field("code") == "INTERACTIVE_REQUIRED" {
+    if error.code.as_str() == "INTERACTIVE_REQUIRED" {
         text.push_str(&format!(
-            ". A person must act: run `{}` in a terminal, then try again. Do not retry before that.",
-            field("hint")
+            ". A person must act: run `{hint}` in a terminal, then try again. Do not retry before that."
         ));
         return text;
     }
-    match error.get("retryable").and_then(Value::as_bool) {
-        Some(true) => {
-            text.push_str(". Retryable");
-            if let Some(ms) = error.get("retry_after_ms").and_then(Value::as_u64) {
-                text.push_str(&format!(" after {ms} ms"));
-            }
+    if error.retryable {
+        text.push_str(". Retryable");
+        if let Some(ms) = error.retry_after_ms {
+            text.push_str(&format!(" after {ms} ms"));
         }
-        Some(false) => text.push_str(". Not retryable as is"),
-        None => {}
+    } else {
+        text.push_str(". Not retryable as is");
     }
-    if !field("hint").is_empty() {
-        text.push_str(&format!("; hint: {}", field("hint")));
+    if !hint.is_empty() {
+        text.push_str(&format!("; hint: {hint}"));
     }
     text
 }
