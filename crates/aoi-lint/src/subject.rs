@@ -360,9 +360,8 @@ impl<'t> Subject<'t> {
             Some(&run.exit),
             false,
         );
-        let events = run
-            .stdout
-            .split(|b| *b == b'\n')
+        // Complete lines only: a cut last line is never an event (§2).
+        let events = aoi::read::complete_lines(&run.stdout)
             .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
             .filter(Value::is_object)
             .collect();

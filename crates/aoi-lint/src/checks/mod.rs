@@ -107,7 +107,7 @@ pub(crate) fn counts_against(finding: &Finding, check: CheckId) -> bool {
 
 /// The verifier's findings on `captured` that count against `check`, as evidence.
 pub(crate) fn findings(captured: &Captured, check: CheckId) -> Vec<Evidence> {
-    let lines: Vec<&[u8]> = captured.run.stdout.split(|b| *b == b'\n').collect();
+    let lines: Vec<&[u8]> = aoi::read::complete_lines(&captured.run.stdout).collect();
     captured
         .verification
         .findings

@@ -242,6 +242,15 @@ impl Framer {
     }
 }
 
+/// The complete lines of a stream held in memory, without their `\n`, in order: line `i` of
+/// the iterator is line `i + 1` of the stream. A last line without `\n` is cut and is not
+/// yielded (§2). The same split as [`Framer`] with no line limit.
+pub fn complete_lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    bytes
+        .split_inclusive(|b| *b == b'\n')
+        .filter_map(|line| line.strip_suffix(b"\n"))
+}
+
 /// Reads frames from any byte source with one buffer and no per-line allocation: a
 /// [`Framer`] fed from a [`Read`].
 #[derive(Debug)]
@@ -374,6 +383,14 @@ mod tests {
             max in 1usize..48,
         ) {
             proptest::prop_assert_eq!(pushed(&input, max, piece), frames(&input, max));
+            let mut unbounded = Framer::with_max_line(usize::MAX);
+            unbounded.push(&input);
+            let mut framed = Vec::new();
+            while let Some(Frame::Line { bytes, .. }) = unbounded.next_frame() {
+                framed.push(bytes.to_vec());
+            }
+            let split: Vec<Vec<u8>> = complete_lines(&input).map(<[u8]>::to_vec).collect();
+            proptest::prop_assert_eq!(split, framed);
         }
     }
 

@@ -16,7 +16,7 @@ mod verify;
 pub use consumer::{process_end, Completion, Outcome, Session};
 pub use event::{decode, DecodeError, Decoded, Event};
 pub use finding::{Finding, FindingCode, Level};
-pub use framing::{Frame, Framer, LineReader, DEFAULT_MAX_LINE};
+pub use framing::{complete_lines, Frame, Framer, LineReader, DEFAULT_MAX_LINE};
 pub use head::{parse_head, Head, NotObject};
 pub use program::locate_program;
 #[doc(hidden)]
