@@ -57,7 +57,7 @@ use crate::discover::capabilities::{manifest, CommandSpec};
 use crate::discover::input_schema::input_schema;
 use crate::discover::schema::framework_schema;
 use crate::emit::{Emitter, EmitterBuilder, Harness, RunResult};
-use crate::surface::flags::GlobalArgs;
+use crate::surface::flags::{GlobalArgs, OutputMode};
 use crate::surface::redact::{args_fingerprint, Redactor};
 use crate::wire::{exit_code, Category, Code, ErrorEvent, Identity};
 use crate::Outcome;
@@ -66,8 +66,10 @@ type SchemaFn = dyn Fn(&Identity) -> Result<Value, String>;
 
 /// The discovery subcommands (§16.2), for a tool to flatten into its own subcommands.
 ///
-/// Each prints one JSON document (pretty, newline-terminated) whatever `--output` says, needs
-/// no credentials, no network, no configuration, and changes nothing.
+/// Each prints one JSON document, newline-terminated: one compact line with `--output jsonl`
+/// (§2: every line of a JSONL stdout is one complete JSON object), pretty otherwise
+/// (`--output json` is a single document, §17). None needs credentials, network or
+/// configuration, and none changes anything.
 #[derive(Debug, Clone, Subcommand)]
 pub enum Discovery {
     /// Print the JSON Schema of this tool's events (credential-free, network-free).
@@ -317,7 +319,8 @@ impl App {
         }
     }
 
-    /// Answers a discovery subcommand: prints one JSON document on stdout.
+    /// Answers a discovery subcommand: prints one JSON document on stdout, as one compact line
+    /// with `--output jsonl` (§2) and pretty otherwise (§17).
     ///
     /// `C` is the tool's parser, whose clap definition is the source of input schemas and
     /// capabilities.
@@ -325,8 +328,7 @@ impl App {
         let document = self.discovery_document(&C::command(), global, which);
         match document {
             Ok(value) => {
-                let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
-                text.push('\n');
+                let text = discovery_text(&value, global.output);
                 match io::stdout().write_all(text.as_bytes()) {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
@@ -438,6 +440,19 @@ fn secret_flags(root: &clap::Command) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// A discovery document as printed: §2 makes every line of a JSONL stdout one complete JSON
+/// object, so `--output jsonl` gets one compact line; `--output json` is one document (§17)
+/// and human mode is read by people, so both stay pretty. Always newline-terminated.
+fn discovery_text(document: &Value, output: OutputMode) -> String {
+    let mut text = match output {
+        OutputMode::Jsonl => serde_json::to_string(document),
+        OutputMode::Json | OutputMode::Human => serde_json::to_string_pretty(document),
+    }
+    .unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 fn version_key(v: &str) -> Vec<u64> {

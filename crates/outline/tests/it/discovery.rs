@@ -67,6 +67,42 @@ fn input_schema_of_delete_has_its_flags() {
     }
 }
 
+/// §2: in JSONL mode every line of stdout is one complete JSON object, so a discovery
+/// document asked for with `--output jsonl` is one compact line and its `\n`; `--output json`
+/// is a single JSON document (§17) and may stay pretty.
+#[test]
+fn discovery_documents_are_one_compact_line_in_jsonl_mode_section_2() {
+    let db = Db::new("discovery-jsonl");
+    for args in [
+        &["schema"][..],
+        &["capabilities"],
+        &["input-schema", "--command", "search"],
+    ] {
+        let mut jsonl = args.to_vec();
+        jsonl.extend(["--output", "jsonl"]);
+        let run = db.run(&jsonl);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        let text = run.stdout_text();
+        assert!(text.ends_with('\n'), "{args:?}: no final newline");
+        assert_eq!(
+            text.matches('\n').count(),
+            1,
+            "{args:?}: not one line: {} lines",
+            text.lines().count()
+        );
+        let line: serde_json::Value = serde_json::from_str(text.trim_end_matches('\n'))
+            .unwrap_or_else(|e| panic!("{args:?}: the line is not one JSON document: {e}"));
+        assert!(line.is_object(), "{args:?}");
+        let mut json = args.to_vec();
+        json.extend(["--output", "json"]);
+        let pretty = document(&db, &json);
+        assert_eq!(
+            pretty, line,
+            "{args:?}: json and jsonl carry the same document"
+        );
+    }
+}
+
 #[test]
 fn every_stream_passes_aoi_verify_against_the_published_schema() {
     let db = Db::new("verify");
