@@ -325,6 +325,10 @@ impl App {
     /// `C` is the tool's parser, whose clap definition is the source of input schemas and
     /// capabilities.
     pub fn discover<C: CommandFactory>(&self, global: &GlobalArgs, which: &Discovery) -> ExitCode {
+        // §6: a document that cannot be written is not a success (fd 1 closed: `tool >&-`).
+        if let Some(code) = crate::emit::refuse_closed_stdout() {
+            return ExitCode::from(code);
+        }
         let document = self.discovery_document(&C::command(), global, which);
         match document {
             Ok(value) => {

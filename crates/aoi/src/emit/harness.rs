@@ -5,6 +5,9 @@
 //! - A panic becomes an `internal` `aoi:error` (`INTERNAL_PANIC`) and an `ok:false` summary; the
 //!   panic message goes into the event, nothing is printed to stderr, no backtrace anywhere.
 //! - A closed stdout (EPIPE) ends the process quietly with 141 (§7).
+//! - A stdout that is not open at all (fd 1 closed: `tool >&-`) ends the run before `aoi:meta`
+//!   with 74 and one line on stderr (§6): the stream cannot be written, so the run must not
+//!   exit 0 (see [`closed_stdout`](super::closed_stdout) for why std alone cannot tell).
 //! - SIGINT/SIGTERM cancel the run: the emitter refuses further events so the tool unwinds, and
 //!   the harness writes a `reason:"cancelled"` summary and exits 130/143. A tool that does not
 //!   reach a safe point within the grace period (blocked in a read, say) is ended by the
@@ -139,6 +142,9 @@ impl Harness {
     where
         F: FnOnce(&mut Emitter<Stdout>) -> RunResult,
     {
+        if let Some(code) = refuse_closed_stdout() {
+            return ExitCode::from(code);
+        }
         install_quiet_panic_hook();
         let cancel = CancelToken::new();
         let builder = self.builder.cancel_token(cancel.clone());
@@ -210,6 +216,20 @@ fn end_with_error<W: Write>(emitter: &mut Emitter<W>, failure: Failure) -> Resul
     error.scope = crate::wire::Scope::Process;
     emitter.error(&error)?;
     emitter.finish(outcome).map(|f| f.exit_code)
+}
+
+/// `Some(74)` when stdout is not open (fd 1 closed), after saying so in one line on stderr;
+/// `None` when the stream can be written. §6: a run that cannot write its stream must not exit
+/// 0, and std's `Stdout` would silently discard every byte (see [`super::closed_stdout`]).
+pub(crate) fn refuse_closed_stdout() -> Option<u8> {
+    if !super::closed_stdout::stdout_closed() {
+        return None;
+    }
+    let _ = writeln!(
+        io::stderr(),
+        "error: stdout is not open (fd 1 is closed): the machine-mode stream cannot be written"
+    );
+    Some(exit_code::IO_ERR)
 }
 
 /// The exit code when the stream itself cannot be written: 141 for a closed pipe (quietly), 74

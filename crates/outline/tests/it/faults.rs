@@ -313,6 +313,48 @@ fn search_into_head_ends_quietly_in_both_modes() {
     }
 }
 
+/// §6: a machine-mode run whose stream cannot be written (fd 1 closed: `outline ... >&-`)
+/// must not exit 0 having written nothing; it exits 74 (`EX_IOERR`) with one line on stderr,
+/// the only place left to say so. Both the harness (a command's run) and the discovery
+/// subcommands are held to it.
+#[test]
+fn a_closed_stdout_exits_74_with_one_line_on_stderr_section_6() {
+    let db = Db::new("closed-stdout");
+    db.create(&["--title", "Agent notes"]);
+    let db_path = db.path();
+    let db_path = db_path.to_str().unwrap();
+    for args in [
+        &["search", "agent"][..],
+        &["status"],
+        &["schema"],
+        &["capabilities"],
+    ] {
+        let out = Command::new("sh")
+            .env_remove("OUTLINE_DB")
+            .env("NO_COLOR", "1")
+            .arg("-c")
+            .arg("exec \"$0\" \"$@\" >&-")
+            .arg(env!("CARGO_BIN_EXE_outline"))
+            .args(args)
+            .args(["--db", db_path, "--output", "jsonl"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(aoi::exit_code::IO_ERR.into()),
+            "{args:?}: stderr {stderr:?}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr:?}");
+        assert!(stderr.ends_with('\n'), "{args:?}: {stderr:?}");
+        assert!(
+            stderr.contains("stdout"),
+            "{args:?}: names what failed: {stderr:?}"
+        );
+    }
+}
+
 /// Secret values that must never come back out.
 const ENV_CANARY: &str = "canary-env-7f3a9c0d";
 const ARG_CANARY: &str = "canary-arg-51d2e8b4";
