@@ -67,14 +67,15 @@ enum Key {
     Other,
 }
 
-/// Which of the keys the head looks at an object has named so far.
+/// Which of the keys the head looks at an object has named so far, by their index in the
+/// head's key enum (here and in the scanner).
 #[derive(Default)]
-struct Seen(u8);
+pub(super) struct Seen(u8);
 
 impl Seen {
-    /// Notes `key`; true when it was already there.
-    fn again(&mut self, key: Key) -> bool {
-        let bit = 1 << key as u8;
+    /// Notes the key with index `key` (below 8); true when it was already there.
+    pub(super) fn again(&mut self, key: u8) -> bool {
+        let bit = 1 << key;
         let again = self.0 & bit != 0;
         self.0 |= bit;
         again
@@ -143,7 +144,7 @@ impl<'de> Visitor<'de> for HeadVisitor {
         let mut head = Head::default();
         let mut seen = Seen::default();
         while let Some(key) = map.next_key::<Key>()? {
-            if matches!(key, Key::Type | Key::Aoi) && seen.again(key) {
+            if matches!(key, Key::Type | Key::Aoi) && seen.again(key as u8) {
                 head.duplicate_key = true;
             }
             match key {
@@ -332,7 +333,7 @@ impl<'de> Visitor<'de> for EnvelopeSeed<'_, 'de> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut seen = Seen::default();
         while let Some(key) = map.next_key::<Key>()? {
-            if key != Key::Other && seen.again(key) {
+            if key != Key::Other && seen.again(key as u8) {
                 self.head.duplicate_key = true;
             }
             match key {

@@ -38,7 +38,7 @@ use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::head::{parse_head, Head, NotObject};
+use super::head::{parse_head, Head, NotObject, Seen};
 
 /// Where a line carries an ANSI control (ESC or the C1 CSI, U+009B), 1-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -266,20 +266,6 @@ impl Key {
     }
 }
 
-/// Which of the keys the head looks at an object has named so far.
-#[derive(Default)]
-struct Seen(u8);
-
-impl Seen {
-    /// Notes `key`; true when it was already there.
-    fn again(&mut self, key: Key) -> bool {
-        let bit = 1 << key as u8;
-        let again = self.0 & bit != 0;
-        self.0 |= bit;
-        again
-    }
-}
-
 struct Scanner<'a> {
     bytes: &'a [u8],
     /// The next byte to read.
@@ -353,7 +339,7 @@ impl<'a> Scanner<'a> {
         loop {
             let key = self.member_key(b)?;
             let v = self.next_token()?;
-            if matches!(key, Key::Type | Key::Aoi) && seen.again(key) {
+            if matches!(key, Key::Type | Key::Aoi) && seen.again(key as u8) {
                 head.duplicate_key = true;
             }
             match key {
@@ -411,7 +397,7 @@ impl<'a> Scanner<'a> {
         loop {
             let key = self.member_key(b)?;
             let v = self.next_token()?;
-            if key != Key::Other && seen.again(key) {
+            if key != Key::Other && seen.again(key as u8) {
                 head.duplicate_key = true;
             }
             match key {

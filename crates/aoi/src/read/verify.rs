@@ -20,6 +20,7 @@ use super::scan::{scan_line, Ansi, NotUtf8};
 use super::schema_pool::{self, EventCheck, SchemaPool};
 use super::strict;
 use crate::discover::schema::EventValidator;
+use crate::wire::text::json_kind as kind;
 use crate::wire::{
     Category, CausedBy, Code, ErrorEvent, Meta, Reason, Summary, AOI_VERSION, FRAMEWORK_TYPES,
 };
@@ -1821,18 +1822,6 @@ fn decode_summary(fields: &Map<String, Value>) -> Result<Summary, serde_json::Er
         }
     }
     serde_json::from_value(Value::Object(fields))
-}
-
-/// What kind of JSON value `v` is, for messages.
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// The finding for a line serde_json rejects: the parser limits get codes of their own, so a

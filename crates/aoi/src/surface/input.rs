@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 use super::flags::{InputArgs, InputMode};
 use crate::emit::{EmitError, Emitter, Failure, Outcome};
 use crate::read::{Frame, LineReader, Observed, UpstreamState};
+use crate::wire::text::json_kind as kind;
 use crate::wire::{Category, Code, ErrorEvent};
 
 /// One input record.
@@ -400,17 +401,6 @@ fn where_(line: Option<u64>, index: u64) -> String {
     match line {
         Some(l) => format!("input line {l}"),
         None => format!("input item {index}"),
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

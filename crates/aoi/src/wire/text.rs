@@ -165,6 +165,20 @@ fn skip_csi_body(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
     }
 }
 
+/// What kind of JSON value `v` is, for messages: "null", "a boolean", "a number", "a string",
+/// "an array" or "an object".
+pub(crate) fn json_kind(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
