@@ -281,7 +281,15 @@ pub fn parse() -> Result<Cli, u8> {
                     Err(0)
                 }
                 _ if aoi::app::machine_requested(&args) => {
-                    Err(aoi::app::usage_error_stream(machine::emitter("usage"), &e))
+                    // §8.3: the meta names the subcommand the arguments named, when they name one.
+                    let builder = match aoi::app::command_named(
+                        &<Cli as clap::CommandFactory>::command(),
+                        &args,
+                    ) {
+                        Some(command) => machine::emitter(&command),
+                        None => aoi::Emitter::builder(machine::identity()),
+                    };
+                    Err(aoi::app::usage_error_stream(builder, &e))
                 }
                 _ => {
                     let _ = e.print();

@@ -205,7 +205,9 @@ impl App {
 
     /// Parses the process arguments with `C`. `--help` and `--version` print and return exit 0;
     /// a usage error exits 64, reported in machine mode as a complete stream with a `usage`
-    /// `aoi:error` (§16.1), in human mode by clap on stderr.
+    /// `aoi:error` (§16.1) whose `hint` carries clap's suggestion and whose `aoi:meta.command`
+    /// names the subcommand the arguments named (see [`command_named`]), in human mode by clap
+    /// on stderr.
     pub fn parse<C: Parser>(&self) -> Result<C, ExitCode> {
         self.parse_from(std::env::args_os())
     }
@@ -227,7 +229,11 @@ impl App {
                     ExitCode::SUCCESS
                 }
                 _ if machine_requested(&args) => {
-                    ExitCode::from(usage_error_stream(self.emitter("usage"), &e))
+                    let mut builder = Emitter::builder(self.identity());
+                    if let Some(command) = command_named(&C::command(), &args) {
+                        builder = builder.command(command);
+                    }
+                    ExitCode::from(usage_error_stream(builder, &e))
                 }
                 _ => {
                     let _ = e.print();
@@ -486,27 +492,111 @@ pub fn machine_requested(args: &[OsString]) -> bool {
     false
 }
 
+/// The subcommand path the raw arguments name (`"search"`, `"auth login"`), read against the
+/// clap definition `root` without parsing them, so that a usage error's `aoi:meta.command`
+/// names the command it is about (§8.3). `args[0]` is the program name; flags are skipped with
+/// their values, and the walk stops at `--` or at the first word that is not a subcommand of
+/// the one reached. `None` when the arguments name no subcommand (`tool serach`, `tool --bad`).
+pub fn command_named(root: &clap::Command, args: &[OsString]) -> Option<String> {
+    use crate::discover::input_schema::takes_value;
+    let mut root = root.clone();
+    // Propagates global flags into every subcommand, so each knows all the flags it accepts.
+    root.build();
+    let mut current = &root;
+    let mut path: Vec<&str> = Vec::new();
+    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
+    while let Some(word) = words.next() {
+        if word == "--" {
+            break;
+        }
+        if let Some(long) = word.strip_prefix("--") {
+            let takes = !long.contains('=')
+                && current.get_arguments().any(|a| {
+                    takes_value(a)
+                        && (a.get_long() == Some(long)
+                            || a.get_all_aliases().is_some_and(|v| v.contains(&long)))
+                });
+            if takes {
+                words.next();
+            }
+            continue;
+        }
+        if let Some(shorts) = word.strip_prefix('-').filter(|s| !s.is_empty()) {
+            // A cluster (`-qv`), where the first short taking a value takes the rest of the
+            // word, or the next word when it ends the cluster (`-n5`, `-n 5`).
+            let shorts: Vec<char> = shorts.chars().collect();
+            let valued = shorts.iter().position(|c| {
+                current.get_arguments().any(|a| {
+                    takes_value(a)
+                        && (a.get_short() == Some(*c)
+                            || a.get_all_short_aliases().is_some_and(|v| v.contains(c)))
+                })
+            });
+            if valued == Some(shorts.len() - 1) {
+                words.next();
+            }
+            continue;
+        }
+        match current.find_subcommand(word.as_ref()) {
+            Some(sub) => {
+                path.push(sub.get_name());
+                current = sub;
+            }
+            None => break,
+        }
+    }
+    (!path.is_empty()).then(|| path.join(" "))
+}
+
 /// Reports a clap usage error as a complete stream (meta, a `usage` error, a failed summary) on
 /// stdout; returns 64.
+///
+/// The message is clap's first paragraph on one line (`the following required arguments were
+/// not provided: <QUERY>`); clap's suggestions (`a similar argument exists: '--limit'`, and its
+/// other tips) become the `hint`, one line, informational only (§1.3, §9.1), else `--help`.
 pub fn usage_error_stream(builder: EmitterBuilder, error: &clap::Error) -> u8 {
+    usage_stream(builder, &usage_error(error))
+}
+
+/// The `usage` `aoi:error` for a clap parse error (see [`usage_error_stream`]).
+fn usage_error(error: &clap::Error) -> ErrorEvent {
     let rendered = error.render().to_string();
-    let first = rendered
+    let message: Vec<&str> = rendered
         .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("invalid usage")
-        .trim_start_matches("error: ")
-        .to_owned();
-    usage_message_stream(builder, &first)
+        .map(str::trim)
+        .skip_while(|l| l.is_empty())
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let message = match message.join(" ") {
+        m if m.is_empty() => "invalid usage".to_owned(),
+        m => m.trim_start_matches("error: ").to_owned(),
+    };
+    let tips: Vec<&str> = rendered
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("tip:"))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    let hint = if tips.is_empty() {
+        "--help".to_owned()
+    } else {
+        tips.join("; ")
+    };
+    ErrorEvent::new(Category::Usage, Code::from_static("USAGE"), message).hint(hint)
 }
 
 /// Reports a usage error message as a complete stream on stdout; returns 64.
 pub fn usage_message_stream(builder: EmitterBuilder, message: &str) -> u8 {
     let event =
         ErrorEvent::new(Category::Usage, Code::from_static("USAGE"), message).hint("--help");
+    usage_stream(builder, &event)
+}
+
+fn usage_stream(builder: EmitterBuilder, event: &ErrorEvent) -> u8 {
     let code = builder
         .start(io::stdout())
         .and_then(|mut out| {
-            out.error(&event)?;
+            out.error(event)?;
             out.finish(Outcome::failed())
         })
         .map(|f| f.exit_code);
@@ -559,6 +649,106 @@ mod tests {
         assert!(
             a.negotiate(Some("10")).is_err(),
             "10 is not a prefix of 1.x at a dot"
+        );
+    }
+
+    #[derive(Debug, Parser)]
+    #[command(name = "notes")]
+    struct Notes {
+        #[command(flatten)]
+        aoi: GlobalArgs,
+        /// A global flag that takes a value.
+        #[arg(long, short = 'd', global = true)]
+        db: Option<String>,
+        #[command(subcommand)]
+        command: NotesCommand,
+    }
+
+    #[derive(Debug, clap::Subcommand)]
+    enum NotesCommand {
+        Search {
+            query: String,
+            #[arg(long, short = 'n')]
+            limit: Option<u64>,
+            #[arg(long, short = 'q')]
+            quiet: bool,
+        },
+        Auth {
+            #[command(subcommand)]
+            command: AuthCommand,
+        },
+        #[command(flatten)]
+        Discovery(Discovery),
+    }
+
+    #[derive(Debug, clap::Subcommand)]
+    enum AuthCommand {
+        Login,
+    }
+
+    /// §8.3: a usage error's `aoi:meta.command` names the subcommand its arguments named.
+    #[test]
+    fn the_command_a_usage_error_is_about_is_read_from_the_raw_arguments_section_8_3() {
+        let named = |a: &[&str]| {
+            let args: Vec<OsString> = std::iter::once("notes")
+                .chain(a.iter().copied())
+                .map(OsString::from)
+                .collect();
+            command_named(&Notes::command(), &args)
+        };
+        assert_eq!(named(&["search", "--limt", "5"]).as_deref(), Some("search"));
+        assert_eq!(
+            named(&["--db", "search", "search"]).as_deref(),
+            Some("search"),
+            "a flag's value is not a command"
+        );
+        assert_eq!(
+            named(&["--db=x", "-d", "auth", "search"]).as_deref(),
+            Some("search")
+        );
+        assert_eq!(
+            named(&["--output", "jsonl", "auth", "login", "--bogus"]).as_deref(),
+            Some("auth login")
+        );
+        assert_eq!(
+            named(&["--format", "jsonl", "input-schema", "--commnd"]).as_deref(),
+            Some("input-schema")
+        );
+        assert_eq!(named(&["search", "-qn", "auth"]).as_deref(), Some("search"));
+        assert_eq!(named(&["auth", "logn"]).as_deref(), Some("auth"));
+        assert_eq!(
+            named(&["serach", "auth"]),
+            None,
+            "an unknown word ends the walk"
+        );
+        assert_eq!(
+            named(&["--", "search"]),
+            None,
+            "an operand after -- is no command"
+        );
+        assert_eq!(named(&["--bogus"]), None);
+        assert_eq!(named(&[]), None);
+    }
+
+    /// §16.1 and §1.3: clap's suggestion survives into the machine-mode error's one-line `hint`.
+    #[test]
+    fn a_usage_error_keeps_clap_suggestions_in_its_hint_section_16_1() {
+        let error = Notes::try_parse_from(["notes", "search", "x", "--limt", "5"]).unwrap_err();
+        let mut out = Vec::new();
+        let builder = Emitter::builder(app().identity()).command("search");
+        let finished = builder.start(&mut out).and_then(|mut e| {
+            e.error(&usage_error(&error))?;
+            e.finish(Outcome::failed())
+        });
+        assert_eq!(finished.unwrap().exit_code, exit_code::USAGE);
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains(r#""hint":"a similar argument exists: '--limit'""#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#""message":"unexpected argument '--limt' found""#),
+            "{text}"
         );
     }
 

@@ -66,7 +66,8 @@ pub fn is_secret(arg: &Arg) -> bool {
     crate::surface::redact::is_sensitive_flag(arg.get_long().unwrap_or(id))
 }
 
-fn takes_value(arg: &Arg) -> bool {
+/// True when the argument takes a value (`--limit N`), false for a switch or a counter.
+pub(crate) fn takes_value(arg: &Arg) -> bool {
     matches!(arg.get_action(), ArgAction::Set | ArgAction::Append)
 }
 

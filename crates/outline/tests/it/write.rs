@@ -211,6 +211,64 @@ fn usage_errors_are_streams_in_machine_mode() {
     assert_eq!(zero.code, 64);
 }
 
+/// The `aoi:meta.command` of a run's stream.
+fn meta_command(run: &crate::support::Run) -> Option<String> {
+    aoi_test::events(&run.stdout)
+        .into_iter()
+        .find_map(|e| match e {
+            aoi::read::Event::Meta(m) => Some(m.command),
+            _ => None,
+        })
+        .expect("an aoi:meta")
+}
+
+/// §16.1 usage errors in machine mode keep what clap tells a person: its suggestion goes in
+/// the error's `hint` (one line, informational only, §1.3), and `aoi:meta.command` names the
+/// subcommand the argv named, omitted only when none can be identified (§8.3 `aoi:meta`).
+#[test]
+fn usage_errors_keep_clap_suggestions_in_the_hint_and_name_their_command_section_16_1() {
+    let db = Db::new("usage-hint");
+    let typo = db.jsonl(&["search", "--limt", "5", "agents"]);
+    assert_eq!(typo.code, 64);
+    let e = error(&typo);
+    assert_eq!(e.category, aoi::Category::Usage);
+    let hint = e.hint.clone().unwrap_or_default();
+    assert!(
+        hint.contains("'--limit'"),
+        "the suggestion is kept: {hint:?}"
+    );
+    assert!(!hint.contains('\n'), "{hint:?}");
+    assert_eq!(meta_command(&typo).as_deref(), Some("search"));
+
+    let nested = db.jsonl(&["auth", "login", "--bogus"]);
+    assert_eq!(nested.code, 64);
+    assert_eq!(meta_command(&nested).as_deref(), Some("auth login"));
+
+    let discovery = db.jsonl(&["input-schema", "--commnd", "search"]);
+    assert_eq!(discovery.code, 64);
+    assert!(error(&discovery)
+        .hint
+        .unwrap_or_default()
+        .contains("'--command'"));
+    assert_eq!(meta_command(&discovery).as_deref(), Some("input-schema"));
+
+    let missing = db.jsonl(&["search"]);
+    assert_eq!(missing.code, 64);
+    let e = error(&missing);
+    assert!(
+        e.message.contains("<QUERY>"),
+        "names what is missing: {:?}",
+        e.message
+    );
+    assert_eq!(meta_command(&missing).as_deref(), Some("search"));
+
+    let unknown = db.jsonl(&["serach", "agents"]);
+    assert_eq!(unknown.code, 64);
+    let hint = error(&unknown).hint.unwrap_or_default();
+    assert!(hint.contains("'search'"), "{hint:?}");
+    assert_eq!(meta_command(&unknown), None, "no subcommand was named");
+}
+
 #[test]
 fn update_raises_the_version_and_if_match_refuses_a_stale_one() {
     let db = Db::new("update");
