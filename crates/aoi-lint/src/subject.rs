@@ -8,9 +8,9 @@ use std::ffi::OsString;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use aoi::read::{CompiledSchema, LineReader, ProcessEnd};
-use aoi::{Report as Verification, Verifier, VerifyOptions};
-use serde_json::Value;
+use aoi::read::{decode, CompiledSchema, Event, LineReader, ProcessEnd};
+use aoi::{ErrorEvent, Meta, Report as Verification, Summary, Verifier, VerifyOptions, Warning};
+use serde_json::{Map, Value};
 
 use crate::config::CommandConfig;
 use crate::manifest::{CommandEntry, InputSchema};
@@ -30,43 +30,74 @@ pub struct Captured {
     /// The verifier's report on stdout (with the tool's schema when it has one, and the exit
     /// status).
     pub verification: Verification,
-    /// Every stdout line that is a JSON object, in order.
-    pub events: Vec<Value>,
+    /// Every complete stdout line that decodes as an event, in order, typed.
+    pub events: Vec<Event>,
     /// What changed in the sandbox during the run (setup excluded, ignored paths left out).
     pub changes: Vec<Change>,
 }
 
 impl Captured {
-    /// The events of `ty`.
-    pub fn of_type<'a>(&'a self, ty: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
-        self.events
-            .iter()
-            .filter(move |e| e.get("type").and_then(Value::as_str) == Some(ty))
-    }
-
-    /// The domain events (types without the `aoi:` prefix).
-    pub fn domain(&self) -> impl Iterator<Item = &Value> {
-        self.events.iter().filter(|e| {
-            e.get("type")
-                .and_then(Value::as_str)
-                .is_some_and(|t| !t.starts_with("aoi:"))
+    /// Every `aoi:meta`, in order (a conforming stream has at most one).
+    pub fn metas(&self) -> impl Iterator<Item = &Meta> {
+        self.events.iter().filter_map(|e| match e {
+            Event::Meta(m) => Some(m),
+            _ => None,
         })
     }
 
-    /// The summary, when the stream has one.
-    pub fn summary(&self) -> Option<&Value> {
-        self.of_type("aoi:summary").last()
+    /// Every `aoi:summary`, in order (a conforming stream has at most one).
+    pub fn summaries(&self) -> impl Iterator<Item = &Summary> {
+        self.events.iter().filter_map(|e| match e {
+            Event::Summary(s) => Some(s),
+            _ => None,
+        })
     }
 
-    /// The meta event, when the stream has one.
-    pub fn meta(&self) -> Option<&Value> {
-        self.of_type("aoi:meta").next()
+    /// The `aoi:error` events, in order.
+    pub fn errors(&self) -> impl Iterator<Item = &ErrorEvent> {
+        self.events.iter().filter_map(|e| match e {
+            Event::Error(e) => Some(e),
+            _ => None,
+        })
+    }
+
+    /// The `aoi:warning` events, in order.
+    pub fn warnings(&self) -> impl Iterator<Item = &Warning> {
+        self.events.iter().filter_map(|e| match e {
+            Event::Warning(w) => Some(w),
+            _ => None,
+        })
+    }
+
+    /// The number of `aoi:plan` events.
+    pub fn plans(&self) -> usize {
+        self.events
+            .iter()
+            .filter(|e| matches!(e, Event::Plan(_)))
+            .count()
+    }
+
+    /// The domain events' fields (without `type` and `aoi`), in order.
+    pub fn domain(&self) -> impl Iterator<Item = &Map<String, Value>> {
+        self.events.iter().filter_map(|e| match e {
+            Event::Domain { fields, .. } => Some(fields),
+            _ => None,
+        })
+    }
+
+    /// The summary, when the stream has one (the last).
+    pub fn summary(&self) -> Option<&Summary> {
+        self.summaries().last()
+    }
+
+    /// The meta event, when the stream has one (the first).
+    pub fn meta(&self) -> Option<&Meta> {
+        self.metas().next()
     }
 
     /// True when the summary says `ok:true` and the process exited 0.
     pub fn succeeded(&self) -> bool {
-        self.run.exit.code() == Some(0)
-            && self.summary().and_then(|s| s.get("ok")) == Some(&Value::Bool(true))
+        self.run.exit.code() == Some(0) && self.summary().is_some_and(|s| s.ok)
     }
 
     /// Evidence naming this run.
@@ -96,10 +127,9 @@ impl Captured {
         match self.summary() {
             Some(s) => format!(
                 "exit {status}, summary ok:{}{}",
-                s.get("ok").unwrap_or(&Value::Null),
-                s.get("reason")
-                    .and_then(Value::as_str)
-                    .map(|r| format!(" reason:{r}"))
+                s.ok,
+                s.reason
+                    .map(|r| format!(" reason:{}", r.as_str()))
                     .unwrap_or_default()
             ),
             None => format!("exit {status}, no aoi:summary"),
@@ -108,14 +138,8 @@ impl Captured {
 
     /// The first `aoi:error`'s category, code and message, for a detail line.
     pub fn first_error(&self) -> Option<String> {
-        let e = self.of_type("aoi:error").next()?;
-        let field = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("?").to_owned();
-        Some(format!(
-            "{} {}: {}",
-            field("category"),
-            field("code"),
-            field("message")
-        ))
+        let e = self.errors().next()?;
+        Some(format!("{} {}: {}", e.category, e.code, e.message))
     }
 }
 
@@ -362,8 +386,8 @@ impl<'t> Subject<'t> {
         );
         // Complete lines only: a cut last line is never an event (§2).
         let events = aoi::read::complete_lines(&run.stdout)
-            .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
-            .filter(Value::is_object)
+            .filter_map(|line| decode(line).ok())
+            .map(|decoded| decoded.event)
             .collect();
         Captured {
             run,

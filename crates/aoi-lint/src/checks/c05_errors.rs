@@ -2,8 +2,6 @@
 //! `aoi:error` carries `category`, `code`, `message` and `retryable`, with `retry_after_ms`
 //! only when retryable, and never the removed `partial` category.
 
-use serde_json::Value;
-
 use super::{findings, id, Judge};
 use crate::model::{CheckId, CheckResult};
 use crate::subject::{Extras, Subject};
@@ -42,11 +40,7 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
                 ))
                 .evidence(usage.quote(first.line, &first.message));
         }
-        let category = usage
-            .of_type("aoi:error")
-            .next()
-            .and_then(|e| e.get("category"))
-            .and_then(Value::as_str);
+        let category = usage.errors().next().map(|e| e.category.as_str());
         if category != Some("usage") {
             return judge
                 .fail(format!(

@@ -79,7 +79,7 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
                 .fail(format!("--dry-run changed the sandbox: {what}"))
                 .evidence(dry.evidence());
         }
-        let plans = dry.of_type("aoi:plan").count();
+        let plans = dry.plans();
         let real_did_something = !base.changes.is_empty() || base.domain().next().is_some();
         if plans == 0 && real_did_something {
             return judge

@@ -1,7 +1,7 @@
 //! Check 8, Auditable (§14.5): a mutating command's events carry stable ids for what it
 //! created, updated or deleted.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::{id, Judge};
 use crate::model::{CheckId, CheckResult};
@@ -23,17 +23,15 @@ fn is_id_key(key: &str) -> bool {
 }
 
 /// True when `event` carries a non-empty identifier.
-fn has_id(event: &Value) -> bool {
-    event.as_object().is_some_and(|map| {
-        map.iter().any(|(k, v)| {
-            is_id_key(k)
-                && match v {
-                    Value::String(s) => !s.is_empty(),
-                    Value::Number(_) => true,
-                    Value::Array(items) => !items.is_empty(),
-                    _ => false,
-                }
-        })
+fn has_id(fields: &Map<String, Value>) -> bool {
+    fields.iter().any(|(k, v)| {
+        is_id_key(k)
+            && match v {
+                Value::String(s) => !s.is_empty(),
+                Value::Number(_) => true,
+                Value::Array(items) => !items.is_empty(),
+                _ => false,
+            }
     })
 }
 
@@ -52,7 +50,7 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             .could_not_run(format!("the example did not succeed ({})", base.ending()))
             .evidence(base.evidence());
     }
-    let domain: Vec<&Value> = base.domain().collect();
+    let domain: Vec<&Map<String, Value>> = base.domain().collect();
     if base.changes.is_empty() {
         return judge.could_not_run(
             "the example changed nothing in the sandbox, so there is nothing to audit; give an invocation with an effect in aoi-lint.toml",
@@ -82,14 +80,21 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
 mod tests {
     use super::*;
 
+    fn fields(v: Value) -> Map<String, Value> {
+        match v {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+
     #[test]
     fn ids_paths_and_urls_count_but_empty_values_do_not() {
-        assert!(has_id(
-            &serde_json::json!({"type": "created", "id": "doc_1"})
-        ));
-        assert!(has_id(&serde_json::json!({"source_id": 7})));
-        assert!(has_id(&serde_json::json!({"path": "/x"})));
-        assert!(!has_id(&serde_json::json!({"id": ""})));
-        assert!(!has_id(&serde_json::json!({"title": "t", "count": 3})));
+        assert!(has_id(&fields(serde_json::json!({"id": "doc_1"}))));
+        assert!(has_id(&fields(serde_json::json!({"source_id": 7}))));
+        assert!(has_id(&fields(serde_json::json!({"path": "/x"}))));
+        assert!(!has_id(&fields(serde_json::json!({"id": ""}))));
+        assert!(!has_id(&fields(
+            serde_json::json!({"title": "t", "count": 3})
+        )));
     }
 }

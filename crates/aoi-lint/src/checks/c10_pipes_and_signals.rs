@@ -1,8 +1,6 @@
 //! Check 10, Composable (§7): closing the pipe early prints no stack trace, and SIGINT and
 //! SIGTERM end an unbounded command with a `reason:"cancelled"` summary.
 
-use serde_json::Value;
-
 use super::{id, stack_trace, Judge};
 use crate::model::{CheckId, CheckResult};
 use crate::sandbox::Signal;
@@ -74,11 +72,8 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
                 Err(why) => return judge.could_not_run(why),
             };
             let ended = subject.judge(run, Vec::new());
-            let reason = ended
-                .summary()
-                .and_then(|s| s.get("reason"))
-                .and_then(Value::as_str);
-            if reason != Some("cancelled") {
+            let reason = ended.summary().and_then(|s| s.reason);
+            if reason != Some(aoi::Reason::Cancelled) {
                 return judge
                     .fail(format!(
                         "{name} did not end the stream with reason:\"cancelled\" ({})",

@@ -3,11 +3,11 @@
 
 use std::collections::HashSet;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::{id, Judge};
 use crate::model::{CheckId, CheckResult};
-use crate::subject::{with, Captured, Extras, Subject};
+use crate::subject::{with, Extras, Subject};
 
 /// This check.
 pub const ID: CheckId = id(11);
@@ -16,23 +16,16 @@ pub const ID: CheckId = id(11);
 const MAX_PAGES: usize = 200;
 
 /// How an item is told apart from another: its `id`, else its whole payload.
-fn identity(event: &Value) -> String {
-    match event.get("id") {
+fn identity(fields: &Map<String, Value>) -> String {
+    match fields.get("id") {
         Some(Value::String(id)) => id.clone(),
         Some(other) => other.to_string(),
         None => {
-            let mut e = event.clone();
-            if let Some(map) = e.as_object_mut() {
-                map.remove("aoi");
-                map.remove("rank");
-            }
-            e.to_string()
+            let mut payload = fields.clone();
+            payload.remove("rank");
+            Value::Object(payload).to_string()
         }
     }
-}
-
-fn summary_field<'a>(page: &'a Captured, key: &str) -> Option<&'a Value> {
-    page.summary().and_then(|s| s.get(key))
 }
 
 /// Runs the check for one command.
@@ -69,7 +62,7 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
                 judge.fail(detail).evidence(page.evidence())
             };
         }
-        let items: Vec<&Value> = page.domain().collect();
+        let items: Vec<&Map<String, Value>> = page.domain().collect();
         if items.len() > 1 {
             return judge
                 .fail(format!("--limit 1 returned {} items", items.len()))
@@ -84,8 +77,8 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             }
             seen.push(key);
         }
-        let truncated = summary_field(&page, "truncated") == Some(&Value::Bool(true));
-        let next = summary_field(&page, "next_cursor").and_then(Value::as_str);
+        let truncated = page.summary().and_then(|s| s.truncated) == Some(true);
+        let next = page.summary().and_then(|s| s.next_cursor.as_deref());
         match (truncated, next) {
             (false, Some(_)) => {
                 return judge
@@ -119,7 +112,7 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         Ok(w) => w,
         Err(why) => return judge.could_not_run(why),
     };
-    let complete = summary_field(&whole, "truncated") != Some(&Value::Bool(true));
+    let complete = whole.summary().and_then(|s| s.truncated) != Some(true);
     if cursors && complete && whole.succeeded() {
         let all: HashSet<String> = whole.domain().map(identity).collect();
         if let Some(missing) = all.iter().find(|k| !unique.contains(*k)) {
@@ -131,7 +124,7 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         }
     }
     if !cursors && seen.len() == 1 && whole.domain().count() > 1 {
-        let truncated = summary_field(&whole, "truncated").is_some();
+        let truncated = whole.summary().is_some_and(|s| s.truncated.is_some());
         if !truncated {
             return judge.fail("--limit 1 cut the result but its summary has no truncated field");
         }

@@ -2,7 +2,8 @@
 //! command declares: fail-fast aborts the whole command before any side effect, and names the
 //! line; continue-on-error reports an item error for that line and goes on.
 
-use serde_json::Value;
+use aoi::wire::Scope;
+use aoi::ErrorEvent;
 
 use super::{id, Judge};
 use crate::model::{CheckId, CheckResult};
@@ -23,10 +24,10 @@ pub(crate) fn reading_stdin(args: &[String]) -> Vec<String> {
 }
 
 /// The `aoi:error` events that name input line 1.
-fn names_line_one(captured: &Captured) -> Vec<&Value> {
+fn names_line_one(captured: &Captured) -> Vec<&ErrorEvent> {
     captured
-        .of_type("aoi:error")
-        .filter(|e| e.get("line_number").and_then(Value::as_u64) == Some(1))
+        .errors()
+        .filter(|e| e.line_number == Some(1))
         .collect()
 }
 
@@ -80,7 +81,7 @@ fn continue_on_error(subject: &Subject<'_>, args: &[String]) -> Result<String, C
             .fail("continue-on-error gives no item error for the malformed line 1")
             .evidence(run.evidence()));
     };
-    if error.get("scope").and_then(Value::as_str) == Some("process") {
+    if error.scope == Scope::Process {
         return Err(judge
             .fail("continue-on-error reports the malformed line as a process error, not an item error")
             .evidence(run.evidence()));

@@ -2,8 +2,6 @@
 //! version the tool advertises is honoured when asked for with `--schema-version`, and one it
 //! does not serve is refused as `unsupported`.
 
-use serde_json::Value;
-
 use super::{id, Judge};
 use crate::model::{CheckId, CheckResult};
 use crate::subject::{with, Extras, Subject};
@@ -21,20 +19,28 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         Ok(base) => base,
         Err(why) => return judge.could_not_run(why),
     };
-    for (event, name) in [(base.meta(), "aoi:meta"), (base.summary(), "aoi:summary")] {
-        let Some(event) = event else {
+    let carried = [
+        (
+            base.meta()
+                .map(|m| (m.schema_version.as_deref(), serde_json::to_string(m))),
+            "aoi:meta",
+        ),
+        (
+            base.summary()
+                .map(|s| (s.schema_version.as_deref(), serde_json::to_string(s))),
+            "aoi:summary",
+        ),
+    ];
+    for (event, name) in carried {
+        let Some((version, text)) = event else {
             return judge
                 .fail(format!("the stream has no {name} to carry schema_version"))
                 .evidence(base.evidence());
         };
-        if event
-            .get("schema_version")
-            .and_then(Value::as_str)
-            .is_none()
-        {
+        if version.is_none() {
             return judge
                 .fail(format!("{name} has no schema_version"))
-                .evidence(base.quote(None, &event.to_string()));
+                .evidence(base.quote(None, &text.unwrap_or_default()));
         }
     }
     if !subject.takes("--schema-version") {
@@ -55,10 +61,7 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             Ok(run) => run,
             Err(why) => return judge.could_not_run(why),
         };
-        let said = run
-            .meta()
-            .and_then(|m| m.get("schema_version"))
-            .and_then(Value::as_str);
+        let said = run.meta().and_then(|m| m.schema_version.as_deref());
         if said != Some(version.as_str()) {
             return judge
                 .fail(format!(
@@ -82,11 +85,7 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             ))
             .evidence(refused.evidence());
     }
-    let category = refused
-        .of_type("aoi:error")
-        .next()
-        .and_then(|e| e.get("category"))
-        .and_then(Value::as_str);
+    let category = refused.errors().next().map(|e| e.category.as_str());
     if !refused.run.stdout.is_empty() && category != Some("unsupported") {
         return judge
             .fail(format!(

@@ -3,7 +3,6 @@
 //! counts upstream warnings, and reproduces the upstream retry fields in `caused_by`.
 
 use aoi::{Category, Code, Emitter, ErrorEvent, Identity, Outcome, Warning};
-use serde_json::Value;
 
 use super::c12_input_modes::reading_stdin;
 use super::{id, Judge};
@@ -68,33 +67,41 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         Ok(run) => run,
         Err(why) => return judge.could_not_run(why),
     };
-    let metas: Vec<&Value> = run.of_type("aoi:meta").collect();
-    if metas.len() != 1 || metas[0].get("tool").and_then(Value::as_str) == Some(UPSTREAM) {
+    let metas: Vec<&aoi::Meta> = run.metas().collect();
+    if metas.len() != 1 || metas[0].tool.as_deref() == Some(UPSTREAM) {
         return judge
             .fail("the upstream's aoi:meta was forwarded")
             .evidence(run.evidence());
     }
-    let summaries: Vec<&Value> = run.of_type("aoi:summary").collect();
+    let summaries: Vec<&aoi::Summary> = run.summaries().collect();
     if summaries.len() > 1
         || summaries
             .iter()
-            .any(|s| s.get("tool").and_then(Value::as_str) == Some(UPSTREAM))
+            .any(|s| s.tool.as_deref() == Some(UPSTREAM))
     {
         return judge
             .fail("the upstream's aoi:summary was forwarded")
             .evidence(run.evidence());
     }
-    for ty in ["aoi:warning", "aoi:error"] {
-        for event in run.of_type(ty) {
-            let forwarded = event
-                .get("message")
-                .and_then(Value::as_str)
-                .is_some_and(|m| m.contains(MARK));
-            if forwarded && event.get("origin").and_then(Value::as_str).is_none() {
-                return judge
-                    .fail(format!("a forwarded upstream {ty} has no origin"))
-                    .evidence(run.quote(None, &event.to_string()));
-            }
+    let diagnostics = run
+        .warnings()
+        .map(|w| {
+            (
+                "aoi:warning",
+                &w.message,
+                &w.origin,
+                serde_json::to_string(w),
+            )
+        })
+        .chain(
+            run.errors()
+                .map(|e| ("aoi:error", &e.message, &e.origin, serde_json::to_string(e))),
+        );
+    for (ty, message, origin, text) in diagnostics {
+        if message.contains(MARK) && origin.is_none() {
+            return judge
+                .fail(format!("a forwarded upstream {ty} has no origin"))
+                .evidence(run.quote(None, &text.unwrap_or_default()));
         }
     }
     let Some(summary) = run.summary() else {
@@ -105,30 +112,24 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             ))
             .evidence(run.evidence());
     };
-    if summary
-        .get("warning_count")
-        .and_then(Value::as_u64)
-        .unwrap_or(0)
-        < 1
-    {
+    let text = serde_json::to_string(summary).unwrap_or_default();
+    if summary.warning_count.unwrap_or(0) < 1 {
         return judge
             .fail("the upstream warning is not counted in warning_count")
-            .evidence(run.quote(None, &summary.to_string()));
+            .evidence(run.quote(None, &text));
     }
-    if summary.get("ok") == Some(&Value::Bool(true)) {
+    if summary.ok {
         return judge
             .fail("an upstream aoi:error did not set ok:false (§13.1), and --continue-on-error was not given")
-            .evidence(run.quote(None, &summary.to_string()));
+            .evidence(run.quote(None, &text));
     }
-    let caused = summary.get("caused_by");
-    let field = |k: &str| caused.and_then(|c| c.get(k));
-    let reproduced = field("category").and_then(Value::as_str) == Some("unavailable")
-        && field("retryable") == Some(&Value::Bool(true))
-        && field("retry_after_ms").and_then(Value::as_u64) == Some(1500);
+    let reproduced = summary.caused_by.as_ref().is_some_and(|c| {
+        c.category == aoi::Category::Unavailable && c.retryable && c.retry_after_ms == Some(1500)
+    });
     if !reproduced {
         return judge
             .fail("aoi:summary.caused_by does not reproduce the upstream retry fields (unavailable, retryable, retry_after_ms 1500)")
-            .evidence(run.quote(None, &summary.to_string()));
+            .evidence(run.quote(None, &text));
     }
     judge.pass("no upstream meta or summary forwarded; origin on what is forwarded; the upstream warning counted; caused_by carries the retry fields")
 }
