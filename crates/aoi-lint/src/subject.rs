@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use aoi::read::{decode, CompiledSchema, Event, LineReader, ProcessEnd};
+use aoi::read::{CompiledSchema, Event, LineReader, ProcessEnd};
 use aoi::{ErrorEvent, Meta, Report as Verification, Summary, Verifier, VerifyOptions, Warning};
 use serde_json::{Map, Value};
 
@@ -30,7 +30,8 @@ pub struct Captured {
     /// The verifier's report on stdout (with the tool's schema when it has one, and the exit
     /// status).
     pub verification: Verification,
-    /// Every complete stdout line that decodes as an event, in order, typed.
+    /// Every complete stdout line that decodes as an event, in order, typed (kept by the
+    /// verifier as it read them).
     pub events: Vec<Event>,
     /// What changed in the sandbox during the run (setup excluded, ignored paths left out).
     pub changes: Vec<Change>,
@@ -378,17 +379,13 @@ impl<'t> Subject<'t> {
     /// Verifies a run's stdout (with the tool's schema, when it has one, and the exit status)
     /// and decodes its events.
     pub fn judge(&self, run: Run, changes: Vec<Change>) -> Captured {
-        let verification = verify(
+        let mut verification = verify(
             &run.stdout,
             self.tool.compiled.as_ref(),
             Some(&run.exit),
             false,
         );
-        // Complete lines only: a cut last line is never an event (§2).
-        let events = aoi::read::complete_lines(&run.stdout)
-            .filter_map(|line| decode(line).ok())
-            .map(|decoded| decoded.event)
-            .collect();
+        let events = std::mem::take(&mut verification.events);
         Captured {
             run,
             verification,
@@ -418,6 +415,7 @@ pub fn verify(
 ) -> Verification {
     let opts = VerifyOptions {
         unbounded,
+        keep_events: true,
         ..VerifyOptions::default()
     };
     let mut verifier = Verifier::new(opts);

@@ -10,10 +10,10 @@ use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
-use aoi::read::{process_end, Frame, Level, LineReader, ProcessEnd};
+use aoi::read::{process_end, Frame, Level, LineReader, ProcessEnd, Session};
 use aoi::{
     exit_code, Category, Code, DomainEvent, ErrorEvent, Failure, Finding, Harness, Outcome, Report,
-    Upstream, Verdict, Verifier, VerifyOptions,
+    Verdict, Verifier, VerifyOptions,
 };
 use serde::Serialize;
 
@@ -77,6 +77,7 @@ pub fn run(args: VerifyArgs) -> ExitCode {
     let opts = VerifyOptions {
         unbounded: args.unbounded,
         max_findings: args.max_findings,
+        ..VerifyOptions::default()
     };
     // The verifier, with the published schema compiled once, before any stream is read.
     let verifier = match load_schema(&args).and_then(|schema| verifier(opts, schema)) {
@@ -230,7 +231,7 @@ fn machine_run(source: &Source, verifier: Verifier) -> ExitCode {
         out.emit(&VerdictEvent::new(&checked))?;
         out.note_input(report.domain_events);
         out.note_upstream_counts(report.errors, report.warnings);
-        let upstream = report.meta.as_ref().and_then(Upstream::from_meta);
+        let upstream = report.upstream.clone();
         let with_upstream = |o: Outcome| match upstream.clone() {
             Some(up) => o.upstream(up),
             None => o,
@@ -302,35 +303,68 @@ fn check(
                     "no command after `--`",
                 )
             })?;
-            let mut child = Command::new(program)
-                .args(rest)
-                .stdout(Stdio::piped())
-                .spawn()
+            let mut session = Session::spawn_with(Command::new(program).args(rest), verifier)
                 .map_err(|e| spawn_error(program, &e))?;
-            let stdout = child.stdout.take().ok_or_else(|| {
-                ErrorEvent::new(
-                    Category::Internal,
-                    Code::from_static("NO_CHILD_STDOUT"),
-                    "the command's stdout was not captured",
-                )
-            })?;
-            let verified = verify_stream(stdout, verifier, relay);
-            if verified.is_err() {
-                let _ = child.kill();
+            let relayed = relay_session(&mut session, relay);
+            if relayed.is_err() {
+                let _ = session.kill();
             }
-            let status = child.wait().map_err(|e| {
+            let completion = session.finish().map_err(|e| {
                 ErrorEvent::new(
                     Category::Io,
-                    Code::from_static("WAIT_FAILED"),
-                    format!("waiting for the command failed: {e}"),
+                    Code::from_static("READ_FAILED"),
+                    format!("reading the command's stream failed: {e}"),
                 )
             })?;
-            let end = process_end(status);
+            relayed?;
+            let end = process_end(completion.status);
             Ok(Checked {
-                report: verified?.finish(Some(end)),
+                report: completion.report,
                 end: Some(end),
             })
         }
+    }
+}
+
+/// Reads a session's stream to the end, forwarding complete lines to `relay` when given.
+fn relay_session(session: &mut Session, mut relay: Option<&mut dyn Write>) -> Result<(), Failure> {
+    let Some(out) = relay.as_deref_mut() else {
+        return Ok(());
+    };
+    loop {
+        if !session.has_buffered_frame() {
+            out.flush().map_err(|e| relay_error(&e))?;
+        }
+        let frame = session.next_frame().map_err(|e| {
+            ErrorEvent::new(
+                Category::Io,
+                Code::from_static("READ_FAILED"),
+                format!("reading the command's stream failed: {e}"),
+            )
+        })?;
+        let not_relayed = match frame {
+            None => return Ok(()),
+            Some(frame) => relay_frame(out, frame)?,
+        };
+        if let Some((number, len)) = not_relayed {
+            session.not_relayed(number, len);
+        }
+    }
+}
+
+/// Forwards one frame: a complete line with its `\n`; a cut tail is dropped (a naive reader
+/// downstream would take a cut summary for a whole one, §2); a line too long to hold is
+/// returned so the verifier can say it was not relayed.
+fn relay_frame(out: &mut dyn Write, frame: Frame<'_>) -> Result<Option<(u64, u64)>, Failure> {
+    match frame {
+        Frame::Line { bytes, .. } => {
+            out.write_all(bytes)
+                .and_then(|()| out.write_all(b"\n"))
+                .map_err(|e| relay_error(&e))?;
+            Ok(None)
+        }
+        Frame::Truncated { .. } => Ok(None),
+        Frame::TooLong { number, len } => Ok(Some((number, len))),
     }
 }
 
@@ -359,15 +393,8 @@ fn verify_stream<R: Read>(
             }
         };
         if let Some(out) = relay.as_deref_mut() {
-            match frame {
-                Frame::Line { bytes, .. } => out
-                    .write_all(bytes)
-                    .and_then(|()| out.write_all(b"\n"))
-                    .map_err(|e| relay_error(&e))?,
-                // Not forwarded: a naive reader downstream would take a cut summary for a whole
-                // one (§2); the report says the stream was cut.
-                Frame::Truncated { .. } => {}
-                Frame::TooLong { number, len } => verifier.not_relayed(number, len),
+            if let Some((number, len)) = relay_frame(out, frame)? {
+                verifier.not_relayed(number, len);
             }
         }
         verifier.frame(frame);

@@ -3,7 +3,7 @@
 
 use std::process::{Command, Stdio};
 
-use aoi::read::{Event, Outcome, Session};
+use aoi::read::{Conclusion, Event, Session};
 use aoi::{Category, VerifyOptions};
 
 use crate::support::fake_tool;
@@ -27,8 +27,8 @@ fn a_successful_run_yields_typed_events_then_succeeded() {
     );
     let done = s.finish().unwrap();
     assert!(done.status.success());
-    match done.outcome() {
-        Outcome::Succeeded { summary } => assert_eq!(summary.count, Some(4)),
+    match done.conclusion() {
+        Conclusion::Succeeded { summary } => assert_eq!(summary.count, Some(4)),
         other => panic!("expected success, got {other:?}"),
     }
 }
@@ -38,9 +38,9 @@ fn an_honest_failure_carries_the_summary_and_the_retry_fields() {
     let s = session(&["fail"]);
     let done = s.finish().unwrap();
     assert_eq!(done.status.code(), Some(69));
-    match done.outcome() {
-        Outcome::Failed { summary, caused_by } => {
-            assert!(!summary.ok);
+    match done.conclusion() {
+        Conclusion::Failed { summary, caused_by } => {
+            assert!(!summary.expect("a summary").ok);
             let cause = caused_by.expect("caused_by");
             assert_eq!(cause.category, Category::Unavailable);
             assert_eq!(cause.retry_after_ms, Some(2500));
@@ -54,8 +54,8 @@ fn a_stream_without_summary_is_a_protocol_violation_even_with_exit_0() {
     let s = session(&["no-summary"]);
     let done = s.finish().unwrap();
     assert!(done.status.success());
-    match done.outcome() {
-        Outcome::ProtocolViolation { findings } => {
+    match done.conclusion() {
+        Conclusion::ProtocolViolation { findings } => {
             assert!(findings
                 .iter()
                 .any(|f| f.code.as_str() == "SUMMARY_MISSING"));
@@ -80,8 +80,8 @@ fn events_arrive_while_the_tool_runs_and_a_killed_tool_is_reported_as_killed() {
     }
     s.kill().unwrap();
     let done = s.finish().unwrap();
-    match done.outcome() {
-        Outcome::Killed { signal } => assert_eq!(signal, 9),
+    match done.conclusion() {
+        Conclusion::Killed { signal } => assert_eq!(signal, 9),
         other => panic!("expected killed, got {other:?}"),
     }
 }

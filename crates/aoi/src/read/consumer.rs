@@ -1,9 +1,9 @@
 //! The consumer API for agent harnesses: spawn a tool, read its typed events as they arrive,
-//! and get one final [`Outcome`] that never mistakes a cut stream for a result.
+//! and get one final [`Conclusion`] that never mistakes a cut stream for a result.
 //!
 //! ```no_run
 //! use std::process::Command;
-//! use aoi::read::{Session, Outcome};
+//! use aoi::read::{Conclusion, Session};
 //!
 //! let mut cmd = Command::new("outline");
 //! cmd.args(["search", "agent", "--output", "jsonl"]);
@@ -13,11 +13,11 @@
 //!         println!("{}", event.event.event_type());
 //!     }
 //! }
-//! match session.finish()?.outcome() {
-//!     Outcome::Succeeded { summary } => println!("{} results", summary.count.unwrap_or(0)),
-//!     Outcome::Failed { caused_by, .. } => println!("failed: {caused_by:?}"),
-//!     Outcome::ProtocolViolation { findings } => println!("cannot trust it: {}", findings[0]),
-//!     Outcome::Killed { signal } => println!("killed by {signal}"),
+//! match session.finish()?.conclusion() {
+//!     Conclusion::Succeeded { summary } => println!("{} results", summary.count.unwrap_or(0)),
+//!     Conclusion::Failed { caused_by, .. } => println!("failed: {caused_by:?}"),
+//!     Conclusion::ProtocolViolation { findings } => println!("cannot trust it: {}", findings[0]),
+//!     Conclusion::Killed { signal } => println!("killed by {signal}"),
 //! }
 //! # Ok::<(), std::io::Error>(())
 //! ```
@@ -50,16 +50,17 @@ pub struct Completion {
 
 /// The one question a harness asks at the end.
 #[derive(Debug, Clone, Copy)]
-pub enum Outcome<'a> {
+pub enum Conclusion<'a> {
     /// A conforming stream whose summary says `ok:true`, and exit 0.
     Succeeded {
         /// The terminal summary.
         summary: &'a Summary,
     },
-    /// A conforming stream that reports failure honestly.
+    /// A conforming stream that reports failure honestly, or a process that exited non-zero
+    /// without a summary (§4.1).
     Failed {
-        /// The terminal summary.
-        summary: &'a Summary,
+        /// The terminal summary, when there is one.
+        summary: Option<&'a Summary>,
         /// The retry fields that explain it, when known.
         caused_by: Option<&'a CausedBy>,
     },
@@ -77,18 +78,18 @@ pub enum Outcome<'a> {
 
 impl Completion {
     /// Classifies the run.
-    pub fn outcome(&self) -> Outcome<'_> {
+    pub fn conclusion(&self) -> Conclusion<'_> {
         use std::os::unix::process::ExitStatusExt;
         if let (Some(signal), None) = (self.status.signal(), &self.report.summary) {
-            return Outcome::Killed { signal };
+            return Conclusion::Killed { signal };
         }
         match (&self.report.verdict, &self.report.summary) {
-            (Verdict::Succeeded, Some(summary)) => Outcome::Succeeded { summary },
-            (Verdict::Failed, Some(summary)) => Outcome::Failed {
-                summary,
+            (Verdict::Succeeded, Some(summary)) => Conclusion::Succeeded { summary },
+            (Verdict::Failed, summary) => Conclusion::Failed {
+                summary: summary.as_ref(),
                 caused_by: self.report.caused_by.as_ref(),
             },
-            _ => Outcome::ProtocolViolation {
+            _ => Conclusion::ProtocolViolation {
                 findings: &self.report.findings,
             },
         }
@@ -98,6 +99,12 @@ impl Completion {
 impl Session {
     /// Spawns `command` with stdout piped (stdin and stderr as the command sets them).
     pub fn spawn(command: &mut Command, opts: VerifyOptions) -> io::Result<Session> {
+        Session::spawn_with(command, Verifier::new(opts))
+    }
+
+    /// Like [`Session::spawn`], with a verifier set up by the caller (e.g. with the tool's
+    /// published schema).
+    pub fn spawn_with(command: &mut Command, verifier: Verifier) -> io::Result<Session> {
         let mut child = command.stdout(Stdio::piped()).spawn()?;
         let stdout = child
             .stdout
@@ -106,7 +113,7 @@ impl Session {
         Ok(Session {
             child,
             reader: LineReader::new(stdout),
-            verifier: Verifier::new(opts),
+            verifier,
         })
     }
 
@@ -127,6 +134,26 @@ impl Session {
                 return Ok(Some(decode(bytes)));
             }
         }
+    }
+
+    /// The next frame as it arrives, already verified; `None` at end of stream. For a relay that
+    /// forwards the stream as it reads it.
+    pub fn next_frame(&mut self) -> io::Result<Option<Frame<'_>>> {
+        let frame = self.reader.next()?;
+        if let Some(frame) = frame {
+            self.verifier.frame(frame);
+        }
+        Ok(frame)
+    }
+
+    /// True when [`Session::next_frame`] can answer without waiting for the child.
+    pub fn has_buffered_frame(&self) -> bool {
+        self.reader.has_buffered_frame()
+    }
+
+    /// Records that a relay could not forward line `number` (see [`Verifier::not_relayed`]).
+    pub fn not_relayed(&mut self, number: u64, len: u64) {
+        self.verifier.not_relayed(number, len);
     }
 
     /// Kills the child (e.g. on a caller's timeout); [`Session::finish`] then reports it.

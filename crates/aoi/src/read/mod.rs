@@ -13,7 +13,7 @@ mod strict;
 mod upstream;
 mod verify;
 
-pub use consumer::{process_end, Completion, Outcome, Session};
+pub use consumer::{process_end, Completion, Conclusion, Session};
 pub use event::{decode, DecodeError, Decoded, Event};
 pub use finding::{Finding, FindingCode, Level};
 pub use framing::{complete_lines, Frame, Framer, LineReader, DEFAULT_MAX_LINE};

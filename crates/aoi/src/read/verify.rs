@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::event::{decode, Decoded, Event};
 use super::finding::{Finding, FindingCode, Level};
 use super::framing::{Frame, LineReader};
 use super::head::Head;
@@ -22,7 +23,8 @@ use super::strict;
 use crate::discover::schema::EventValidator;
 use crate::wire::text::json_kind as kind;
 use crate::wire::{
-    Category, CausedBy, Code, ErrorEvent, Meta, Reason, Summary, AOI_VERSION, FRAMEWORK_TYPES,
+    Category, CausedBy, Code, ErrorEvent, Meta, Reason, Summary, Upstream, AOI_VERSION,
+    FRAMEWORK_TYPES,
 };
 
 /// How to verify.
@@ -32,6 +34,9 @@ pub struct VerifyOptions {
     pub unbounded: bool,
     /// Findings kept in the report; the rest are only counted.
     pub max_findings: usize,
+    /// Keep every event, decoded, in [`Report::events`] (a consumer that acts on the events
+    /// reads them here instead of parsing the stream a second time).
+    pub keep_events: bool,
 }
 
 impl Default for VerifyOptions {
@@ -39,6 +44,7 @@ impl Default for VerifyOptions {
         VerifyOptions {
             unbounded: false,
             max_findings: 1000,
+            keep_events: false,
         }
     }
 }
@@ -108,6 +114,14 @@ pub struct Report {
     /// The retry fields that explain a failure: the summary's own `caused_by`, else those of
     /// the most severe `aoi:error` in the stream (process scope first).
     pub caused_by: Option<CausedBy>,
+    /// The first process-scope `aoi:error` the producer raised itself (no `origin`): the error
+    /// that ended the run (§9.1).
+    pub process_error: Option<ErrorEvent>,
+    /// The producer's identity as a consumer names its upstream (§13.1): from its `aoi:meta`,
+    /// `None` when the meta declares none of it.
+    pub upstream: Option<Upstream>,
+    /// Every event, decoded, in stream order, when [`VerifyOptions::keep_events`] is set.
+    pub events: Vec<Event>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,6 +161,8 @@ pub struct Verifier {
     uninterpreted: u64,
     /// The cut last line: its number and length.
     truncated: Option<(u64, usize)>,
+    process_error: Option<ErrorEvent>,
+    events: Vec<Event>,
     /// The tool's published event schema, when checking against it.
     schema: Option<SchemaCheck>,
 }
@@ -232,6 +248,8 @@ impl Verifier {
             other_minor: false,
             uninterpreted: 0,
             truncated: None,
+            process_error: None,
+            events: Vec::new(),
             schema: None,
         }
     }
@@ -475,6 +493,7 @@ impl Verifier {
             if self.summary_line.is_none() {
                 self.domain += 1;
             }
+            self.keep(bytes);
             if self.schema.as_ref().is_some_and(|s| s.domain) {
                 self.schema_domain(number, bytes);
             }
@@ -499,6 +518,7 @@ impl Verifier {
                     ),
                 );
             }
+            self.keep(bytes);
             return LineKind::UnknownFramework;
         }
         if head.flat_seq || head.flat_run {
@@ -555,6 +575,7 @@ impl Verifier {
         } else {
             fields
         };
+        let process_errors = self.process_errors;
         match ty.as_str() {
             "aoi:meta" => self.meta(number, fields),
             "aoi:summary" => self.summary(number, fields),
@@ -563,7 +584,26 @@ impl Verifier {
             "aoi:check" => self.check(number, &fields),
             _ => {}
         }
+        if self.process_errors > process_errors && self.process_error.is_none() {
+            if let Ok(Decoded {
+                event: Event::Error(e),
+                ..
+            }) = decode(bytes)
+            {
+                self.process_error = Some(e);
+            }
+        }
+        self.keep(bytes);
         LineKind::Framework
+    }
+
+    /// Keeps the event on this line, decoded, when the caller asked for the events.
+    fn keep(&mut self, bytes: &[u8]) {
+        if self.opts.keep_events {
+            if let Ok(decoded) = decode(bytes) {
+                self.events.push(decoded.event);
+            }
+        }
     }
 
     fn schema_check(&mut self, number: u64, value: &Value) {
@@ -1549,9 +1589,12 @@ impl Verifier {
             errors: self.errors,
             warnings: self.warnings,
             run: self.run,
+            upstream: meta.as_ref().and_then(Upstream::from_meta),
             meta,
             summary,
             caused_by,
+            process_error: self.process_error,
+            events: self.events,
         }
     }
 

@@ -1798,6 +1798,39 @@ fn a_nonzero_exit_fails_an_unbounded_stream_and_exit_0_leaves_it_unterminated() 
 }
 
 #[test]
+fn the_report_carries_the_typed_results_a_consumer_acts_on() {
+    let stream = numbered(&[
+        &meta(),
+        HIT,
+        ITEM_ERROR,
+        PROCESS_ERROR,
+        &summary(r#""ok":false,"reason":"failed","count":1,"error_count":2"#),
+    ]);
+    let opts = VerifyOptions {
+        keep_events: true,
+        ..VerifyOptions::default()
+    };
+    let report = verify_with(stream.as_bytes(), opts, crate::read::DEFAULT_MAX_LINE, None);
+    assert_eq!(report.verdict, Verdict::Failed);
+    // The first process-scope error, not the item error before it.
+    let error = report.process_error.expect("the process error");
+    assert_eq!(
+        (error.code.as_str(), error.message.as_str()),
+        ("BOOM", "it broke")
+    );
+    let upstream = report.upstream.expect("the producer's identity");
+    assert_eq!(upstream.tool.as_deref(), Some("outline"));
+    assert_eq!(upstream.schema_version.as_deref(), Some("1.0.0"));
+    let kinds: Vec<&str> = report.events.iter().map(|e| e.event_type()).collect();
+    assert_eq!(
+        kinds,
+        ["aoi:meta", "hit", "aoi:error", "aoi:error", "aoi:summary"]
+    );
+    // Not asked for, not kept.
+    assert!(verify(baseline()).events.is_empty());
+}
+
+#[test]
 fn a_line_a_relay_could_not_forward_is_a_violation() {
     let mut v = Verifier::new(VerifyOptions::default());
     for (i, line) in baseline().lines().enumerate() {
@@ -2343,6 +2376,7 @@ fn findings_beyond_the_cap_are_counted_not_kept() {
     let opts = VerifyOptions {
         unbounded: false,
         max_findings: 100,
+        ..VerifyOptions::default()
     };
     let report = Verifier::verify_bytes(garbage.as_bytes(), opts);
     assert_eq!(report.verdict, Verdict::Violation);
@@ -2361,6 +2395,7 @@ fn findings_beyond_the_cap_are_counted_not_kept() {
     let none_kept = VerifyOptions {
         unbounded: false,
         max_findings: 0,
+        ..VerifyOptions::default()
     };
     let report = Verifier::verify_bytes(garbage.as_bytes(), none_kept);
     assert!(report.findings.is_empty());
@@ -2500,6 +2535,7 @@ fn schema_workers_report_exactly_what_one_thread_reports() {
     let opts = VerifyOptions {
         unbounded: false,
         max_findings: 100_000,
+        ..VerifyOptions::default()
     };
     let reference = verify_schema_on(stream.as_bytes(), opts, &schema, 0, 0);
     // The reference itself is what the stream was built to produce.
@@ -2561,6 +2597,7 @@ fn schema_workers_apply_the_findings_cap_to_the_merged_order() {
         let opts = VerifyOptions {
             unbounded: false,
             max_findings,
+            ..VerifyOptions::default()
         };
         let reference = verify_schema_on(stream.as_bytes(), opts, &schema, 0, 0);
         assert_eq!(reference.findings.len(), max_findings);

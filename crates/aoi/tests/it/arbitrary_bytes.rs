@@ -70,6 +70,7 @@ fn check_consistency(bytes: &[u8]) -> Result<(), TestCaseError> {
         VerifyOptions {
             unbounded: false,
             max_findings: 1,
+            ..VerifyOptions::default()
         },
     );
     prop_assert!(capped.findings.len() <= 1);

@@ -147,6 +147,7 @@ pub fn read_every_way(bytes: &[u8]) -> Report {
     let small = VerifyOptions {
         unbounded: true,
         max_findings: 2,
+        ..VerifyOptions::default()
     };
     let _ = Verifier::verify_bytes(bytes, small);
     Verifier::verify_bytes(bytes, VerifyOptions::default())
