@@ -286,70 +286,21 @@ pub fn output_schema(event_schema: Option<&Value>, event_types: &[String]) -> Ma
     schema.as_object().cloned().unwrap_or_default()
 }
 
-/// `schema` without the `if type == X then ...` rules of the types not in `types` (and of
-/// `aoi:meta`, which a result never holds), and without the definitions nothing left refers
-/// to.
+/// `schema` without the rules of the types not in `types` (nor of `aoi:meta`, which a result
+/// never holds), through the SDK's narrowing; the framework's definitions lose their prose,
+/// which would be repeated in every tool of the list.
 fn narrowed(schema: &Value, types: &[String]) -> Value {
-    let Some(whole) = schema.as_object() else {
-        return schema.clone();
-    };
-    // Only the parts kept are copied: the whole schema is large, and every tool needs its own.
-    let mut out: Map<String, Value> = whole
-        .iter()
-        .filter(|(k, _)| k.as_str() != "$defs" && k.as_str() != "allOf")
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    if let Some(Value::Array(rules)) = whole.get("allOf") {
-        let kept: Vec<Value> = rules
-            .iter()
-            .filter(|rule| {
-                let typed = rule
-                    .get("if")
-                    .and_then(|i| i.get("properties"))
-                    .and_then(|p| p.get("type"))
-                    .and_then(|t| t.get("const"))
-                    .and_then(Value::as_str);
-                // aoi:meta is neither among the events nor the summary of a result.
-                match typed {
-                    Some("aoi:meta") => false,
-                    Some(ty) => types.is_empty() || types.iter().any(|t| t == ty),
-                    None => true,
-                }
-            })
-            .cloned()
-            .collect();
-        out.insert("allOf".into(), Value::Array(kept));
-    }
-    let Some(Value::Object(defs)) = whole.get("$defs") else {
-        return Value::Object(out);
-    };
-    // Definitions reachable from what is left, following references inside definitions too.
-    let mut keep = BTreeSet::new();
-    let mut todo = Vec::new();
-    for value in out.values() {
-        collect_refs(value, &mut todo);
-    }
-    while let Some(name) = todo.pop() {
-        if keep.insert(name.clone()) {
-            if let Some(def) = defs.get(&name) {
-                collect_refs(def, &mut todo);
+    let mut narrow = aoi::discover::schema::narrowed(schema, |ty| {
+        ty != "aoi:meta" && (types.is_empty() || types.iter().any(|t| t == ty))
+    });
+    if let Some(Value::Object(defs)) = narrow.get_mut("$defs") {
+        for (name, def) in defs.iter_mut() {
+            if name.starts_with("aoi.") {
+                strip_descriptions(def);
             }
         }
     }
-    let kept: Map<String, Value> = keep
-        .into_iter()
-        .filter_map(|k| {
-            let mut v = defs.get(&k)?.clone();
-            // The framework's shapes are the spec's; their prose would be repeated in every
-            // tool of the list, so only the tool's own definitions keep their descriptions.
-            if k.starts_with("aoi.") {
-                strip_descriptions(&mut v);
-            }
-            Some((k, v))
-        })
-        .collect();
-    out.insert("$defs".into(), Value::Object(kept));
-    Value::Object(out)
+    narrow
 }
 
 /// Removes every `description` from `value`.
@@ -360,25 +311,6 @@ fn strip_descriptions(value: &mut Value) {
             map.values_mut().for_each(strip_descriptions);
         }
         Value::Array(items) => items.iter_mut().for_each(strip_descriptions),
-        _ => {}
-    }
-}
-
-/// The names of the `#/$defs/NAME` references in `value`.
-fn collect_refs(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                if k == "$ref" {
-                    if let Some(name) = v.as_str().and_then(|r| r.strip_prefix("#/$defs/")) {
-                        out.push(name.to_owned());
-                    }
-                } else {
-                    collect_refs(v, out);
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, out)),
         _ => {}
     }
 }

@@ -666,6 +666,108 @@ pub(crate) fn narrowed_by_type(schema: &Value) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// `schema` narrowed to the event types `keep` accepts: a top-level discriminator entry
+/// (`{"if": {"properties": {"type": {"const": T}}, "required": ["type"]}, "then": …}`, or an
+/// `enum` of types) is dropped when `keep` refuses every type it applies to, and so are the
+/// `$defs` nothing left refers to. Every other entry stays, so the narrowed schema accepts every
+/// event of a kept type that the whole one accepts, and never rejects more.
+///
+/// This is how a consumer describes only what one command emits (the output schema of an MCP
+/// tool, from `event_types` in capabilities) without copying the tool's whole schema.
+///
+/// ```
+/// use serde_json::json;
+/// let schema = json!({
+///     "allOf": [
+///         {"if": {"properties": {"type": {"const": "hit"}}, "required": ["type"]},
+///          "then": {"$ref": "#/$defs/hit"}},
+///         {"if": {"properties": {"type": {"const": "deleted"}}, "required": ["type"]},
+///          "then": {"$ref": "#/$defs/deleted"}}
+///     ],
+///     "$defs": {"hit": {"type": "object"}, "deleted": {"type": "object"}}
+/// });
+/// let narrow = aoi::discover::schema::narrowed(&schema, |ty| ty == "hit");
+/// assert_eq!(narrow["allOf"].as_array().unwrap().len(), 1);
+/// assert!(narrow["$defs"].get("deleted").is_none());
+/// ```
+pub fn narrowed(schema: &Value, keep: impl Fn(&str) -> bool) -> Value {
+    let Some(whole) = schema.as_object() else {
+        return schema.clone();
+    };
+    // Only the parts kept are copied: a tool's whole schema is large.
+    let mut out: Map<String, Value> = whole
+        .iter()
+        .filter(|(k, _)| k.as_str() != "$defs" && k.as_str() != "allOf")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if let Some(Value::Array(rules)) = whole.get("allOf") {
+        let kept: Vec<Value> = rules
+            .iter()
+            .filter(|rule| {
+                let applies_to = type_condition(rule).and_then(condition_types);
+                !applies_to.is_some_and(|types| types.iter().all(|ty| !keep(ty)))
+            })
+            .cloned()
+            .collect();
+        out.insert("allOf".into(), Value::Array(kept));
+    }
+    let Some(Value::Object(defs)) = whole.get("$defs") else {
+        return Value::Object(out);
+    };
+    // Definitions reachable from what is left, following references inside definitions too.
+    let mut reachable = BTreeSet::new();
+    let mut todo = Vec::new();
+    for value in out.values() {
+        collect_refs(value, &mut todo);
+    }
+    while let Some(name) = todo.pop() {
+        if reachable.insert(name.clone()) {
+            if let Some(def) = defs.get(&name) {
+                collect_refs(def, &mut todo);
+            }
+        }
+    }
+    let kept: Map<String, Value> = reachable
+        .into_iter()
+        .filter_map(|k| Some((k.clone(), defs.get(&k)?.clone())))
+        .collect();
+    out.insert("$defs".into(), Value::Object(kept));
+    Value::Object(out)
+}
+
+/// The event types a discriminator condition applies to, when it names them (`const` or an
+/// `enum` of strings); `None` when it cannot be told.
+fn condition_types(condition: &Value) -> Option<Vec<&str>> {
+    if let Some(ty) = condition.get("const") {
+        return Some(vec![ty.as_str()?]);
+    }
+    condition
+        .get("enum")?
+        .as_array()?
+        .iter()
+        .map(Value::as_str)
+        .collect()
+}
+
+/// The names of the `#/$defs/NAME` references in `value`.
+fn collect_refs(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if k == "$ref" {
+                    if let Some(name) = v.as_str().and_then(|r| r.strip_prefix("#/$defs/")) {
+                        out.push(name.to_owned());
+                    }
+                } else {
+                    collect_refs(v, out);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, out)),
+        _ => {}
+    }
+}
+
 /// Compiles a 2020-12 document.
 fn compile(schema: &Value) -> Result<jsonschema::Validator, SchemaError> {
     jsonschema::draft202012::options()
@@ -674,8 +776,8 @@ fn compile(schema: &Value) -> Result<jsonschema::Validator, SchemaError> {
 }
 
 /// The schema an `allOf` entry's `if` applies to `type`, when the `if` looks at `type` alone:
-/// `{"if": {"properties": {"type": S}, "required": ["type"]}, "then": …}` with only annotations
-/// besides (no `else`). `None` for any other shape.
+/// `{"if": {"properties": {"type": S}, "required": ["type"]}, "then": …}` (`required` optional)
+/// with only annotations besides (no `else`). `None` for any other shape.
 fn type_condition(rule: &Value) -> Option<&Value> {
     let rule = rule.as_object()?;
     let annotations_only = rule.keys().all(|k| {
@@ -689,9 +791,12 @@ fn type_condition(rule: &Value) -> Option<&Value> {
     }
     let condition = rule.get("if")?.as_object()?;
     let properties = condition.get("properties")?.as_object()?;
-    let exact = condition.len() == 2
-        && properties.len() == 1
-        && condition.get("required")? == &json!(["type"]);
+    // `required: ["type"]` may be there or not: only events with a string `type` are narrowed.
+    let required_type_only = match condition.get("required") {
+        None => condition.len() == 1,
+        Some(required) => condition.len() == 2 && required == &json!(["type"]),
+    };
+    let exact = properties.len() == 1 && required_type_only;
     if exact {
         properties.get("type")
     } else {
@@ -1272,6 +1377,35 @@ mod tests {
         for event in valid_events() {
             assert_valid(&v, &event);
         }
+    }
+
+    #[test]
+    fn a_schema_narrowed_to_some_types_judges_them_as_the_whole_and_never_rejects_more() {
+        let whole = schema();
+        let narrow = narrowed(&whole, |ty| ty == "hit" || ty.starts_with("aoi:"));
+        let (whole_v, narrow_v) = (compile(&whole).unwrap(), compile(&narrow).unwrap());
+        let events = invalid_cases().into_iter().map(|(_, _, e)| e);
+        for event in events.chain(valid_events()) {
+            let ty = event["type"].as_str().unwrap_or_default();
+            if ty == "deleted" {
+                // Only ever more accepted.
+                assert!(
+                    narrow_v.is_valid(&event) || !whole_v.is_valid(&event),
+                    "{event}"
+                );
+            } else {
+                assert_eq!(
+                    narrow_v.is_valid(&event),
+                    whole_v.is_valid(&event),
+                    "{event}"
+                );
+            }
+        }
+        let defs = narrow["$defs"].as_object().unwrap();
+        assert!(defs.contains_key("event.hit"), "{:?}", defs.keys());
+        assert!(whole["$defs"].get("event.deleted").is_some());
+        assert!(!defs.contains_key("event.deleted"), "{:?}", defs.keys());
+        assert!(narrow_v.is_valid(&json!({"type": "deleted", "anything": 1})));
     }
 
     #[test]
