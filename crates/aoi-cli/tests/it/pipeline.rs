@@ -230,3 +230,103 @@ fn two_concatenated_upstream_streams_are_not_one_good_stream() {
     assert!(!shout.ok);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A producer speaking a later 1.x (`aoi_version` "1.1") whose error has a category v1.0-alpha
+/// does not know, in a finished stream: meta, one item, the error, a failed summary.
+fn newer_minor_upstream(aoi_version: &str) -> String {
+    [
+        r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"U"},"tool":"up","tool_version":"2.0.0","aoi_version":"AOI_VERSION","schema_name":"com.example.up.events","schema_version":"1.0.0"}"#,
+        r#"{"type":"item","aoi":{"seq":1,"run":"U"},"id":"a","n":1,"title":"quota"}"#,
+        r#"{"type":"aoi:error","aoi":{"seq":2,"run":"U"},"scope":"item","category":"quota_exhausted","code":"QUOTA_GONE","message":"monthly quota used up","retryable":true,"retry_after_ms":60000}"#,
+        r#"{"type":"aoi:summary","aoi":{"seq":3,"run":"U"},"ok":false,"reason":"failed","event_count":4,"count":1,"warning_count":0,"error_count":1,"caused_by":{"category":"quota_exhausted","code":"QUOTA_GONE","retryable":true,"retry_after_ms":60000}}"#,
+    ]
+    .map(|l| l.replace("AOI_VERSION", aoi_version))
+    .join("\n")
+        + "\n"
+}
+
+/// The raw JSON objects of a stream file, as written.
+fn raw_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// §9.4 through a real transformer: under `--continue-on-error` an upstream error whose
+/// category this version does not know (from a stream declaring a later minor) does not fail
+/// the run; it is forwarded unchanged, its wire category kept, with `origin` (§13.1). Without
+/// `--continue-on-error` it fails the run as any upstream error does, decided as `internal`
+/// with the event's own retry disposition (§9.3).
+#[test]
+fn an_unknown_category_from_a_newer_minor_upstream_passes_through_the_transformer_section_9_4() {
+    let dir = temp_dir("pipe-category");
+    std::fs::write(dir.join("up.jsonl"), newer_minor_upstream("1.1")).unwrap();
+    let out = bash(
+        r#"$SHOUT upcase --input-jsonl - --continue-on-error --output jsonl < up.jsonl > shout.jsonl
+           echo "$?"
+           $SHOUT upcase --input-jsonl - --output jsonl < up.jsonl > strict.jsonl
+           echo "$?""#,
+        &dir,
+    );
+    assert_eq!(statuses(&out), "0\n1", "{}", transcript(&out));
+    let lines = raw_lines(&dir.join("shout.jsonl"));
+    let errors: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l["type"] == "aoi:error").collect();
+    assert_eq!(errors.len(), 1, "only the forwarded error: {lines:?}");
+    assert_eq!(
+        errors[0]["category"], "quota_exhausted",
+        "forwarded unchanged"
+    );
+    assert_eq!(errors[0]["origin"], "up");
+    assert_eq!(errors[0]["retryable"], true);
+    assert_eq!(errors[0]["retry_after_ms"], 60000);
+    assert!(
+        errors[0].get("details").is_none(),
+        "nothing added: {}",
+        errors[0]
+    );
+    let summary = lines.last().unwrap();
+    assert_eq!(summary["type"], "aoi:summary");
+    assert_eq!(summary["ok"], true, "{summary}");
+    assert_eq!(summary["count"], 1, "the item went through");
+
+    let strict = raw_lines(&dir.join("strict.jsonl"));
+    let summary = strict.last().unwrap();
+    assert_eq!(summary["ok"], false);
+    let cause = &summary["caused_by"];
+    assert_eq!(
+        cause["category"], "internal",
+        "decided as internal: {cause}"
+    );
+    assert_eq!(cause["origin"], "up");
+    assert_eq!(
+        (&cause["retryable"], &cause["retry_after_ms"]),
+        (&true.into(), &60000.into())
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// §9.2: a stream that declares exactly v1.0-alpha holds its producer to the closed enum, so
+/// there an unknown category is the upstream's protocol violation, as `aoi verify` decides.
+#[test]
+fn an_unknown_category_in_a_1_0_alpha_upstream_is_a_violation_section_9_2() {
+    let dir = temp_dir("pipe-category-alpha");
+    std::fs::write(dir.join("up.jsonl"), newer_minor_upstream(aoi::AOI_VERSION)).unwrap();
+    let out = bash(
+        r#"$SHOUT upcase --input-jsonl - --continue-on-error --output jsonl < up.jsonl > shout.jsonl
+           echo "$?"
+           $AOI verify -q up.jsonl
+           echo "$?""#,
+        &dir,
+    );
+    assert_eq!(statuses(&out), "65\n65", "{}", transcript(&out));
+    let codes: Vec<String> = raw_lines(&dir.join("shout.jsonl"))
+        .iter()
+        .filter(|l| l["type"] == "aoi:error")
+        .map(|l| l["code"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(codes, ["QUOTA_GONE", "UPSTREAM_PROTOCOL_VIOLATION"]);
+    std::fs::remove_dir_all(dir).unwrap();
+}

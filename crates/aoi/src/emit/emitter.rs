@@ -681,6 +681,33 @@ impl<W: Write> Emitter<W> {
         self.framework(&forwarded, true, |core| core.counts.upstream_errors += 1)
     }
 
+    /// Forwards an upstream `aoi:error` whose `category` this version does not know, as the
+    /// upstream wrote it: the line carries `wire_category` unchanged (§9.4: the enum grows with
+    /// minor versions, and a forwarder must not rewrite what it cannot interpret) and `origin`
+    /// (§13.1). `error` is the rest of the event, which this run decides on as `internal`
+    /// (see [`UpstreamError`](crate::read::UpstreamError)); counted like
+    /// [`Emitter::forward_error`].
+    pub fn forward_error_in_category(
+        &mut self,
+        error: &ErrorEvent,
+        wire_category: &str,
+        origin: &str,
+    ) -> Result<(), EmitError> {
+        let mut forwarded = error.clone().normalized();
+        forwarded.origin.get_or_insert_with(|| origin.to_owned());
+        let mut body = match serde_json::to_value(&forwarded) {
+            Ok(Value::Object(body)) => body,
+            Ok(_) => return Err(EmitError::Serialize("an error is an object".to_owned())),
+            Err(e) => return Err(EmitError::Serialize(e.to_string())),
+        };
+        body.insert("category".into(), Value::from(wire_category));
+        self.live()?;
+        let mut core = self.lock();
+        core.write(ErrorEvent::TYPE, &body)?;
+        core.counts.upstream_errors += 1;
+        core.flush()
+    }
+
     /// Forwards an upstream `aoi:warning` tagged with `origin`, counted once as upstream.
     pub fn forward_warning(&mut self, warning: &Warning, origin: &str) -> Result<(), EmitError> {
         let mut forwarded = normalized_warning(warning);

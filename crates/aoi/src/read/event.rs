@@ -1,7 +1,8 @@
 //! Typed decoding of one line, tolerant the way §8.2, §9.4 and §10.3 ask a consumer to be:
 //! unknown fields are ignored, unknown domain types are kept as data, an unknown `aoi:` type is
 //! kept apart (a consumer must not report success over it), and an unknown error category is
-//! routed as `internal` with the wire value preserved in `details.category`.
+//! routed as `internal`: on an `aoi:error` with the wire value preserved in `details.category`,
+//! in a summary's `caused_by` without it (a summary is read, never forwarded).
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -93,6 +94,22 @@ pub enum DecodeError {
 
 /// Decodes one line (without its `\n`).
 pub fn decode(line: &[u8]) -> Result<Decoded, DecodeError> {
+    let (mut decoded, wire_category) = decode_keeping_category(line)?;
+    if let (Event::Error(error), Some(wire)) = (&mut decoded.event, wire_category) {
+        error
+            .details
+            .get_or_insert_with(Map::new)
+            .insert("category".into(), Value::String(wire));
+    }
+    Ok(decoded)
+}
+
+/// [`decode`], but an `aoi:error` whose category this version does not know comes back routed
+/// as `internal` with its other fields (`details` included) exactly as written, and the wire
+/// category beside it: what a forwarder needs to pass the error on unchanged (§9.4, §13.1).
+pub(crate) fn decode_keeping_category(
+    line: &[u8],
+) -> Result<(Decoded, Option<String>), DecodeError> {
     let mut fields: Map<String, Value> = serde_json::from_slice(line)?;
     let ty = match fields.remove("type") {
         Some(Value::String(ty)) => ty,
@@ -101,11 +118,17 @@ pub fn decode(line: &[u8]) -> Result<Decoded, DecodeError> {
     let envelope = fields
         .remove("aoi")
         .and_then(|v| serde_json::from_value::<Envelope>(v).ok());
+    let mut wire_category = None;
     let event = match ty.as_str() {
         "aoi:meta" => Event::Meta(typed(&ty, fields)?),
-        "aoi:summary" => Event::Summary(typed(&ty, fields)?),
+        "aoi:summary" => {
+            if let Some(Value::Object(cause)) = fields.get_mut("caused_by") {
+                route_unknown_category(cause);
+            }
+            Event::Summary(typed(&ty, fields)?)
+        }
         "aoi:error" => {
-            route_unknown_category(&mut fields);
+            wire_category = route_unknown_category(&mut fields);
             Event::Error(typed(&ty, fields)?)
         }
         "aoi:warning" => Event::Warning(typed(&ty, fields)?),
@@ -116,7 +139,7 @@ pub fn decode(line: &[u8]) -> Result<Decoded, DecodeError> {
         _ if ty.starts_with("aoi:") => Event::UnknownFramework { ty, fields },
         _ => Event::Domain { ty, fields },
     };
-    Ok(Decoded { envelope, event })
+    Ok((Decoded { envelope, event }, wire_category))
 }
 
 fn typed<T: DeserializeOwned>(ty: &str, fields: Map<String, Value>) -> Result<T, DecodeError> {
@@ -126,21 +149,16 @@ fn typed<T: DeserializeOwned>(ty: &str, fields: Map<String, Value>) -> Result<T,
     })
 }
 
-/// §9.4: an unrecognized category must not fail the consumer; route it as `internal`.
-fn route_unknown_category(fields: &mut Map<String, Value>) {
-    let unknown = match fields.get("category") {
-        Some(Value::String(c)) => Category::parse(c).is_none(),
-        _ => false,
-    };
-    if unknown {
-        if let Some(original) = fields.insert("category".into(), Value::from("internal")) {
-            let details = fields
-                .entry("details")
-                .or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(details) = details {
-                details.insert("category".into(), original);
-            }
-        }
+/// §9.4: an unrecognized category must not fail the consumer; routes it as `internal` and
+/// returns the value it replaced.
+fn route_unknown_category(fields: &mut Map<String, Value>) -> Option<String> {
+    match fields.get("category") {
+        Some(Value::String(c)) if Category::parse(c).is_none() => {}
+        _ => return None,
+    }
+    match fields.insert("category".into(), Value::from(Category::Internal.as_str())) {
+        Some(Value::String(wire)) => Some(wire),
+        _ => None,
     }
 }
 
@@ -171,6 +189,38 @@ mod tests {
         assert_eq!(e.category, Category::Internal);
         assert!(e.retryable, "retryable stays authoritative");
         assert_eq!(e.details.unwrap()["category"], "quantum");
+    }
+
+    /// §9.4: a newer producer's summary whose `caused_by` names a category this version does
+    /// not know still reads as that producer's failure, routed as `internal`.
+    #[test]
+    fn an_unknown_category_in_caused_by_does_not_fail_the_summary_section_9_4() {
+        let d = decode(br#"{"type":"aoi:summary","ok":false,"reason":"failed","caused_by":{"category":"quota_exhausted","code":"Q","retryable":true,"retry_after_ms":5}}"#).unwrap();
+        let Event::Summary(s) = d.event else {
+            panic!("not a summary")
+        };
+        let cause = s.caused_by.unwrap();
+        assert_eq!(cause.category, Category::Internal);
+        assert_eq!((cause.retryable, cause.retry_after_ms), (true, Some(5)));
+    }
+
+    /// What a forwarder reads: the error routed as `internal`, its own `details` untouched,
+    /// and the wire category beside it (§9.4, §13.1).
+    #[test]
+    fn decoding_for_a_forwarder_keeps_the_wire_category_and_the_details_as_written() {
+        let line = br#"{"type":"aoi:error","category":"quota_exhausted","code":"Q","message":"m","retryable":true,"details":{"category":"mine"}}"#;
+        let (d, wire) = decode_keeping_category(line).unwrap();
+        assert_eq!(wire.as_deref(), Some("quota_exhausted"));
+        let Event::Error(e) = d.event else {
+            panic!("not an error")
+        };
+        assert_eq!(e.category, Category::Internal);
+        assert_eq!(e.details.unwrap()["category"], "mine");
+        let (_, wire) = decode_keeping_category(
+            br#"{"type":"aoi:error","category":"io","code":"Q","message":"m","retryable":false}"#,
+        )
+        .unwrap();
+        assert_eq!(wire, None, "a known category is no wire category");
     }
 
     #[test]

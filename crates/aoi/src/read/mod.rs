@@ -22,5 +22,5 @@ pub use program::locate_program;
 #[doc(hidden)]
 pub use scan::scan_fast_accepts;
 pub use scan::{find_ansi, scan_line, Ansi, NotUtf8, ScannedLine};
-pub use upstream::{Observed, UpstreamState, UpstreamVerdict};
+pub use upstream::{Observed, UpstreamError, UpstreamState, UpstreamVerdict};
 pub use verify::{CompiledSchema, LineKind, ProcessEnd, Report, Verdict, Verifier, VerifyOptions};

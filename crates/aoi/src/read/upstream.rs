@@ -9,11 +9,15 @@
 //! - an upstream error, or an upstream `ok:false`, makes this run `ok:false` unless
 //!   `--continue-on-error`, with `caused_by` reproducing the retry fields of the most severe one;
 //! - EOF of an AOI stream without its summary is an `io` error and `ok:false`;
-//! - an `aoi:` event type this version does not know forbids reporting success.
+//! - an `aoi:` event type this version does not know forbids reporting success;
+//! - an error `category` this version does not know is decided on as `internal` with the
+//!   event's own `retryable`, and forwarded as written (§9.4); whether it is the upstream's
+//!   protocol violation is the verifier's decision (yes in a stream that declares exactly
+//!   v1.0-alpha, where the enum is closed, §9.2; no in a later 1.x, which may have grown it).
 
 use serde_json::{Map, Value};
 
-use super::event::{decode, Decoded, Event};
+use super::event::{decode_keeping_category, Decoded, Event};
 use super::finding::Level;
 use super::verify::{Verdict, Verifier, VerifyOptions};
 use crate::wire::{Category, CausedBy, Code, ErrorEvent, Meta, Summary, Upstream, Warning};
@@ -29,13 +33,37 @@ pub enum Observed {
         fields: Map<String, Value>,
     },
     /// An upstream `aoi:error`, to forward or not; already counted.
-    Error(ErrorEvent),
+    Error(UpstreamError),
     /// An upstream `aoi:warning`, to forward or not; already counted.
     Warning(Warning),
     /// A framework event consumed here (meta, summary, progress, ...).
     Consumed,
     /// Not a JSON object, or a malformed framework event: the caller's input contract decides.
     Malformed(String),
+}
+
+/// An upstream `aoi:error` as this run decides on it and as it passes it on (§9.4, §13.1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpstreamError {
+    /// Boxed: it travels in [`Observed`], whose other variants are small.
+    error: Box<ErrorEvent>,
+    wire_category: Option<String>,
+}
+
+impl UpstreamError {
+    /// The error this run decides on: a category this version does not know is routed as
+    /// [`Category::Internal`], and `retryable` stays the event's own (§9.3, §9.4).
+    pub fn error(&self) -> &ErrorEvent {
+        &self.error
+    }
+
+    /// The `category` as the upstream wrote it, when this version does not know it; a
+    /// forwarder passes it on unchanged ([`Emitter::forward_error_in_category`]).
+    ///
+    /// [`Emitter::forward_error_in_category`]: crate::Emitter::forward_error_in_category
+    pub fn wire_category(&self) -> Option<&str> {
+        self.wire_category.as_deref()
+    }
 }
 
 /// The state of one upstream stream.
@@ -89,7 +117,7 @@ impl UpstreamState {
     pub fn observe(&mut self, line: &[u8]) -> Observed {
         self.lines += 1;
         self.verifier.line(self.lines, line);
-        let Decoded { envelope, event } = match decode(line) {
+        let (Decoded { envelope, event }, wire_category) = match decode_keeping_category(line) {
             Ok(d) => d,
             Err(super::event::DecodeError::NoType) => {
                 return match serde_json::from_slice::<Map<String, Value>>(line) {
@@ -131,7 +159,10 @@ impl UpstreamState {
                 if self.worst.as_ref().is_none_or(|(p, _)| process && !*p) {
                     self.worst = Some((process, error.clone()));
                 }
-                Observed::Error(error)
+                Observed::Error(UpstreamError {
+                    error: Box::new(error),
+                    wire_category,
+                })
             }
             Event::Warning(warning) => {
                 self.aoi_stream = true;

@@ -260,10 +260,16 @@ impl<R: Read> Input<R> {
                     );
                     self.bad(out, error, line, index)?;
                 }
-                Observed::Error(error) => {
+                Observed::Error(upstream) => {
                     let origin = self.upstream.origin().unwrap_or("upstream").to_owned();
                     if self.forward {
-                        out.forward_error(&error, &origin)?;
+                        // §9.4: a category this version does not know is passed on as written.
+                        match upstream.wire_category() {
+                            Some(wire) => {
+                                out.forward_error_in_category(upstream.error(), wire, &origin)?
+                            }
+                            None => out.forward_error(upstream.error(), &origin)?,
+                        }
                     } else {
                         out.note_upstream_error();
                     }
@@ -584,6 +590,112 @@ mod tests {
         let report = Verifier::verify_bytes(&bytes, Default::default());
         assert_eq!(report.verdict, Verdict::Failed);
         assert_eq!(report.violations, 0);
+    }
+
+    /// An upstream of a newer minor (1.1) whose error carries a category v1.0-alpha does not
+    /// know, and whose summary's `caused_by` repeats it.
+    fn newer_minor_upstream(aoi_version: &str) -> String {
+        format!(
+            "{}\n{}\n{}\n{}\n",
+            r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"U"},"tool":"up","tool_version":"2.0.0","aoi_version":"AOI_VERSION","schema_name":"com.example.up.events","schema_version":"1.0.0"}"#
+                .replace("AOI_VERSION", aoi_version),
+            r#"{"type":"entry","aoi":{"seq":1,"run":"U"},"title":"a"}"#,
+            r#"{"type":"aoi:error","aoi":{"seq":2,"run":"U"},"category":"quota_exhausted","code":"QUOTA_GONE","message":"monthly quota used up","retryable":true,"retry_after_ms":60000,"details":{"plan":"free"}}"#,
+            r#"{"type":"aoi:summary","aoi":{"seq":3,"run":"U"},"ok":false,"reason":"failed","event_count":4,"count":1,"warning_count":0,"error_count":1,"caused_by":{"category":"quota_exhausted","code":"QUOTA_GONE","retryable":true,"retry_after_ms":60000}}"#,
+        )
+    }
+
+    /// The raw JSON objects of the lines written.
+    fn raw_lines(bytes: &[u8]) -> Vec<Value> {
+        bytes
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect()
+    }
+
+    /// §9.4: an unknown category in a newer-minor stream must not fail the consumer. Under
+    /// `--continue-on-error` the run succeeds; the error is decided on as `internal` with the
+    /// event's own `retryable`, and forwarded unchanged (its wire category kept) with `origin`
+    /// (§13.1).
+    #[test]
+    fn an_unknown_category_from_a_newer_minor_is_forwarded_unchanged_and_decided_as_internal_section_9_4(
+    ) {
+        let upstream = newer_minor_upstream("1.1");
+        let mut out = emitter();
+        let mut input = Input::jsonl(upstream.as_bytes(), InputMode::ContinueOnError);
+        let records = input.read_all(&mut out).unwrap();
+        assert_eq!(records.len(), 1, "the data is read");
+        let outcome = input.finish(&mut out, Outcome::success()).unwrap();
+        let finished = out.finish(outcome).unwrap();
+        assert!(finished.summary.ok, "not a failure: {:?}", finished.summary);
+        assert_eq!(finished.exit_code, 0);
+        assert_eq!(finished.summary.error_count, Some(1));
+        let bytes = out.into_writer();
+        let lines = raw_lines(&bytes);
+        let errors: Vec<&Value> = lines.iter().filter(|l| l["type"] == "aoi:error").collect();
+        assert_eq!(errors.len(), 1, "only the forwarded error: {lines:?}");
+        let forwarded = errors[0];
+        assert_eq!(
+            forwarded["category"], "quota_exhausted",
+            "the wire category is kept"
+        );
+        assert_eq!(forwarded["origin"], "up");
+        assert_eq!(forwarded["code"], "QUOTA_GONE");
+        assert_eq!(forwarded["retryable"], true);
+        assert_eq!(forwarded["retry_after_ms"], 60000);
+        assert_eq!(
+            forwarded["details"],
+            json!({"plan": "free"}),
+            "details unchanged"
+        );
+
+        // Without --continue-on-error the upstream error fails the run, decided as `internal`
+        // with the upstream's own retry disposition.
+        let mut out = emitter();
+        let mut input = Input::jsonl(upstream.as_bytes(), InputMode::FailFast);
+        input.read_all(&mut out).unwrap();
+        let outcome = input.finish(&mut out, Outcome::success()).unwrap();
+        let finished = out.finish(outcome).unwrap();
+        assert!(!finished.summary.ok);
+        let cause = finished.summary.caused_by.clone().unwrap();
+        assert_eq!(cause.category, Category::Internal);
+        assert_eq!((cause.retryable, cause.retry_after_ms), (true, Some(60000)));
+        assert_eq!(cause.origin.as_deref(), Some("up"));
+        let bytes = out.into_writer();
+        let codes: Vec<String> = raw_lines(&bytes)
+            .iter()
+            .filter(|l| l["type"] == "aoi:error")
+            .map(|l| l["code"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        assert_eq!(
+            codes,
+            ["QUOTA_GONE"],
+            "no error of this run's own: {codes:?}"
+        );
+    }
+
+    /// In a stream that declares exactly v1.0-alpha the enum is closed (§9.2): an unknown
+    /// category is the upstream's protocol violation, as the verifier decides, and fails the
+    /// run even under `--continue-on-error`; the error itself is still forwarded unchanged.
+    #[test]
+    fn an_unknown_category_in_a_1_0_alpha_stream_is_an_upstream_violation_section_9_2() {
+        let upstream = newer_minor_upstream(crate::AOI_VERSION);
+        let mut out = emitter();
+        let mut input = Input::jsonl(upstream.as_bytes(), InputMode::ContinueOnError);
+        input.read_all(&mut out).unwrap();
+        let outcome = input.finish(&mut out, Outcome::success()).unwrap();
+        let finished = out.finish(outcome).unwrap();
+        assert!(!finished.summary.ok);
+        let bytes = out.into_writer();
+        let errors: Vec<Value> = raw_lines(&bytes)
+            .into_iter()
+            .filter(|l| l["type"] == "aoi:error")
+            .collect();
+        assert_eq!(errors[0]["category"], "quota_exhausted");
+        assert_eq!(errors[0]["origin"], "up");
+        assert_eq!(errors[1]["code"], "UPSTREAM_PROTOCOL_VIOLATION");
+        assert!(errors[1].get("origin").is_none(), "raised here");
     }
 
     #[test]
