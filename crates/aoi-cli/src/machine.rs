@@ -30,11 +30,10 @@ pub fn app() -> App {
         .schema_versions([SCHEMA_VERSION], SCHEMA_VERSION)
         .event_schema(|identity| {
             EventSchema::new(identity, "https://schemas.machinemode.io/aoi")
-                .domain_event::<FindingEvent<'static>>("finding")
-                .domain_event::<VerdictEvent<'static>>("verdict")
-                .domain_event::<LintVerdict>("lint_verdict")
+                .domain_event::<FindingEvent<'static>>()
+                .domain_event::<VerdictEvent<'static>>()
+                .domain_event::<LintVerdict>()
                 .build()
-                .map_err(|e| e.to_string())
         })
         .command(
             CommandSpec::new("verify")

@@ -79,9 +79,7 @@ struct Hit {
 }
 
 impl DomainEvent for Hit {
-    fn event_type(&self) -> &str {
-        "hit"
-    }
+    const TYPE: &'static str = "hit";
 }
 
 fn hit(n: u64) -> Hit {

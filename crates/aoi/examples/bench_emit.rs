@@ -16,9 +16,7 @@ struct Hit {
     score: f64,
 }
 impl DomainEvent for Hit {
-    fn event_type(&self) -> &str {
-        "hit"
-    }
+    const TYPE: &'static str = "hit";
 }
 #[derive(Serialize)]
 struct Env<'a> {

@@ -29,7 +29,7 @@ struct Hit {
 fn main() -> ExitCode {
     let identity = Identity::new("outline", "1.8.2", "com.example.outline.events", "1.0.0");
     let schema = EventSchema::new(&identity, "https://schemas.example.com/outline")
-        .domain_event::<Hit>("hit")
+        .domain_event_named::<Hit>("hit")
         .build();
     let written = match schema {
         Ok(schema) => serde_json::to_writer_pretty(io::stdout().lock(), &schema)

@@ -81,9 +81,7 @@ struct Stored {
 }
 
 impl DomainEvent for Stored {
-    fn event_type(&self) -> &str {
-        "stored"
-    }
+    const TYPE: &'static str = "stored";
 }
 
 /// Audit event: the store was cleared.
@@ -94,9 +92,7 @@ struct Cleared {
 }
 
 impl DomainEvent for Cleared {
-    fn event_type(&self) -> &str {
-        "cleared"
-    }
+    const TYPE: &'static str = "cleared";
 }
 
 /// Idempotency records kept beside the store, in `<store>.idempotency.json`.
@@ -146,10 +142,9 @@ fn app() -> App {
     )
     .event_schema(|identity| {
         EventSchema::new(identity, "https://schemas.machinemode.io/examples")
-            .domain_event::<Stored>("stored")
-            .domain_event::<Cleared>("cleared")
+            .domain_event::<Stored>()
+            .domain_event::<Cleared>()
             .build()
-            .map_err(|e| e.to_string())
     })
     .command(
         CommandSpec::new("add")

@@ -69,9 +69,7 @@ struct Item {
 }
 
 impl DomainEvent for Item {
-    fn event_type(&self) -> &str {
-        "item"
-    }
+    const TYPE: &'static str = "item";
 }
 
 fn app() -> App {
@@ -83,9 +81,8 @@ fn app() -> App {
     .echo_args(true)
     .event_schema(|identity| {
         EventSchema::new(identity, "https://schemas.machinemode.io/examples")
-            .domain_event::<Item>("item")
+            .domain_event::<Item>()
             .build()
-            .map_err(|e| e.to_string())
     })
     .command(
         CommandSpec::new("list")

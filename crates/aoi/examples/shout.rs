@@ -56,9 +56,7 @@ struct Item {
 }
 
 impl DomainEvent for Item {
-    fn event_type(&self) -> &str {
-        "item"
-    }
+    const TYPE: &'static str = "item";
 }
 
 fn record_schema() -> serde_json::Value {
@@ -73,9 +71,8 @@ fn main() -> ExitCode {
     )
     .event_schema(|identity| {
         EventSchema::new(identity, "https://schemas.machinemode.io/examples")
-            .domain_event::<Item>("item")
+            .domain_event::<Item>()
             .build()
-            .map_err(|e| e.to_string())
     })
     .command(
         CommandSpec::new("upcase")

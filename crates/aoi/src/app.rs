@@ -55,14 +55,14 @@ use serde_json::Value;
 
 use crate::discover::capabilities::{manifest, CommandSpec};
 use crate::discover::input_schema::input_schema;
-use crate::discover::schema::framework_schema;
+use crate::discover::schema::{framework_schema, SchemaError};
 use crate::emit::{Emitter, EmitterBuilder, Harness, RunResult};
 use crate::surface::flags::{GlobalArgs, OutputMode};
 use crate::surface::redact::{args_fingerprint, Redactor};
-use crate::wire::{exit_code, Category, Code, ErrorEvent, Identity};
+use crate::wire::{exit_code, Category, Code, ErrorEvent, Identity, FRAMEWORK_TYPES};
 use crate::Outcome;
 
-type SchemaFn = dyn Fn(&Identity) -> Result<Value, String>;
+type SchemaFn = dyn Fn(&Identity) -> Result<Value, SchemaError>;
 
 /// The discovery subcommands (§16.2), for a tool to flatten into its own subcommands.
 ///
@@ -168,13 +168,15 @@ impl App {
     /// How to build the event schema for a negotiated identity (its `schema_version` says which).
     pub fn event_schema(
         mut self,
-        build: impl Fn(&Identity) -> Result<Value, String> + 'static,
+        build: impl Fn(&Identity) -> Result<Value, SchemaError> + 'static,
     ) -> App {
         self.schema = Box::new(build);
         self
     }
 
-    /// States one command's behaviour for `capabilities`.
+    /// States one command's behaviour for `capabilities`. The command must exist in the clap
+    /// definition and the event types it names in the event schema: a statement that names
+    /// neither is an error at start-up ([`App::check`]), never a silent fallback.
     pub fn command(mut self, spec: CommandSpec) -> App {
         self.specs.push(spec);
         self
@@ -220,7 +222,16 @@ impl App {
         T: Into<OsString> + Clone,
     {
         let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-        let _ = self.secret_flags.set(secret_flags(&C::command()));
+        let root = C::command();
+        if let Some(error) = self.commands_problem(&root) {
+            // A tool whose statements name no command of its own is broken, whatever was asked.
+            return Err(if machine_requested(&args) {
+                ExitCode::from(error_stream(Emitter::builder(self.identity()), &error))
+            } else {
+                human_error(&error, std::env::var_os("NO_COLOR").is_none())
+            });
+        }
+        let _ = self.secret_flags.set(secret_flags(&root));
         C::try_parse_from(&args).map_err(|e| {
             use clap::error::ErrorKind;
             match e.kind() {
@@ -240,6 +251,62 @@ impl App {
                     ExitCode::from(exit_code::USAGE)
                 }
             }
+        })
+    }
+
+    /// Checks the tool's statements against its clap definition `C` and its event schema: every
+    /// [`CommandSpec`] names a leaf command, and every event type it lists is a framework type
+    /// or a domain type the schema registers. Tools call it in a test; [`App::parse`] checks the
+    /// commands at every start, and `capabilities` checks both.
+    pub fn check<C: CommandFactory>(&self) -> Result<(), ErrorEvent> {
+        let root = C::command();
+        match self.commands_problem(&root) {
+            Some(error) => Err(error),
+            None => self.event_types_problem().map_or(Ok(()), Err),
+        }
+    }
+
+    /// A [`CommandSpec`] naming no leaf command of `root`.
+    fn commands_problem(&self, root: &clap::Command) -> Option<ErrorEvent> {
+        let mut built = root.clone();
+        built.build();
+        let paths = crate::discover::input_schema::command_paths(&built);
+        let unknown = self
+            .specs
+            .iter()
+            .find(|s| !paths.iter().any(|p| p == s.name()))?;
+        Some(ErrorEvent::new(
+            Category::Internal,
+            Code::from_static("COMMAND_SPEC_UNKNOWN"),
+            format!(
+                "{} states the behaviour of `{}`, which is not one of its commands ({})",
+                self.tool,
+                unknown.name(),
+                paths.join(", ")
+            ),
+        ))
+    }
+
+    /// An event type a [`CommandSpec`] lists that the event schema does not register.
+    fn event_types_problem(&self) -> Option<ErrorEvent> {
+        let schema = match (self.schema)(&self.identity()) {
+            Ok(schema) => schema,
+            Err(e) => return Some(schema_build_failed(&e)),
+        };
+        let known = crate::discover::schema::event_types(&schema);
+        self.specs.iter().find_map(|spec| {
+            let ty = spec.event_types().iter().find(|ty| {
+                !known.contains(ty.as_str()) && !FRAMEWORK_TYPES.contains(&ty.as_str())
+            })?;
+            Some(ErrorEvent::new(
+                Category::Internal,
+                Code::from_static("EVENT_TYPE_UNKNOWN"),
+                format!(
+                    "{} says `{}` emits `{ty}`, which its event schema does not define",
+                    self.tool,
+                    spec.name()
+                ),
+            ))
         })
     }
 
@@ -382,13 +449,7 @@ impl App {
                     }
                 }
                 let identity = self.negotiate(global.schema_version.as_deref())?;
-                (self.schema)(&identity).map_err(|e| {
-                    ErrorEvent::new(
-                        Category::Internal,
-                        Code::from_static("SCHEMA_BUILD_FAILED"),
-                        e,
-                    )
-                })
+                (self.schema)(&identity).map_err(|e| schema_build_failed(&e))
             }
             Discovery::InputSchema { command } => input_schema(root, command).map_err(|e| {
                 ErrorEvent::new(
@@ -399,6 +460,12 @@ impl App {
                 .field("command")
             }),
             Discovery::Capabilities => {
+                if let Some(error) = self
+                    .commands_problem(root)
+                    .or_else(|| self.event_types_problem())
+                {
+                    return Err(error);
+                }
                 let m = manifest(
                     root,
                     &self.specs,
@@ -555,7 +622,7 @@ pub fn command_named(root: &clap::Command, args: &[OsString]) -> Option<String> 
 /// not provided: <QUERY>`); clap's suggestions (`a similar argument exists: '--limit'`, and its
 /// other tips) become the `hint`, one line, informational only (§1.3, §9.1), else `--help`.
 pub fn usage_error_stream(builder: EmitterBuilder, error: &clap::Error) -> u8 {
-    usage_stream(builder, &usage_error(error))
+    error_stream(builder, &usage_error(error))
 }
 
 /// The `usage` `aoi:error` for a clap parse error (see [`usage_error_stream`]).
@@ -589,10 +656,20 @@ fn usage_error(error: &clap::Error) -> ErrorEvent {
 pub fn usage_message_stream(builder: EmitterBuilder, message: &str) -> u8 {
     let event =
         ErrorEvent::new(Category::Usage, Code::from_static("USAGE"), message).hint("--help");
-    usage_stream(builder, &event)
+    error_stream(builder, &event)
 }
 
-fn usage_stream(builder: EmitterBuilder, event: &ErrorEvent) -> u8 {
+/// The error of a schema the tool could not build.
+fn schema_build_failed(e: &SchemaError) -> ErrorEvent {
+    ErrorEvent::new(
+        Category::Internal,
+        Code::from_static("SCHEMA_BUILD_FAILED"),
+        e.to_string(),
+    )
+}
+
+/// Writes a complete stream holding `event` and a failed summary; returns the exit code.
+fn error_stream(builder: EmitterBuilder, event: &ErrorEvent) -> u8 {
     let code = builder
         .start(io::stdout())
         .and_then(|mut out| {
@@ -650,6 +727,59 @@ mod tests {
             a.negotiate(Some("10")).is_err(),
             "10 is not a prefix of 1.x at a dot"
         );
+    }
+
+    #[test]
+    fn a_statement_naming_no_command_is_an_error_at_start_up_not_a_silent_default() {
+        let typo = app().command(CommandSpec::new("serch").read_only());
+        let e = typo.check::<Notes>().unwrap_err();
+        assert_eq!(e.code.as_str(), "COMMAND_SPEC_UNKNOWN");
+        assert!(
+            e.message.contains("`serch`") && e.message.contains("search"),
+            "{}",
+            e.message
+        );
+        // Every run refuses to start, whatever it asked for.
+        let parsed = typo.parse_from::<Notes, _, _>(["notes", "search", "x", "--output", "jsonl"]);
+        assert!(parsed.is_err());
+        assert!(app()
+            .command(CommandSpec::new("search").read_only())
+            .check::<Notes>()
+            .is_ok());
+        assert!(app()
+            .command(CommandSpec::new("auth login"))
+            .check::<Notes>()
+            .is_ok());
+    }
+
+    #[test]
+    fn a_statement_naming_an_event_the_schema_lacks_is_an_error() {
+        #[derive(serde::Serialize, schemars::JsonSchema)]
+        struct Hit {
+            id: String,
+        }
+        impl crate::DomainEvent for Hit {
+            const TYPE: &'static str = "hit";
+        }
+        let with_schema = |events: &[&str]| {
+            app()
+                .event_schema(|id| {
+                    crate::discover::schema::EventSchema::new(id, "https://schemas.example.com")
+                        .domain_event::<Hit>()
+                        .build()
+                })
+                .command(
+                    CommandSpec::new("search")
+                        .read_only()
+                        .events(events.iter().copied()),
+                )
+        };
+        assert!(with_schema(&["hit", "aoi:warning"])
+            .check::<Notes>()
+            .is_ok());
+        let e = with_schema(&["hits"]).check::<Notes>().unwrap_err();
+        assert_eq!(e.code.as_str(), "EVENT_TYPE_UNKNOWN");
+        assert!(e.message.contains("`hits`"), "{}", e.message);
     }
 
     #[derive(Debug, Parser)]

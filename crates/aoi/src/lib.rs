@@ -67,16 +67,15 @@
 //! struct Hit { rank: u64, id: String }
 //!
 //! impl DomainEvent for Hit {
-//!     fn event_type(&self) -> &str { "hit" }
+//!     const TYPE: &'static str = "hit";
 //! }
 //!
 //! fn main() -> ExitCode {
 //!     let app = App::new("notes", env!("CARGO_PKG_VERSION"), "com.example.notes.events")
 //!         .event_schema(|id| {
 //!             EventSchema::new(id, "https://schemas.example.com")
-//!                 .domain_event::<Hit>("hit")
+//!                 .domain_event::<Hit>()
 //!                 .build()
-//!                 .map_err(|e| e.to_string())
 //!         })
 //!         .command(CommandSpec::new("search").read_only().events(["hit"]).example(["search", "agent", "--limit", "2"]));
 //!     let cli: Cli = match app.parse() {

@@ -222,9 +222,7 @@ pub struct LintVerdict {
 }
 
 impl DomainEvent for LintVerdict {
-    fn event_type(&self) -> &str {
-        "lint_verdict"
-    }
+    const TYPE: &'static str = "lint_verdict";
 }
 
 fn machine_run(report: &Report) -> ExitCode {

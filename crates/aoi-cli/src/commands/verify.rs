@@ -327,8 +327,8 @@ fn check(
 }
 
 /// Reads a session's stream to the end, forwarding complete lines to `relay` when given.
-fn relay_session(session: &mut Session, mut relay: Option<&mut dyn Write>) -> Result<(), Failure> {
-    let Some(out) = relay.as_deref_mut() else {
+fn relay_session(session: &mut Session, relay: Option<&mut dyn Write>) -> Result<(), Failure> {
+    let Some(out) = relay else {
         return Ok(());
     };
     loop {
@@ -443,9 +443,7 @@ fn spawn_error(program: &OsString, e: &io::Error) -> ErrorEvent {
 pub struct FindingEvent<'a>(&'a Finding);
 
 impl DomainEvent for FindingEvent<'_> {
-    fn event_type(&self) -> &str {
-        "finding"
-    }
+    const TYPE: &'static str = "finding";
 }
 
 /// The verdict on the stream, one per run.
@@ -503,9 +501,7 @@ impl<'a> VerdictEvent<'a> {
 }
 
 impl DomainEvent for VerdictEvent<'_> {
-    fn event_type(&self) -> &str {
-        "verdict"
-    }
+    const TYPE: &'static str = "verdict";
 }
 
 fn plural(n: u64, one: &str, many: &str) -> String {

@@ -110,12 +110,19 @@ fn rows(out: &Output) -> Vec<Row> {
 /// Asserts that the failures are exactly `expected` (check, command) and everything else
 /// passed or was not applicable.
 fn assert_fails_exactly(what: &str, rows: &[Row], expected: &[(u64, &str)]) {
+    assert_fails_within(what, rows, expected, &[]);
+}
+
+/// Like [`assert_fails_exactly`], where the failures in `racy` may or may not be there: the
+/// fault is real for them too, and whether a probe catches it depends on timing.
+fn assert_fails_within(what: &str, rows: &[Row], expected: &[(u64, &str)], racy: &[(u64, &str)]) {
     let failed: BTreeSet<(u64, &str)> = rows
         .iter()
         .filter(|r| r.outcome == "fail")
         .map(|r| (r.check, r.command.as_str()))
         .collect();
     let expected: BTreeSet<(u64, &str)> = expected.iter().copied().collect();
+    let failed: BTreeSet<(u64, &str)> = failed.into_iter().filter(|f| !racy.contains(f)).collect();
     let other: Vec<&Row> = rows
         .iter()
         .filter(|r| !matches!(r.outcome.as_str(), "pass" | "not_applicable" | "fail"))
@@ -329,7 +336,9 @@ fn the_clean_python_tool_passes_every_check() {
 #[test]
 fn a_python_traceback_on_a_closed_pipe_fails_check_10() {
     let rows = lint(&corpus("py-pipe-trace.py"), &[]);
-    assert_fails_exactly("py-pipe-trace.py", &rows, &[(10, "watch")]);
+    // `list` writes a few lines and is often done before its reader goes away; under load the
+    // reader can leave first, and the unhandled EPIPE shows there too.
+    assert_fails_within("py-pipe-trace.py", &rows, &[(10, "watch")], &[(10, "list")]);
     let failed = rows.iter().find(|r| r.outcome == "fail").unwrap();
     assert!(failed.detail.contains("stack trace"), "{failed:?}");
 }

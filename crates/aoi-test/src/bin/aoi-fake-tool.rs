@@ -30,9 +30,7 @@ struct Hit {
 }
 
 impl DomainEvent for Hit {
-    fn event_type(&self) -> &str {
-        "hit"
-    }
+    const TYPE: &'static str = "hit";
 }
 
 fn hit(rank: u64) -> Hit {

@@ -128,9 +128,7 @@ struct Item {
 }
 
 impl DomainEvent for Item {
-    fn event_type(&self) -> &str {
-        "item"
-    }
+    const TYPE: &'static str = "item";
 }
 
 /// Audit event: an item was created. (The id is optional only so that fault 08 validates.)
@@ -144,9 +142,7 @@ struct Created {
 }
 
 impl DomainEvent for Created {
-    fn event_type(&self) -> &str {
-        "created"
-    }
+    const TYPE: &'static str = "created";
 }
 
 /// Audit event: an item was deleted.
@@ -158,9 +154,7 @@ struct Deleted {
 }
 
 impl DomainEvent for Deleted {
-    fn event_type(&self) -> &str {
-        "deleted"
-    }
+    const TYPE: &'static str = "deleted";
 }
 
 /// Audit event: an import batch was recorded.
@@ -177,9 +171,7 @@ struct Imported {
 }
 
 impl DomainEvent for Imported {
-    fn event_type(&self) -> &str {
-        "imported"
-    }
+    const TYPE: &'static str = "imported";
 }
 
 /// A record `import` accepts.
@@ -292,12 +284,11 @@ fn app() -> App {
     .schema_versions(["1.0.0", "1.1.0"], "1.1.0")
     .event_schema(|identity| {
         EventSchema::new(identity, "https://schemas.machinemode.io/tests")
-            .domain_event::<Item>("item")
-            .domain_event::<Created>("created")
-            .domain_event::<Deleted>("deleted")
-            .domain_event::<Imported>("imported")
+            .domain_event::<Item>()
+            .domain_event::<Created>()
+            .domain_event::<Deleted>()
+            .domain_event::<Imported>()
             .build()
-            .map_err(|e| e.to_string())
     })
     .grace(Duration::from_millis(500))
     .command(

@@ -35,6 +35,11 @@ impl CommandSpec {
         }
     }
 
+    /// The domain event types the command is said to emit.
+    pub fn event_types(&self) -> &[String] {
+        &self.event_types
+    }
+
     /// The command changes nothing (§14.1).
     pub fn read_only(mut self) -> Self {
         self.read_only = true;
@@ -100,7 +105,7 @@ impl CommandSpec {
         self
     }
 
-    /// The command's name.
+    /// The command's name (a space-separated path for nested ones).
     pub fn name(&self) -> &str {
         &self.name
     }

@@ -49,7 +49,7 @@
 //!
 //! let identity = Identity::new("outline", "1.8.2", "com.example.outline.events", "1.0.0");
 //! let schema = EventSchema::new(&identity, "https://schemas.example.com/outline")
-//!     .domain_event::<Hit>("hit")
+//!     .domain_event_named::<Hit>("hit")
 //!     .build()?;
 //! assert_eq!(
 //!     schema["$id"],
@@ -134,7 +134,7 @@ pub enum SchemaError {
 /// # #[derive(schemars::JsonSchema)] struct HitV2 { rank: u32 }
 /// let v2 = aoi::Identity::new("outline", "2.0.0", "com.example.outline.events", "2.0.0");
 /// let schema = EventSchema::new(&v2, "https://schemas.example.com/outline")
-///     .domain_event::<HitV2>("hit")
+///     .domain_event_named::<HitV2>("hit")
 ///     .description("Search results, version 2.")
 ///     .build()?;
 /// assert_eq!(schema["x-aoi"]["schema_version"], "2.0.0");
@@ -169,12 +169,19 @@ impl EventSchema {
         }
     }
 
-    /// Registers the domain event `type_name`, whose body is the Rust type `T`.
+    /// Registers the domain event `T` under its [`DomainEvent::TYPE`].
     ///
     /// `T` is what the tool passes to the emitter: its fields are the event's top-level fields
     /// besides `type` and `aoi`. Errors (a reserved or repeated name) are reported by
     /// [`EventSchema::build`].
-    pub fn domain_event<T: JsonSchema>(mut self, type_name: &str) -> EventSchema {
+    pub fn domain_event<T: JsonSchema + crate::DomainEvent>(self) -> EventSchema {
+        self.domain_event_named::<T>(T::TYPE)
+    }
+
+    /// Registers the domain event `type_name`, whose body is the Rust type `T`: for a body
+    /// that is not itself a [`DomainEvent`](crate::DomainEvent) (a shape shared by several
+    /// types, a type whose name is chosen at run time).
+    pub fn domain_event_named<T: JsonSchema>(mut self, type_name: &str) -> EventSchema {
         if self.error.is_some() {
             return self;
         }
@@ -735,6 +742,21 @@ pub fn narrowed(schema: &Value, keep: impl Fn(&str) -> bool) -> Value {
     Value::Object(out)
 }
 
+/// The event types `schema` describes one by one: those named by its top-level discriminator
+/// entries (`if type is T then …`).
+pub fn event_types(schema: &Value) -> BTreeSet<String> {
+    let Some(Value::Array(rules)) = schema.get("allOf") else {
+        return BTreeSet::new();
+    };
+    rules
+        .iter()
+        .filter_map(type_condition)
+        .filter_map(condition_types)
+        .flatten()
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The event types a discriminator condition applies to, when it names them (`const` or an
 /// `enum` of strings); `None` when it cannot be told.
 fn condition_types(condition: &Value) -> Option<Vec<&str>> {
@@ -895,9 +917,7 @@ mod tests {
     }
 
     impl DomainEvent for Hit {
-        fn event_type(&self) -> &str {
-            "hit"
-        }
+        const TYPE: &'static str = "hit";
     }
 
     /// A strict domain type: it denies unknown fields, so `type` and `aoi` must be declared.
@@ -910,9 +930,7 @@ mod tests {
     }
 
     impl DomainEvent for Deleted {
-        fn event_type(&self) -> &str {
-            "deleted"
-        }
+        const TYPE: &'static str = "deleted";
     }
 
     fn hit(rank: u32) -> Hit {
@@ -931,8 +949,8 @@ mod tests {
 
     fn schema() -> Value {
         EventSchema::new(&identity(), BASE)
-            .domain_event::<Hit>("hit")
-            .domain_event::<Deleted>("deleted")
+            .domain_event_named::<Hit>("hit")
+            .domain_event_named::<Deleted>("deleted")
             .build()
             .unwrap()
     }
@@ -1125,7 +1143,7 @@ mod tests {
         // One schema per version: the negotiated version flows into `$id` and `x-aoi`.
         let v2 = Identity::new("outline", "1.8.2", "com.example.outline.events", "2.0.0");
         let document = EventSchema::new(&v2, BASE)
-            .domain_event::<Hit>("hit")
+            .domain_event_named::<Hit>("hit")
             .description("Version two.")
             .build()
             .unwrap();
@@ -1470,7 +1488,7 @@ mod tests {
         }
         let name = "a/b c~%#\u{e9}";
         let document = EventSchema::new(&identity(), BASE)
-            .domain_event::<Odd>(name)
+            .domain_event_named::<Odd>(name)
             .build()
             .unwrap();
         assert!(document["$defs"].get(format!("event.{name}")).is_some());
@@ -1494,30 +1512,30 @@ mod tests {
         let build = |schema: EventSchema| schema.build().unwrap_err();
         let new = || EventSchema::new(&identity(), BASE);
         assert_eq!(
-            build(new().domain_event::<Hit>("aoi:hit")),
+            build(new().domain_event_named::<Hit>("aoi:hit")),
             SchemaError::EventType("aoi:hit".into())
         );
         assert_eq!(
-            build(new().domain_event::<Hit>("")),
+            build(new().domain_event_named::<Hit>("")),
             SchemaError::EventType(String::new())
         );
         assert_eq!(
             build(
                 new()
-                    .domain_event::<Hit>("hit")
-                    .domain_event::<Deleted>("hit")
+                    .domain_event_named::<Hit>("hit")
+                    .domain_event_named::<Deleted>("hit")
             ),
             SchemaError::DuplicateEventType("hit".into())
         );
         assert_eq!(
-            build(new().domain_event::<Typed>("typed")),
+            build(new().domain_event_named::<Typed>("typed")),
             SchemaError::ReservedField {
                 event: "typed".into(),
                 field: "type".into()
             }
         );
         assert_eq!(
-            build(new().domain_event::<Enveloped>("enveloped")),
+            build(new().domain_event_named::<Enveloped>("enveloped")),
             SchemaError::ReservedField {
                 event: "enveloped".into(),
                 field: "aoi".into()
@@ -1532,7 +1550,7 @@ mod tests {
             cause: CausedBy,
         }
         let document = EventSchema::new(&identity(), BASE)
-            .domain_event::<Retry>("retry")
+            .domain_event_named::<Retry>("retry")
             .build()
             .unwrap();
         assert_eq!(
@@ -1561,7 +1579,7 @@ mod tests {
         }
         assert_eq!(
             EventSchema::new(&identity(), BASE)
-                .domain_event::<Carrier>("carrier")
+                .domain_event_named::<Carrier>("carrier")
                 .build(),
             Err(SchemaError::DefinitionClash("event.hit".into()))
         );

@@ -45,9 +45,7 @@ struct Hit {
 }
 
 impl DomainEvent for Hit {
-    fn event_type(&self) -> &str {
-        "hit"
-    }
+    const TYPE: &'static str = "hit";
 }
 
 fn hit(rank: u32) -> Hit {
@@ -738,9 +736,7 @@ struct WithAoiField {
 }
 
 impl DomainEvent for WithAoiField {
-    fn event_type(&self) -> &str {
-        "hit"
-    }
+    const TYPE: &'static str = "hit";
 }
 
 #[derive(Serialize)]
@@ -751,9 +747,7 @@ struct WithTypeField {
 }
 
 impl DomainEvent for WithTypeField {
-    fn event_type(&self) -> &str {
-        "hit"
-    }
+    const TYPE: &'static str = "hit";
 }
 
 #[derive(Serialize)]
@@ -763,9 +757,7 @@ enum Tagged {
 }
 
 impl DomainEvent for Tagged {
-    fn event_type(&self) -> &str {
-        "hit"
-    }
+    const TYPE: &'static str = "hit";
 }
 
 #[test]
@@ -858,9 +850,7 @@ impl Serialize for Explodes {
 }
 
 impl DomainEvent for Explodes {
-    fn event_type(&self) -> &str {
-        "boom"
-    }
+    const TYPE: &'static str = "boom";
 }
 
 #[test]

@@ -1081,7 +1081,7 @@ impl Verifier {
                 );
                 None
             }
-            Some(v) => self.category(number, v, "aoi:error"),
+            Some(v) => self.category(number, v, "aoi:error", fields.contains_key("origin")),
         };
         let code = match fields.get("code") {
             Some(Value::String(c)) if crate::wire::text::is_valid_code(c) => {
@@ -1237,8 +1237,16 @@ impl Verifier {
     }
 
     /// A `category` value (§9.2): unknown ones are a violation where the stream claims exactly
-    /// v1.0-alpha, and a notice, routed as `internal`, where it declares another 1.x (§9.4).
-    fn category(&mut self, number: u64, value: &Value, what: &str) -> Option<Category> {
+    /// v1.0-alpha, and a notice, routed as `internal`, where it declares another 1.x (§9.4) or
+    /// where the error was forwarded from another tool (`forwarded`: it carries `origin`, and
+    /// its category belongs to the origin's version, which this stream cannot vouch for).
+    fn category(
+        &mut self,
+        number: u64,
+        value: &Value,
+        what: &str,
+        forwarded: bool,
+    ) -> Option<Category> {
         match value {
             Value::String(c) => match (Category::parse(c), c.as_str()) {
                 (Some(c), _) => Some(c),
@@ -1261,7 +1269,7 @@ impl Verifier {
                 (None, other) => {
                     // §9.2: a new category is a minor version bump, and §9.4 forbids failing on
                     // one; only a producer that claims exactly this version is held to the enum.
-                    if self.other_minor {
+                    if self.other_minor || forwarded {
                         self.notice(
                             FindingCode::ErrorCategoryInvalid,
                             number,
@@ -1302,7 +1310,7 @@ impl Verifier {
         };
         match fields.get("category") {
             Some(v) => {
-                self.category(number, v, "caused_by");
+                self.category(number, v, "caused_by", fields.contains_key("origin"));
             }
             None => self.violation(
                 FindingCode::CausedByInvalid,
@@ -1426,7 +1434,7 @@ impl Verifier {
             None => {}
         }
         if let Some(v) = fields.get("category") {
-            self.category(number, v, "aoi:warning");
+            self.category(number, v, "aoi:warning", fields.contains_key("origin"));
         }
         if let Some(v) = fields.get("retryable") {
             if !v.is_boolean() {

@@ -254,7 +254,7 @@ fn hit_schema(version: &str) -> serde_json::Value {
     let identity =
         crate::wire::Identity::new("outline", "1.8.2", "com.example.outline.events", version);
     crate::discover::schema::EventSchema::new(&identity, "https://schemas.example.com")
-        .domain_event::<Hit>("hit")
+        .domain_event_named::<Hit>("hit")
         .build()
         .expect("the test schema builds")
 }
@@ -2181,7 +2181,21 @@ fn an_unknown_category_in_caused_by_follows_the_stream_version_as_on_the_error()
     );
     let cause = report.summary.and_then(|s| s.caused_by).expect("decoded");
     assert_eq!(cause.category, Category::Internal);
+    // Forwarded (with `origin`), the category is the origin's: a notice even in a v1.0-alpha
+    // stream, so a transformer can pass a newer upstream's error on unchanged.
     let stream = numbered(&[&meta(), error, &summary(&body)]);
+    assert_conforming(
+        &verify(stream),
+        Verdict::Failed,
+        &[
+            (FindingCode::ErrorCategoryInvalid, N, Some(2)),
+            (FindingCode::ErrorCategoryInvalid, N, Some(3)),
+        ],
+    );
+    // Raised by the producer itself, it is held to the closed enum.
+    let local = error.replace(r#","origin":"up""#, "");
+    let local_cause = body.replace(r#""origin":"up","#, "");
+    let stream = numbered(&[&meta(), &local, &summary(&local_cause)]);
     assert_report(
         &verify(stream),
         Verdict::Violation,

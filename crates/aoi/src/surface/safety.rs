@@ -33,7 +33,7 @@
 //! use aoi::surface::cursor::request_hash;
 //! # use aoi::{DomainEvent, Emitter, Identity, Outcome};
 //! # #[derive(serde::Serialize)] struct Deleted { id: String }
-//! # impl DomainEvent for Deleted { fn event_type(&self) -> &str { "deleted" } }
+//! # impl DomainEvent for Deleted { const TYPE: &'static str = "deleted"; }
 //! # fn run(store: &mut MemoryStore) -> Result<Outcome, aoi::Failure> {
 //! # let mut out = Emitter::builder(Identity::new("t", "1", "s", "1.0.0")).start(Vec::new())?;
 //! let hash = request_hash("delete", &serde_json::json!({"id": "doc_1"}));
@@ -836,9 +836,7 @@ mod tests {
     }
 
     impl DomainEvent for Deleted {
-        fn event_type(&self) -> &str {
-            "deleted"
-        }
+        const TYPE: &'static str = "deleted";
     }
 
     fn deleted(i: u64) -> Deleted {
@@ -1037,6 +1035,7 @@ mod tests {
             }
         }
         impl DomainEvent for Typed {
+            const TYPE: &'static str = "typed";
             fn event_type(&self) -> &str {
                 self.0
             }
@@ -1062,127 +1061,5 @@ mod tests {
             .unwrap();
         let saved = recorder.finish(&mut MemoryStore::default(), true).unwrap();
         assert_eq!(saved.events.len(), 1);
-    }
-}
-
-/// What happened to a resource, for an [`Audit`] event (§14.5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Change {
-    /// `created`.
-    Created,
-    /// `updated`.
-    Updated,
-    /// `deleted`.
-    Deleted,
-    /// `moved`.
-    Moved,
-    /// `copied`.
-    Copied,
-}
-
-impl Change {
-    /// The event type: `created`, `updated`, `deleted`, `moved` or `copied`.
-    pub const fn event_type(self) -> &'static str {
-        match self {
-            Change::Created => "created",
-            Change::Updated => "updated",
-            Change::Deleted => "deleted",
-            Change::Moved => "moved",
-            Change::Copied => "copied",
-        }
-    }
-}
-
-/// An audit event for one mutated resource, carrying its stable id (§14.5, lint check 8):
-/// `{"type":"deleted","id":"doc_123","path":"notes/a.md","version":"7"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Audit {
-    /// What happened; the event's `type`.
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub change: Option<Change>,
-    /// The resource's stable id.
-    pub id: String,
-    /// Its path, when it has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    /// Its URL, when it has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-    /// Its version (ETag) after the change.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
-    /// Where it came from, for `moved` and `copied`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from: Option<String>,
-}
-
-impl Audit {
-    /// An audit event for resource `id`.
-    pub fn new(change: Change, id: impl Into<String>) -> Audit {
-        Audit {
-            change: Some(change),
-            id: id.into(),
-            path: None,
-            url: None,
-            version: None,
-            from: None,
-        }
-    }
-
-    /// Sets `path`.
-    pub fn path(mut self, path: impl Into<String>) -> Audit {
-        self.path = Some(path.into());
-        self
-    }
-
-    /// Sets `version`.
-    pub fn version(mut self, version: impl Into<String>) -> Audit {
-        self.version = Some(version.into());
-        self
-    }
-
-    /// Sets `from`.
-    pub fn from(mut self, from: impl Into<String>) -> Audit {
-        self.from = Some(from.into());
-        self
-    }
-}
-
-impl DomainEvent for Audit {
-    fn event_type(&self) -> &str {
-        self.change.map_or("changed", Change::event_type)
-    }
-}
-
-#[cfg(test)]
-mod audit_tests {
-    use super::*;
-
-    #[test]
-    fn audit_events_carry_their_id_and_take_the_change_as_type() {
-        let mut out = Emitter::builder(crate::Identity::new("t", "1", "s", "1.0.0"))
-            .start(Vec::new())
-            .unwrap();
-        out.emit(
-            &Audit::new(Change::Deleted, "doc_123")
-                .path("notes/a.md")
-                .version("7"),
-        )
-        .unwrap();
-        out.emit(
-            &Audit::new(Change::Moved, "doc_9")
-                .from("old/b.md")
-                .path("new/b.md"),
-        )
-        .unwrap();
-        out.finish(Outcome::success()).unwrap();
-        let text = String::from_utf8(out.into_writer()).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        assert!(lines[1].starts_with(r#"{"type":"deleted","aoi":"#));
-        assert!(lines[1].ends_with(r#""id":"doc_123","path":"notes/a.md","version":"7"}"#));
-        assert!(
-            lines[2].contains(r#""type":"moved""#) && lines[2].contains(r#""from":"old/b.md""#)
-        );
     }
 }

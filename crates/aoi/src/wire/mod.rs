@@ -20,17 +20,28 @@ pub use text::{single_line, Code, InvalidCode};
 /// The top-level names `type` and `aoi` are reserved (§8.1); the emitter refuses an event whose
 /// serialization uses them, and a `type` in the `aoi:` namespace (§8.2). Serialize the event as
 /// a struct or a map; an internally tagged enum (`#[serde(tag = "type")]`) would write `type`
-/// itself, so return the name from [`DomainEvent::event_type`] instead.
+/// itself, so name it in [`DomainEvent::TYPE`] instead.
+///
+/// The name is written once, there: the schema registers the type under it
+/// ([`EventSchema::domain_event`](crate::discover::schema::EventSchema::domain_event)), the
+/// emitter writes it, and the app checks at start-up that the command statements name only
+/// registered types.
 ///
 /// ```
 /// #[derive(serde::Serialize)]
 /// struct Hit { rank: u32, id: String, title: String }
 ///
 /// impl aoi::DomainEvent for Hit {
-///     fn event_type(&self) -> &str { "hit" }
+///     const TYPE: &'static str = "hit";
 /// }
 /// ```
 pub trait DomainEvent: serde::Serialize {
     /// The event's `type`, unprefixed and owned by the tool's schema.
-    fn event_type(&self) -> &str;
+    const TYPE: &'static str;
+
+    /// The `type` of this value: [`DomainEvent::TYPE`], unless a type chooses its name at run
+    /// time (then `TYPE` is the name it registers in the schema).
+    fn event_type(&self) -> &str {
+        Self::TYPE
+    }
 }

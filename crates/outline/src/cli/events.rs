@@ -53,9 +53,7 @@ impl Entry {
 }
 
 impl DomainEvent for Entry {
-    fn event_type(&self) -> &str {
-        "entry"
-    }
+    const TYPE: &'static str = "entry";
 }
 
 /// One search result, best first.
@@ -104,9 +102,7 @@ impl HitEvent {
 }
 
 impl DomainEvent for HitEvent {
-    fn event_type(&self) -> &str {
-        "hit"
-    }
+    const TYPE: &'static str = "hit";
 }
 
 /// Audit event (§14.5): a document was created.
@@ -123,9 +119,7 @@ pub struct Created {
 }
 
 impl DomainEvent for Created {
-    fn event_type(&self) -> &str {
-        "created"
-    }
+    const TYPE: &'static str = "created";
 }
 
 /// Audit event (§14.5): a document was updated.
@@ -138,9 +132,7 @@ pub struct Updated {
 }
 
 impl DomainEvent for Updated {
-    fn event_type(&self) -> &str {
-        "updated"
-    }
+    const TYPE: &'static str = "updated";
 }
 
 /// Audit event (§14.5): a document was deleted.
@@ -157,9 +149,7 @@ pub struct Deleted {
 }
 
 impl DomainEvent for Deleted {
-    fn event_type(&self) -> &str {
-        "deleted"
-    }
+    const TYPE: &'static str = "deleted";
 }
 
 /// Facts about the database (`status`).
@@ -186,9 +176,7 @@ pub struct StatusEvent {
 }
 
 impl DomainEvent for StatusEvent {
-    fn event_type(&self) -> &str {
-        "status"
-    }
+    const TYPE: &'static str = "status";
 }
 
 /// Audit event (§14.5): a document was moved to another collection (and possibly retitled).
@@ -207,9 +195,7 @@ pub struct Moved {
 }
 
 impl DomainEvent for Moved {
-    fn event_type(&self) -> &str {
-        "moved"
-    }
+    const TYPE: &'static str = "moved";
 }
 
 /// Audit event (§14.5): a document was copied into a new document with a new stable id.
@@ -228,9 +214,7 @@ pub struct Copied {
 }
 
 impl DomainEvent for Copied {
-    fn event_type(&self) -> &str {
-        "copied"
-    }
+    const TYPE: &'static str = "copied";
 }
 
 /// One change to the database, as `watch` sees it in the change log (§4.2).
@@ -269,9 +253,7 @@ impl Changed {
 }
 
 impl DomainEvent for Changed {
-    fn event_type(&self) -> &str {
-        "changed"
-    }
+    const TYPE: &'static str = "changed";
 }
 
 /// Where `auth` commands find a token, and what they did with the credential file. Never the
@@ -290,9 +272,7 @@ pub struct CredentialEvent {
 }
 
 impl DomainEvent for CredentialEvent {
-    fn event_type(&self) -> &str {
-        "credential"
-    }
+    const TYPE: &'static str = "credential";
 }
 
 /// Whether a database asks a sync for a token (`auth protect`, `auth unprotect`).
@@ -309,9 +289,7 @@ pub struct ProtectionEvent {
 }
 
 impl DomainEvent for ProtectionEvent {
-    fn event_type(&self) -> &str {
-        "protection"
-    }
+    const TYPE: &'static str = "protection";
 }
 
 /// What a sync compared and what it changes (§16.3: direction and planned changes stated),
@@ -341,9 +319,7 @@ pub struct SyncPlanned {
 }
 
 impl DomainEvent for SyncPlanned {
-    fn event_type(&self) -> &str {
-        "sync"
-    }
+    const TYPE: &'static str = "sync";
 }
 
 /// Audit event (§14.5): a sync created or updated a document on one side.
@@ -362,7 +338,5 @@ pub struct Synced {
 }
 
 impl DomainEvent for Synced {
-    fn event_type(&self) -> &str {
-        "synced"
-    }
+    const TYPE: &'static str = "synced";
 }

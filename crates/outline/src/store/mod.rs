@@ -187,7 +187,7 @@ impl Store {
     /// use outline::store::{NewDocument, Store, StoreError};
     ///
     /// # #[derive(serde::Serialize)] struct Created { id: String, version: u64 }
-    /// # impl aoi::DomainEvent for Created { fn event_type(&self) -> &str { "created" } }
+    /// # impl aoi::DomainEvent for Created { const TYPE: &'static str = "created"; }
     /// /// What can end a command: the store failed, or the SDK refused something.
     /// enum RunError { Store(StoreError), Refused(aoi::ErrorEvent) }
     /// impl From<StoreError> for RunError { fn from(e: StoreError) -> Self { RunError::Store(e) } }

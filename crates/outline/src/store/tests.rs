@@ -1207,9 +1207,7 @@ struct Created {
 }
 
 impl aoi::DomainEvent for Created {
-    fn event_type(&self) -> &str {
-        "created"
-    }
+    const TYPE: &'static str = "created";
 }
 
 #[derive(Debug)]
