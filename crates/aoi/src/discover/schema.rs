@@ -63,8 +63,11 @@
 //! # Ok::<(), aoi::discover::schema::SchemaError>(())
 //! ```
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+#[cfg(feature = "validate")]
+use std::collections::HashMap;
 
+#[cfg(feature = "validate")]
 use jsonschema::error::ValidationErrorKind;
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::JsonSchema;
@@ -94,6 +97,7 @@ const FRAMEWORK_DEF_PREFIX: &str = "aoi.";
 const SINGLE_LINE_PATTERN: &str = r"^[^\n\r\u2028\u2029\u0085\u001b\u009b]*$";
 
 /// Longest message [`EventValidator::validate`] returns; longer ones are cut with `…`.
+#[cfg(feature = "validate")]
 const MAX_MESSAGE_CHARS: usize = 300;
 
 /// Why an event schema could not be built or compiled.
@@ -572,6 +576,7 @@ fn forbid_null(schema: &mut Value) {
     }
 }
 
+#[cfg(feature = "validate")]
 /// Checks events against a compiled event schema.
 ///
 /// Compile once, then validate every line: a valid event costs one `is_valid` pass and nothing
@@ -590,6 +595,7 @@ pub struct EventValidator {
     by_type: HashMap<String, jsonschema::Validator>,
 }
 
+#[cfg(feature = "validate")]
 impl EventValidator {
     /// Compiles `schema` as JSON Schema 2020-12. Only references inside the document resolve:
     /// nothing is fetched (§3: discovery needs no network).
@@ -646,6 +652,7 @@ impl EventValidator {
     }
 }
 
+#[cfg(feature = "validate")]
 /// For each event type `T` named by a top-level discriminator entry of `schema`, the schema
 /// narrowed to `T`: its `allOf` keeps only the entries whose `if` may hold for `T` (see
 /// [`EventValidator`]).
@@ -790,6 +797,7 @@ fn collect_refs(value: &Value, out: &mut Vec<String>) {
     }
 }
 
+#[cfg(feature = "validate")]
 /// Compiles a 2020-12 document.
 fn compile(schema: &Value) -> Result<jsonschema::Validator, SchemaError> {
     jsonschema::draft202012::options()
@@ -826,6 +834,7 @@ fn type_condition(rule: &Value) -> Option<&Value> {
     }
 }
 
+#[cfg(feature = "validate")]
 /// True when the schema `condition` certainly rejects the string `ty`; false when unsure. Its
 /// keywords are a conjunction, so one keyword that rejects is enough.
 fn rejects(condition: &Value, ty: &str) -> bool {
@@ -849,6 +858,7 @@ fn rejects(condition: &Value, ty: &str) -> bool {
         })
 }
 
+#[cfg(feature = "validate")]
 /// The literal of a pattern `^literal` without regex metacharacters.
 fn literal_prefix(pattern: &str) -> Option<&str> {
     let literal = pattern.strip_prefix('^')?;
@@ -858,6 +868,7 @@ fn literal_prefix(pattern: &str) -> Option<&str> {
     plain.then_some(literal)
 }
 
+#[cfg(feature = "validate")]
 /// Why the field at `pointer` may not appear: the schema's only `false` subschemas are rules of
 /// this module.
 fn forbidden_field(pointer: &str) -> &'static str {
@@ -867,6 +878,7 @@ fn forbidden_field(pointer: &str) -> &'static str {
     }
 }
 
+#[cfg(feature = "validate")]
 /// `text` on one line and at most [`MAX_MESSAGE_CHARS`] characters.
 fn one_line(text: &str) -> String {
     let mut line: String = crate::wire::single_line(text)

@@ -7,7 +7,9 @@ mod framing;
 mod head;
 mod program;
 mod scan;
+#[cfg(feature = "validate")]
 mod schema_pool;
+#[cfg(feature = "validate")]
 mod schema_tape;
 mod strict;
 mod upstream;
@@ -23,4 +25,6 @@ pub use program::locate_program;
 pub use scan::scan_fast_accepts;
 pub use scan::{find_ansi, scan_line, Ansi, NotUtf8, ScannedLine};
 pub use upstream::{Observed, UpstreamError, UpstreamState, UpstreamVerdict};
-pub use verify::{CompiledSchema, LineKind, ProcessEnd, Report, Verdict, Verifier, VerifyOptions};
+#[cfg(feature = "validate")]
+pub use verify::CompiledSchema;
+pub use verify::{LineKind, ProcessEnd, Report, Verdict, Verifier, VerifyOptions};

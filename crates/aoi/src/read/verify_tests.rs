@@ -5,6 +5,7 @@
 //! firing, fires at the wrong level, or fires on the wrong line fails a test.
 
 use super::*;
+use crate::read::schema_pool;
 
 const RUN: &str = "01JZQ7X4TQ9";
 

@@ -49,6 +49,7 @@ pub struct Input<R> {
     source: Source<R>,
     upstream: UpstreamState,
     mode: InputMode,
+    #[cfg(feature = "validate")]
     validator: Option<jsonschema::Validator>,
     forward: bool,
     items: u64,
@@ -104,6 +105,7 @@ impl<R: Read> Input<R> {
             source: Source::Lines(LineReader::new(source)),
             upstream: UpstreamState::new(),
             mode,
+            #[cfg(feature = "validate")]
             validator: None,
             forward: true,
             items: 0,
@@ -136,6 +138,7 @@ impl<R: Read> Input<R> {
             source: Source::Document(values.into_iter()),
             upstream: UpstreamState::new(),
             mode,
+            #[cfg(feature = "validate")]
             validator: None,
             forward: true,
             items: 0,
@@ -143,7 +146,8 @@ impl<R: Read> Input<R> {
     }
 
     /// Validates every record against `schema` (the command's record schema; make it strict
-    /// with `additionalProperties: false`).
+    /// with `additionalProperties: false`). Needs the `validate` feature.
+    #[cfg(feature = "validate")]
     pub fn validate_with(mut self, schema: &Value) -> Result<Input<R>, ErrorEvent> {
         let validator = jsonschema::validator_for(schema).map_err(|e| {
             ErrorEvent::new(
@@ -323,6 +327,13 @@ impl<R: Read> Input<R> {
         }
     }
 
+    /// Without the `validate` feature there is no record schema to break.
+    #[cfg(not(feature = "validate"))]
+    fn invalid(&self, _: &Value) -> Option<(String, String)> {
+        None
+    }
+
+    #[cfg(feature = "validate")]
     fn invalid(&self, value: &Value) -> Option<(String, String)> {
         let validator = self.validator.as_ref()?;
         if validator.is_valid(value) {
