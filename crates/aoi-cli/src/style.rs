@@ -1,4 +1,5 @@
-//! Colour for human output: only on a terminal, never with `--no-color` or `NO_COLOR`.
+//! Colour for human output, as `aoi::surface::color` decides it: only on a terminal, never
+//! with `--no-color`, `NO_COLOR` or `TERM=dumb`.
 
 use std::io::IsTerminal;
 
@@ -9,11 +10,10 @@ pub struct Style {
 }
 
 impl Style {
-    /// Colour when `stream` is a terminal, `--no-color` is off and `NO_COLOR` is unset or empty.
+    /// Colour when `stream` is a terminal and nothing turns it off (see `aoi::surface::color`).
     pub fn for_stream(stream: &impl IsTerminal, no_color: bool) -> Style {
-        let env_off = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         Style {
-            color: !no_color && !env_off && stream.is_terminal(),
+            color: aoi::surface::color::enabled(stream, no_color),
         }
     }
 

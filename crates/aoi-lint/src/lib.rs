@@ -21,4 +21,4 @@ pub mod tool;
 
 pub use config::Config;
 pub use lint::{lint_invocation, lint_tool, lint_transcript, Options};
-pub use model::{CheckId, CheckResult, Evidence, Factor, Outcome, Report, CHECKS};
+pub use model::{CheckId, CheckOutcome, CheckResult, Evidence, Factor, Report, CHECKS};

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::checks::{self, Judge};
 use crate::config::Config;
 use crate::manifest::CommandEntry;
-use crate::model::{CheckId, CheckResult, Evidence, Outcome, Report};
+use crate::model::{CheckId, CheckOutcome, CheckResult, Evidence, Report};
 use crate::sandbox::{network_isolation, SandboxConfig};
 use crate::subject::{verify, Subject};
 use crate::tool::Tool;
@@ -88,7 +88,7 @@ pub fn lint_tool(argv: Vec<OsString>, config: Config, options: &Options) -> Repo
         };
         report.commands.push(String::new());
         report.results.push(
-            CheckResult::new(checks::c01_discovery::ID, "", Outcome::Fail, detail).evidence(
+            CheckResult::new(checks::c01_discovery::ID, "", CheckOutcome::Fail, detail).evidence(
                 Evidence {
                     invocation: tool
                         .capabilities
@@ -195,11 +195,11 @@ pub fn lint_transcript(name: &str, stream: &[u8], schema: Option<&Value>) -> Rep
                 CheckResult::new(
                     check,
                     "",
-                    Outcome::CouldNotRun,
+                    CheckOutcome::CouldNotRun,
                     "no schema given (--schema FILE) to validate the events against",
                 )
             } else if let Some(first) = found.first() {
-                let mut r = CheckResult::new(check, "", Outcome::Fail, first.to_string());
+                let mut r = CheckResult::new(check, "", CheckOutcome::Fail, first.to_string());
                 for f in found {
                     r = r.evidence(Evidence {
                         line: f.line,
@@ -213,7 +213,7 @@ pub fn lint_transcript(name: &str, stream: &[u8], schema: Option<&Value>) -> Rep
                 CheckResult::new(
                     check,
                     "",
-                    Outcome::Pass,
+                    CheckOutcome::Pass,
                     "the transcript shows no violation",
                 )
             }
@@ -221,7 +221,7 @@ pub fn lint_transcript(name: &str, stream: &[u8], schema: Option<&Value>) -> Rep
             CheckResult::new(
                 check,
                 "",
-                Outcome::NotApplicable,
+                CheckOutcome::NotApplicable,
                 "a transcript cannot show behaviour; lint the live tool for this check",
             )
         };

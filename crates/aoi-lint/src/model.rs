@@ -320,7 +320,7 @@ pub const fn check_of(code: FindingCode) -> CheckId {
 /// What a check concluded for one command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum CheckOutcome {
     /// The command does what the check asks.
     Pass,
     /// It does not; the evidence says where.
@@ -333,19 +333,19 @@ pub enum Outcome {
     CouldNotRun,
 }
 
-impl Outcome {
+impl CheckOutcome {
     /// `pass`, `fail`, `not_applicable` or `could_not_run`.
     pub const fn as_str(self) -> &'static str {
         match self {
-            Outcome::Pass => "pass",
-            Outcome::Fail => "fail",
-            Outcome::NotApplicable => "not_applicable",
-            Outcome::CouldNotRun => "could_not_run",
+            CheckOutcome::Pass => "pass",
+            CheckOutcome::Fail => "fail",
+            CheckOutcome::NotApplicable => "not_applicable",
+            CheckOutcome::CouldNotRun => "could_not_run",
         }
     }
 }
 
-impl fmt::Display for Outcome {
+impl fmt::Display for CheckOutcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -377,7 +377,7 @@ pub struct CheckResult {
     /// invocation or a transcript.
     pub command: String,
     /// The conclusion.
-    pub outcome: Outcome,
+    pub outcome: CheckOutcome,
     /// One line: why.
     pub detail: String,
     /// What supports it.
@@ -387,7 +387,12 @@ pub struct CheckResult {
 
 impl CheckResult {
     /// A result without evidence.
-    pub fn new(check: CheckId, command: &str, outcome: Outcome, detail: impl Into<String>) -> Self {
+    pub fn new(
+        check: CheckId,
+        command: &str,
+        outcome: CheckOutcome,
+        detail: impl Into<String>,
+    ) -> Self {
         CheckResult {
             check,
             command: command.to_owned(),
@@ -432,11 +437,11 @@ pub struct Report {
 impl Report {
     /// True when no applicable check failed.
     pub fn passed(&self) -> bool {
-        !self.results.iter().any(|r| r.outcome == Outcome::Fail)
+        !self.results.iter().any(|r| r.outcome == CheckOutcome::Fail)
     }
 
     /// How many results have `outcome`.
-    pub fn count(&self, outcome: Outcome) -> usize {
+    pub fn count(&self, outcome: CheckOutcome) -> usize {
         self.results.iter().filter(|r| r.outcome == outcome).count()
     }
 
@@ -452,9 +457,10 @@ impl Report {
                         .iter()
                         .filter(|r| r.check.info().factors.contains(factor))
                 };
-                of_factor().any(|r| r.outcome == Outcome::Pass)
-                    && of_factor()
-                        .all(|r| matches!(r.outcome, Outcome::Pass | Outcome::NotApplicable))
+                of_factor().any(|r| r.outcome == CheckOutcome::Pass)
+                    && of_factor().all(|r| {
+                        matches!(r.outcome, CheckOutcome::Pass | CheckOutcome::NotApplicable)
+                    })
             })
             .collect()
     }
@@ -492,11 +498,11 @@ mod tests {
         let id = |n| CheckId::new(n).unwrap();
         let report = Report {
             results: vec![
-                CheckResult::new(id(7), "create", Outcome::Pass, ""),
-                CheckResult::new(id(7), "search", Outcome::NotApplicable, ""),
-                CheckResult::new(id(6), "delete", Outcome::Fail, ""),
-                CheckResult::new(id(9), "search", Outcome::Pass, ""),
-                CheckResult::new(id(13), "search", Outcome::CouldNotRun, ""),
+                CheckResult::new(id(7), "create", CheckOutcome::Pass, ""),
+                CheckResult::new(id(7), "search", CheckOutcome::NotApplicable, ""),
+                CheckResult::new(id(6), "delete", CheckOutcome::Fail, ""),
+                CheckResult::new(id(9), "search", CheckOutcome::Pass, ""),
+                CheckResult::new(id(13), "search", CheckOutcome::CouldNotRun, ""),
             ],
             ..Report::default()
         };

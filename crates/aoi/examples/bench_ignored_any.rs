@@ -13,8 +13,8 @@ const CHUNK: usize = 256 * 1024;
 fn main() -> ExitCode {
     match run() {
         Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(65),
-        Err(_) => ExitCode::from(74),
+        Ok(false) => ExitCode::from(aoi::exit_code::DATA_ERR),
+        Err(_) => ExitCode::from(aoi::exit_code::IO_ERR),
     }
 }
 

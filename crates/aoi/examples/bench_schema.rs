@@ -37,11 +37,11 @@ fn main() -> ExitCode {
             .and_then(|()| io::stdout().write_all(b"\n")),
         Err(e) => {
             let _ = writeln!(io::stderr(), "bench_schema: {e}");
-            return ExitCode::from(70);
+            return ExitCode::from(aoi::exit_code::SOFTWARE);
         }
     };
     match written {
         Ok(()) => ExitCode::SUCCESS,
-        Err(_) => ExitCode::from(74),
+        Err(_) => ExitCode::from(aoi::exit_code::IO_ERR),
     }
 }

@@ -228,7 +228,7 @@ impl App {
             return Err(if machine_requested(&args) {
                 ExitCode::from(error_stream(Emitter::builder(self.identity()), &error))
             } else {
-                human_error(&error, std::env::var_os("NO_COLOR").is_none())
+                human_error(&error, crate::surface::color::env_allows())
             });
         }
         let _ = self.secret_flags.set(secret_flags(&root));

@@ -31,12 +31,8 @@
 //!
 //! ```no_run
 //! use std::process::ExitCode;
-//! use aoi::app::{App, Discovery};
-//! use aoi::discover::capabilities::CommandSpec;
-//! use aoi::discover::schema::EventSchema;
 //! use aoi::surface::cursor::{check_limit, take_page, CursorCodec};
-//! use aoi::surface::flags::{GlobalArgs, PageArgs};
-//! use aoi::{DomainEvent, Outcome};
+//! use aoi::{App, CommandSpec, Discovery, DomainEvent, EventSchema, GlobalArgs, Outcome, PageArgs};
 //! use clap::{Parser, Subcommand};
 //!
 //! /// A tiny searchable catalogue.
@@ -101,7 +97,7 @@
 //! }
 //! ```
 //!
-//! Below [`app::App`], [`Harness`] runs one body under the same guarantees and [`Emitter`]
+//! Below [`App`], [`Harness`] runs one body under the same guarantees and [`Emitter`]
 //! writes one stream; the [`surface`] modules add dry-run, confirmation, idempotency, redaction
 //! and the input contract; `examples/feed.rs`, `shout.rs` and `collect.rs` are a complete
 //! source, transformer and sink.
@@ -128,10 +124,14 @@ pub mod read;
 pub mod surface;
 pub mod wire;
 
+pub use app::{App, Discovery};
+pub use discover::capabilities::CommandSpec;
+pub use discover::schema::EventSchema;
 pub use emit::{
     CancelToken, EmitError, Emitter, EmitterBuilder, Failure, Finished, Harness, Outcome, Signal,
 };
 pub use read::{Finding, FindingCode, Report, Verdict, Verifier, VerifyOptions};
+pub use surface::flags::{GlobalArgs, PageArgs};
 pub use wire::{
     exit_code, Category, CausedBy, Check, Code, DomainEvent, ErrorEvent, Heartbeat, Identity, Meta,
     Plan, Progress, Reason, Scope, Severity, Summary, Upstream, Warning, AOI_VERSION,

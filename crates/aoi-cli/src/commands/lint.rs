@@ -24,7 +24,7 @@ fn fail(e: ErrorEvent, format: LintFormat, no_color: bool) -> ExitCode {
     if format == LintFormat::Jsonl {
         return Harness::new(machine::emitter("lint")).run(|_| Err(e.into()));
     }
-    aoi::app::human_error(&e, !no_color)
+    aoi::app::human_error(&e, !no_color && aoi::surface::color::env_allows())
 }
 
 fn usage(message: &str, format: LintFormat) -> ExitCode {
@@ -230,11 +230,11 @@ fn machine_run(report: &Report) -> ExitCode {
         for r in &report.results {
             let info = r.check.info();
             let (ok, severity) = match r.outcome {
-                aoi_lint::Outcome::Pass | aoi_lint::Outcome::NotApplicable => {
+                aoi_lint::CheckOutcome::Pass | aoi_lint::CheckOutcome::NotApplicable => {
                     (true, Severity::Info)
                 }
-                aoi_lint::Outcome::Fail => (false, Severity::Error),
-                aoi_lint::Outcome::CouldNotRun => (true, Severity::Warning),
+                aoi_lint::CheckOutcome::Fail => (false, Severity::Error),
+                aoi_lint::CheckOutcome::CouldNotRun => (true, Severity::Warning),
             };
             let mut properties = serde_json::Map::new();
             properties.insert("check".into(), r.check.number().into());
@@ -282,10 +282,10 @@ fn machine_run(report: &Report) -> ExitCode {
             network_isolated: report.network_isolated,
         })?;
         let totals = Totals {
-            pass: report.count(aoi_lint::Outcome::Pass),
-            fail: report.count(aoi_lint::Outcome::Fail),
-            not_applicable: report.count(aoi_lint::Outcome::NotApplicable),
-            could_not_run: report.count(aoi_lint::Outcome::CouldNotRun),
+            pass: report.count(aoi_lint::CheckOutcome::Pass),
+            fail: report.count(aoi_lint::CheckOutcome::Fail),
+            not_applicable: report.count(aoi_lint::CheckOutcome::NotApplicable),
+            could_not_run: report.count(aoi_lint::CheckOutcome::CouldNotRun),
         };
         let outcome = if report.passed() {
             Outcome::success()

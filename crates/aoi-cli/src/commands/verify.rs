@@ -156,7 +156,7 @@ fn load_schema(args: &VerifyArgs) -> Result<Option<Schema>, Failure> {
 }
 
 fn report_error(e: ErrorEvent, no_color: bool) -> ExitCode {
-    let color = !no_color && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let color = !no_color && aoi::surface::color::env_allows();
     aoi::app::human_error(&e, color)
 }
 

@@ -23,7 +23,7 @@ pub mod c16_upstream;
 
 use aoi::read::{Finding, FindingCode, Level};
 
-use crate::model::{check_of, CheckId, CheckResult, Evidence, Outcome};
+use crate::model::{check_of, CheckId, CheckOutcome, CheckResult, Evidence};
 use crate::subject::{cut, Captured, Subject};
 
 /// A check: judges one command.
@@ -82,19 +82,24 @@ impl<'s> Judge<'s> {
     }
 
     pub(crate) fn pass(&self, detail: impl Into<String>) -> CheckResult {
-        CheckResult::new(self.check, self.command, Outcome::Pass, detail)
+        CheckResult::new(self.check, self.command, CheckOutcome::Pass, detail)
     }
 
     pub(crate) fn fail(&self, detail: impl Into<String>) -> CheckResult {
-        CheckResult::new(self.check, self.command, Outcome::Fail, detail)
+        CheckResult::new(self.check, self.command, CheckOutcome::Fail, detail)
     }
 
     pub(crate) fn not_applicable(&self, detail: impl Into<String>) -> CheckResult {
-        CheckResult::new(self.check, self.command, Outcome::NotApplicable, detail)
+        CheckResult::new(
+            self.check,
+            self.command,
+            CheckOutcome::NotApplicable,
+            detail,
+        )
     }
 
     pub(crate) fn could_not_run(&self, detail: impl Into<String>) -> CheckResult {
-        CheckResult::new(self.check, self.command, Outcome::CouldNotRun, detail)
+        CheckResult::new(self.check, self.command, CheckOutcome::CouldNotRun, detail)
     }
 }
 

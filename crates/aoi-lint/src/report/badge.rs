@@ -112,7 +112,7 @@ mod tests {
     use quick_xml::Reader;
 
     use super::*;
-    use crate::model::{CheckId, CheckResult, Outcome};
+    use crate::model::{CheckId, CheckOutcome, CheckResult};
     use crate::report::tests::{all_pass_report, sample_report};
 
     /// Parses `svg` to its end, returning the text of `<title>` and the root's `width`.
@@ -147,7 +147,7 @@ mod tests {
             results: vec![CheckResult::new(
                 CheckId::new(2).unwrap(),
                 "search",
-                Outcome::Fail,
+                CheckOutcome::Fail,
                 "ANSI",
             )],
             ..Report::default()

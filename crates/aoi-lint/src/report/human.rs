@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::{command_label, evidence_lines, outcome_words, report_rows, results_of};
-use crate::model::{CheckId, CheckResult, Outcome, Report};
+use crate::model::{CheckId, CheckOutcome, CheckResult, Report};
 
 const GREEN: &str = "\x1b[32m";
 const RED: &str = "\x1b[31m";
@@ -88,7 +88,7 @@ pub fn human(report: &Report, color: bool) -> String {
 
     // The failures, then what could not run, each in row order: what to act on first.
     let mut to_act_on: Vec<&CheckResult> = Vec::new();
-    for wanted in [Outcome::Fail, Outcome::CouldNotRun] {
+    for wanted in [CheckOutcome::Fail, CheckOutcome::CouldNotRun] {
         for command in &rows {
             to_act_on.extend(
                 results_of(report, command)
@@ -127,20 +127,20 @@ pub fn human(report: &Report, color: bool) -> String {
 
     out.push('\n');
     let legend = [
-        Outcome::Pass,
-        Outcome::Fail,
-        Outcome::NotApplicable,
-        Outcome::CouldNotRun,
+        CheckOutcome::Pass,
+        CheckOutcome::Fail,
+        CheckOutcome::NotApplicable,
+        CheckOutcome::CouldNotRun,
     ]
     .map(|o| format!("{} {}", paint(style(o), symbol(o)), outcome_words(o)))
     .join("  ");
     let _ = writeln!(out, "{legend}");
 
     let counts = [
-        Outcome::Pass,
-        Outcome::Fail,
-        Outcome::NotApplicable,
-        Outcome::CouldNotRun,
+        CheckOutcome::Pass,
+        CheckOutcome::Fail,
+        CheckOutcome::NotApplicable,
+        CheckOutcome::CouldNotRun,
     ]
     .map(|o| format!("{} {}", report.count(o), outcome_words(o)))
     .join(", ");
@@ -193,30 +193,30 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// Which outcome a cell shows when lint has several results for one pair: the worst.
-fn severity(outcome: Outcome) -> u8 {
+fn severity(outcome: CheckOutcome) -> u8 {
     match outcome {
-        Outcome::NotApplicable => 0,
-        Outcome::Pass => 1,
-        Outcome::CouldNotRun => 2,
-        Outcome::Fail => 3,
+        CheckOutcome::NotApplicable => 0,
+        CheckOutcome::Pass => 1,
+        CheckOutcome::CouldNotRun => 2,
+        CheckOutcome::Fail => 3,
     }
 }
 
-fn symbol(outcome: Outcome) -> &'static str {
+fn symbol(outcome: CheckOutcome) -> &'static str {
     match outcome {
-        Outcome::Pass => "✓",
-        Outcome::Fail => "✗",
-        Outcome::NotApplicable => "·",
-        Outcome::CouldNotRun => "?",
+        CheckOutcome::Pass => "✓",
+        CheckOutcome::Fail => "✗",
+        CheckOutcome::NotApplicable => "·",
+        CheckOutcome::CouldNotRun => "?",
     }
 }
 
-fn style(outcome: Outcome) -> &'static str {
+fn style(outcome: CheckOutcome) -> &'static str {
     match outcome {
-        Outcome::Pass => GREEN,
-        Outcome::Fail => RED,
-        Outcome::NotApplicable => DIM,
-        Outcome::CouldNotRun => YELLOW,
+        CheckOutcome::Pass => GREEN,
+        CheckOutcome::Fail => RED,
+        CheckOutcome::NotApplicable => DIM,
+        CheckOutcome::CouldNotRun => YELLOW,
     }
 }
 
@@ -376,10 +376,10 @@ mod tests {
         let text = human(&report, false);
         let expected_counts = format!(
             "{} pass, {} fail, {} not applicable, {} could not run",
-            report.count(Outcome::Pass),
-            report.count(Outcome::Fail),
-            report.count(Outcome::NotApplicable),
-            report.count(Outcome::CouldNotRun),
+            report.count(CheckOutcome::Pass),
+            report.count(CheckOutcome::Fail),
+            report.count(CheckOutcome::NotApplicable),
+            report.count(CheckOutcome::CouldNotRun),
         );
         let summary = text
             .lines()

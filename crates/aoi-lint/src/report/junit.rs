@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::{command_label, evidence_lines, outcome_words, report_rows, results_of, xml_escape};
-use crate::model::{Outcome, Report};
+use crate::model::{CheckOutcome, Report};
 
 /// Writes `report` as a JUnit XML document.
 ///
@@ -17,15 +17,19 @@ use crate::model::{Outcome, Report};
 /// tool is escaped, including control characters XML 1.0 cannot carry (see `xml_escape`).
 pub fn junit(report: &Report) -> String {
     let attr = |text: &str| xml_escape(text, true);
-    let is_skipped =
-        |outcome: Outcome| matches!(outcome, Outcome::NotApplicable | Outcome::CouldNotRun);
+    let is_skipped = |outcome: CheckOutcome| {
+        matches!(
+            outcome,
+            CheckOutcome::NotApplicable | CheckOutcome::CouldNotRun
+        )
+    };
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
         "<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.3}\">",
         attr(&format!("aoi-lint {}", report.tool)),
         report.results.len(),
-        report.count(Outcome::Fail),
+        report.count(CheckOutcome::Fail),
         report.results.iter().filter(|r| is_skipped(r.outcome)).count(),
         report.elapsed.as_secs_f64(),
     );
@@ -39,7 +43,7 @@ pub fn junit(report: &Report) -> String {
             results.len(),
             results
                 .iter()
-                .filter(|r| r.outcome == Outcome::Fail)
+                .filter(|r| r.outcome == CheckOutcome::Fail)
                 .count(),
             results.iter().filter(|r| is_skipped(r.outcome)).count(),
         );
@@ -52,8 +56,8 @@ pub fn junit(report: &Report) -> String {
                 attr(&format!("{} {}", result.check, info.name)),
             );
             match result.outcome {
-                Outcome::Pass => out.push_str("/>\n"),
-                Outcome::Fail => {
+                CheckOutcome::Pass => out.push_str("/>\n"),
+                CheckOutcome::Fail => {
                     let mut text = format!(
                         "{}\nrequires: {} ({})\n",
                         result.detail, info.title, info.sections
@@ -71,7 +75,7 @@ pub fn junit(report: &Report) -> String {
                         xml_escape(&text, false),
                     );
                 }
-                Outcome::NotApplicable | Outcome::CouldNotRun => {
+                CheckOutcome::NotApplicable | CheckOutcome::CouldNotRun => {
                     let _ = write!(
                         out,
                         ">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
@@ -173,11 +177,12 @@ mod tests {
         let elements = parse(&xml);
         let root = &elements[0];
         assert_eq!(root.name, "testsuites");
-        let skipped = report.count(Outcome::NotApplicable) + report.count(Outcome::CouldNotRun);
+        let skipped =
+            report.count(CheckOutcome::NotApplicable) + report.count(CheckOutcome::CouldNotRun);
         assert_eq!(root.attributes["tests"], report.results.len().to_string());
         assert_eq!(
             root.attributes["failures"],
-            report.count(Outcome::Fail).to_string()
+            report.count(CheckOutcome::Fail).to_string()
         );
         assert_eq!(root.attributes["skipped"], skipped.to_string());
         assert_eq!(root.attributes["time"], "3.250");
@@ -185,7 +190,7 @@ mod tests {
 
         let named = |name: &'static str| elements.iter().filter(move |e| e.name == name);
         assert_eq!(named("testcase").count(), report.results.len());
-        assert_eq!(named("failure").count(), report.count(Outcome::Fail));
+        assert_eq!(named("failure").count(), report.count(CheckOutcome::Fail));
         assert_eq!(named("skipped").count(), skipped);
         let suites: Vec<&str> = named("testsuite")
             .map(|s| s.attributes["name"].as_str())
@@ -246,7 +251,7 @@ mod tests {
     #[test]
     fn newlines_tabs_and_carriage_returns_survive_in_attributes() {
         let mut report = all_pass_report();
-        report.results[0].outcome = Outcome::Fail;
+        report.results[0].outcome = CheckOutcome::Fail;
         report.results[0].detail = "a\tb\nc\r\nd".into();
         let elements = parse(&junit(&report));
         let failure = elements.iter().find(|e| e.name == "failure").unwrap();

@@ -6,7 +6,7 @@
 //! excerpts, argv) is untrusted: each format escapes it for its own medium, and the human
 //! format never lets it reach a terminal as a control sequence.
 
-use crate::model::{CheckResult, Evidence, Outcome, Report};
+use crate::model::{CheckOutcome, CheckResult, Evidence, Report};
 
 mod badge;
 mod human;
@@ -57,12 +57,12 @@ fn results_of<'r>(report: &'r Report, command: &str) -> Vec<&'r CheckResult> {
 }
 
 /// The verb a person reads for an outcome.
-fn outcome_words(outcome: Outcome) -> &'static str {
+fn outcome_words(outcome: CheckOutcome) -> &'static str {
     match outcome {
-        Outcome::Pass => "pass",
-        Outcome::Fail => "fail",
-        Outcome::NotApplicable => "not applicable",
-        Outcome::CouldNotRun => "could not run",
+        CheckOutcome::Pass => "pass",
+        CheckOutcome::Fail => "fail",
+        CheckOutcome::NotApplicable => "not applicable",
+        CheckOutcome::CouldNotRun => "could not run",
     }
 }
 
@@ -170,12 +170,12 @@ pub(crate) mod tests {
         for command in ["search", "delete", "auth login"] {
             for check in CheckId::all() {
                 let outcome = match (command, check.number()) {
-                    ("delete", 6) => Outcome::Fail,
-                    ("delete", 7) => Outcome::CouldNotRun,
-                    ("search", 6..=8) => Outcome::NotApplicable,
-                    ("auth login", 15) => Outcome::Fail,
-                    (_, 16) => Outcome::NotApplicable,
-                    _ => Outcome::Pass,
+                    ("delete", 6) => CheckOutcome::Fail,
+                    ("delete", 7) => CheckOutcome::CouldNotRun,
+                    ("search", 6..=8) => CheckOutcome::NotApplicable,
+                    ("auth login", 15) => CheckOutcome::Fail,
+                    (_, 16) => CheckOutcome::NotApplicable,
+                    _ => CheckOutcome::Pass,
                 };
                 results.push(CheckResult::new(check, command, outcome, "ok"));
             }
@@ -183,7 +183,7 @@ pub(crate) mod tests {
         results[16 + 5] = CheckResult::new(
             id(6),
             "delete",
-            Outcome::Fail,
+            CheckOutcome::Fail,
             "deleted «doc_1» without --yes <&\"'> \u{1b}[31mred\u{7}",
         )
         .evidence(Evidence {
@@ -207,13 +207,13 @@ pub(crate) mod tests {
         results[16 + 6] = CheckResult::new(
             id(7),
             "delete",
-            Outcome::CouldNotRun,
+            CheckOutcome::CouldNotRun,
             "needs an id discovery does not give",
         );
         results.push(CheckResult::new(
             id(2),
             "",
-            Outcome::Fail,
+            CheckOutcome::Fail,
             "ANSI on stdout: \u{1b}[1m\u{0}",
         ));
         Report {
@@ -236,7 +236,7 @@ pub(crate) mod tests {
     /// A report where every check passes or does not apply.
     pub(crate) fn all_pass_report() -> Report {
         let results = CheckId::all()
-            .map(|c| CheckResult::new(c, "search", Outcome::Pass, "ok"))
+            .map(|c| CheckResult::new(c, "search", CheckOutcome::Pass, "ok"))
             .collect();
         Report {
             tool: "outline".into(),

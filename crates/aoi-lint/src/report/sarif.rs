@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::command_label;
-use crate::model::{CheckId, CheckResult, Outcome, Report};
+use crate::model::{CheckId, CheckOutcome, CheckResult, Report};
 
 /// Where the checks are defined (§18.2); each rule's `helpUri` points at it.
 const SPEC_URI: &str = concat!(
@@ -26,15 +26,15 @@ pub fn sarif(report: &Report) -> Value {
     let results: Vec<Value> = report
         .results
         .iter()
-        .filter(|r| matches!(r.outcome, Outcome::Fail | Outcome::CouldNotRun))
+        .filter(|r| matches!(r.outcome, CheckOutcome::Fail | CheckOutcome::CouldNotRun))
         .map(|r| result(report, r))
         .collect();
     let mut run_properties = json!({
         "tool": report.tool,
-        "pass": report.count(Outcome::Pass),
-        "fail": report.count(Outcome::Fail),
-        "not_applicable": report.count(Outcome::NotApplicable),
-        "could_not_run": report.count(Outcome::CouldNotRun),
+        "pass": report.count(CheckOutcome::Pass),
+        "fail": report.count(CheckOutcome::Fail),
+        "not_applicable": report.count(CheckOutcome::NotApplicable),
+        "could_not_run": report.count(CheckOutcome::CouldNotRun),
         "factors_passed": report.factors_passed().iter().map(|f| f.name()).collect::<Vec<_>>(),
         "processes": report.processes,
         "elapsed_ms": u64::try_from(report.elapsed.as_millis()).unwrap_or(u64::MAX),
@@ -89,7 +89,7 @@ fn rule(check: CheckId) -> Value {
 
 fn result(report: &Report, result: &CheckResult) -> Value {
     let level = match result.outcome {
-        Outcome::Fail => "error",
+        CheckOutcome::Fail => "error",
         _ => "note",
     };
     // SARIF requires a message to say something; an empty detail falls back to the check.
@@ -213,7 +213,7 @@ mod tests {
         let results = log["runs"][0]["results"].as_array().unwrap();
         assert_eq!(
             results.len(),
-            report.count(Outcome::Fail) + report.count(Outcome::CouldNotRun)
+            report.count(CheckOutcome::Fail) + report.count(CheckOutcome::CouldNotRun)
         );
         let confirmation = results.iter().find(|r| r["ruleId"] == "AOI006").unwrap();
         assert_eq!(confirmation["level"], "error");

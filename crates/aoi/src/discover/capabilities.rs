@@ -113,7 +113,7 @@ impl CommandSpec {
 
 /// The §17 manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Manifest {
+pub struct Capabilities {
     /// Tool name.
     pub tool: String,
     /// Tool release.
@@ -197,7 +197,7 @@ pub fn manifest(
     schema_name: &str,
     versions: &[String],
     default_version: &str,
-) -> Manifest {
+) -> Capabilities {
     let mut built = root.clone();
     built.build();
     let machine_flag = if built
@@ -222,7 +222,7 @@ pub fn manifest(
             Some(info)
         })
         .collect();
-    Manifest {
+    Capabilities {
         tool: identity.tool.clone(),
         tool_version: identity.tool_version.clone(),
         aoi_versions: vec![AOI_VERSION.to_owned()],
@@ -322,7 +322,7 @@ mod tests {
         },
     }
 
-    fn build() -> Manifest {
+    fn build() -> Capabilities {
         let specs = [
             CommandSpec::new("search")
                 .read_only()
@@ -373,7 +373,61 @@ mod tests {
     fn the_manifest_is_one_json_object_that_round_trips() {
         let m = build();
         let text = serde_json::to_string(&m).unwrap();
-        let back: Manifest = serde_json::from_str(&text).unwrap();
+        let back: Capabilities = serde_json::from_str(&text).unwrap();
         assert_eq!(back, m);
+    }
+
+    #[test]
+    fn what_the_sdk_writes_the_consumer_reader_reads_back_equal() {
+        // The writer (`Capabilities`) and the reader lint and mcp use (`manifest::Manifest`)
+        // must agree on every field both know.
+        let written = build();
+        let read: crate::discover::manifest::Manifest =
+            serde_json::from_value(serde_json::to_value(&written).unwrap()).unwrap();
+        assert_eq!(read.tool, written.tool);
+        assert_eq!(
+            read.tool_version.as_deref(),
+            Some(written.tool_version.as_str())
+        );
+        assert_eq!(read.aoi_versions, written.aoi_versions);
+        assert_eq!(read.outputs, written.outputs);
+        assert_eq!(read.machine_args(), written.machine_flag);
+        assert_eq!(read.schemas.len(), written.schemas.len());
+        for (r, w) in read.schemas.iter().zip(&written.schemas) {
+            assert_eq!((&r.name, &r.versions), (&w.name, &w.versions));
+            assert_eq!(r.default.as_deref(), Some(w.default.as_str()));
+        }
+        assert_eq!(read.commands.len(), written.commands.len());
+        for (r, w) in read.commands.iter().zip(&written.commands) {
+            let as_read = (
+                &r.name,
+                &r.summary,
+                r.read_only,
+                r.destructive,
+                r.requires_confirm,
+                r.unbounded,
+                r.bounded,
+                r.supports_cursor,
+                r.supports_dry_run,
+                r.supports_idempotency_key,
+                &r.input_modes,
+                &r.input_default,
+            );
+            let as_written = (
+                &w.name,
+                &w.summary,
+                w.read_only,
+                w.destructive,
+                w.requires_confirm,
+                w.unbounded,
+                w.bounded,
+                w.supports_cursor,
+                w.supports_dry_run,
+                w.supports_idempotency_key,
+                &w.input_modes,
+                &w.input_default,
+            );
+            assert_eq!(as_read, as_written, "{}", w.name);
+        }
     }
 }

@@ -85,9 +85,10 @@ impl GlobalArgs {
         self.output != OutputMode::Human
     }
 
-    /// True when human output may be coloured on a terminal: no `--no-color`, no `NO_COLOR`.
+    /// True when human output may be coloured on a terminal: no `--no-color`, and the
+    /// environment allows it (see [`color`](crate::surface::color)).
     pub fn color_allowed(&self) -> bool {
-        !self.no_color && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        !self.no_color && crate::surface::color::env_allows()
     }
 }
 

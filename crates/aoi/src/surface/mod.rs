@@ -1,6 +1,7 @@
 //! The standard CLI surface of §14-§16: flags, cursors, dry-run, confirmation, idempotency,
 //! redaction.
 
+pub mod color;
 pub mod cursor;
 pub mod flags;
 pub mod input;

@@ -429,7 +429,7 @@ pub fn human_failure(e: RunError, color: bool) -> ExitCode {
     let denied = e.is_denied();
     let code = human_error(&e.event(), color);
     if denied {
-        ExitCode::from(77)
+        ExitCode::from(aoi::exit_code::NO_PERM)
     } else {
         code
     }

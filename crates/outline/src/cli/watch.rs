@@ -95,7 +95,7 @@ pub fn watch(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: WatchArg
         return match run() {
             Ok(true) => ExitCode::SUCCESS,
             // Quietly, with the status a shell gives a process ended by SIGPIPE.
-            Ok(false) => ExitCode::from(141),
+            Ok(false) => ExitCode::from(aoi::exit_code::SIGPIPE),
             Err(e) => human_failure(e, global.color_allowed()),
         };
     }

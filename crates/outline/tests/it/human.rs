@@ -105,6 +105,11 @@ fn colour_only_on_a_terminal_and_never_under_no_color() {
     assert!(!no_color.contains('\u{1b}'), "{no_color:?}");
     let flag = on_a_terminal(&db, "list --no-color", &[]);
     assert!(!flag.contains('\u{1b}'), "{flag:?}");
+    // NO_COLOR set but empty does not turn colour off (no-color.org); TERM=dumb does.
+    let empty = on_a_terminal(&db, "list", &[("NO_COLOR", ""), ("TERM", "xterm")]);
+    assert!(empty.contains('\u{1b}'), "{empty:?}");
+    let dumb = on_a_terminal(&db, "list", &[("TERM", "dumb")]);
+    assert!(!dumb.contains('\u{1b}'), "{dumb:?}");
 
     let piped = db.run_env(&["search", "agents"], &[("NO_COLOR", "")], None);
     assert!(!piped.stdout_text().contains('\u{1b}'));
