@@ -14,9 +14,12 @@ fuzz_target!(|data: &[u8]| {
         VerifyOptions {
             unbounded: true,
             max_findings: 1,
+            keep_events: true,
         },
     );
     assert!(unbounded.findings.len() <= 1);
+    // What it keeps is what it read as events.
+    assert!(unbounded.events.len() as u64 <= unbounded.lines);
 
     // A small line limit reaches the over-long-line paths with small inputs.
     let mut reader = LineReader::with_max_line(data, 64);
