@@ -309,13 +309,9 @@ fn check(
             if relayed.is_err() {
                 let _ = session.kill();
             }
-            let completion = session.finish().map_err(|e| {
-                ErrorEvent::new(
-                    Category::Io,
-                    Code::from_static("READ_FAILED"),
-                    format!("reading the command's stream failed: {e}"),
-                )
-            })?;
+            let completion = session
+                .finish()
+                .map_err(|e| read_error("the command's stream", &e))?;
             relayed?;
             let end = process_end(completion.status);
             Ok(Checked {
@@ -335,13 +331,9 @@ fn relay_session(session: &mut Session, relay: Option<&mut dyn Write>) -> Result
         if !session.has_buffered_frame() {
             out.flush().map_err(|e| relay_error(&e))?;
         }
-        let frame = session.next_frame().map_err(|e| {
-            ErrorEvent::new(
-                Category::Io,
-                Code::from_static("READ_FAILED"),
-                format!("reading the command's stream failed: {e}"),
-            )
-        })?;
+        let frame = session
+            .next_frame()
+            .map_err(|e| read_error("the command's stream", &e))?;
         let not_relayed = match frame {
             None => return Ok(()),
             Some(frame) => relay_frame(out, frame)?,
@@ -383,14 +375,7 @@ fn verify_stream<R: Read>(
         let frame = match reader.next() {
             Ok(Some(frame)) => frame,
             Ok(None) => break,
-            Err(e) => {
-                return Err(ErrorEvent::new(
-                    Category::Io,
-                    Code::from_static("READ_FAILED"),
-                    format!("reading the stream failed: {e}"),
-                )
-                .into())
-            }
+            Err(e) => return Err(read_error("the stream", &e).into()),
         };
         if let Some(out) = relay.as_deref_mut() {
             if let Some((number, len)) = relay_frame(out, frame)? {
@@ -400,6 +385,15 @@ fn verify_stream<R: Read>(
         verifier.frame(frame);
     }
     Ok(verifier)
+}
+
+/// Reading `what` failed.
+fn read_error(what: &str, e: &io::Error) -> ErrorEvent {
+    ErrorEvent::new(
+        Category::Io,
+        Code::from_static("READ_FAILED"),
+        format!("reading {what} failed: {e}"),
+    )
 }
 
 fn relay_error(e: &io::Error) -> ErrorEvent {

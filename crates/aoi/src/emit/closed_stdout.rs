@@ -33,17 +33,9 @@ fn closed_now() -> bool {
     }
 }
 
-#[cfg(any(
-    target_os = "linux",
-    target_os = "android",
-    target_os = "freebsd",
-    target_os = "netbsd",
-    target_os = "openbsd",
-    target_os = "dragonfly",
-    target_os = "illumos",
-    target_os = "solaris",
-    target_vendor = "apple",
-))]
+// Where the loader's initializer section is known to run before `main`; elsewhere only the
+// run-time check applies.
+#[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
 mod probe {
     use std::sync::atomic::Ordering;
 
@@ -57,24 +49,22 @@ mod probe {
     #[cfg_attr(not(target_vendor = "apple"), link_section = ".init_array")]
     #[cfg_attr(target_vendor = "apple", link_section = "__DATA,__mod_init_func")]
     pub(super) static PROBE: extern "C" fn() = probe_stdout_at_load;
+
+    /// Reading the initializer's slot makes the linker keep the object it lives in.
+    pub(super) fn keep() {
+        std::hint::black_box(PROBE as usize);
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
+mod probe {
+    pub(super) fn keep() {}
 }
 
 /// True when stdout cannot carry a stream: fd 1 was closed when the process started, or is
 /// closed now.
 pub(crate) fn stdout_closed() -> bool {
-    // Reading the initializer's slot makes the linker keep the object it lives in.
-    #[cfg(any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "freebsd",
-        target_os = "netbsd",
-        target_os = "openbsd",
-        target_os = "dragonfly",
-        target_os = "illumos",
-        target_os = "solaris",
-        target_vendor = "apple",
-    ))]
-    std::hint::black_box(probe::PROBE as usize);
+    probe::keep();
     CLOSED_AT_START.load(Ordering::Relaxed) || closed_now()
 }
 

@@ -999,22 +999,6 @@ impl Verifier {
                 false
             }
         };
-        for key in ["item_index", "line_number"] {
-            if let Some(v) = fields.get(key) {
-                if !v.is_u64() {
-                    self.violation(
-                        FindingCode::ErrorFieldInvalid,
-                        number,
-                        format!("`{key}` is {v}, not a non-negative integer"),
-                    );
-                }
-            }
-        }
-        if let Some(w) = fields.get("wrapped") {
-            if let Some(problem) = wrapped_problem(w) {
-                self.violation(FindingCode::ErrorFieldInvalid, number, problem);
-            }
-        }
         for problem in diagnostic_field_problems(fields) {
             self.violation(FindingCode::ErrorFieldInvalid, number, problem);
         }
@@ -1259,15 +1243,13 @@ impl Verifier {
                 );
             }
         }
-        for key in ["item_index", "line_number", "retry_after_ms"] {
-            if let Some(v) = fields.get(key) {
-                if !v.is_u64() {
-                    self.violation(
-                        FindingCode::WarningFieldInvalid,
-                        number,
-                        format!("`{key}` is {v}, not a non-negative integer"),
-                    );
-                }
+        if let Some(v) = fields.get("retry_after_ms") {
+            if !v.is_u64() {
+                self.violation(
+                    FindingCode::WarningFieldInvalid,
+                    number,
+                    format!("`retry_after_ms` is {v}, not a non-negative integer"),
+                );
             }
         }
         if let Some(v) = fields.get("scope") {
@@ -1277,11 +1259,6 @@ impl Verifier {
                     number,
                     format!("`scope` is {v}, not \"process\" or \"item\""),
                 );
-            }
-        }
-        if let Some(w) = fields.get("wrapped") {
-            if let Some(problem) = wrapped_problem(w) {
-                self.violation(FindingCode::WarningFieldInvalid, number, problem);
             }
         }
         for problem in diagnostic_field_problems(fields) {
@@ -1625,10 +1602,20 @@ fn framework_fields(ty: &str) -> Option<(&'static [&'static str], bool)> {
     })
 }
 
-/// The §9.1 fields of an error or a warning that must be strings, or an object (`details`),
-/// and are not: one message per field.
+/// The §9.1 fields an error and a warning share, where they have the wrong shape: indices that
+/// are not non-negative integers, `wrapped`, strings, objects. One message per field.
 fn diagnostic_field_problems(fields: &Map<String, Value>) -> Vec<String> {
     let mut problems = Vec::new();
+    for key in ["item_index", "line_number"] {
+        if let Some(v) = fields.get(key) {
+            if !v.is_u64() {
+                problems.push(format!("`{key}` is {v}, not a non-negative integer"));
+            }
+        }
+    }
+    if let Some(problem) = fields.get("wrapped").and_then(wrapped_problem) {
+        problems.push(problem);
+    }
     for key in ["origin", "domain", "target", "field", "hint", "docs"] {
         if let Some(v) = fields.get(key) {
             if !v.is_string() {
