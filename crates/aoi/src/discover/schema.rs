@@ -173,7 +173,7 @@ impl EventSchema {
         }
     }
 
-    /// Registers the domain event `T` under its [`DomainEvent::TYPE`].
+    /// Registers the domain event `T` under its [`DomainEvent::TYPE`](crate::DomainEvent::TYPE).
     ///
     /// `T` is what the tool passes to the emitter: its fields are the event's top-level fields
     /// besides `type` and `aoi`. Errors (a reserved or repeated name) are reported by

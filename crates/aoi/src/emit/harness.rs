@@ -7,7 +7,7 @@
 //! - A closed stdout (EPIPE) ends the process quietly with 141 (§7).
 //! - A stdout that is not open at all (fd 1 closed: `tool >&-`) ends the run before `aoi:meta`
 //!   with 74 and one line on stderr (§6): the stream cannot be written, so the run must not
-//!   exit 0 (see [`closed_stdout`](super::closed_stdout) for why std alone cannot tell).
+//!   exit 0 (see the `closed_stdout` module for why std alone cannot tell).
 //! - SIGINT/SIGTERM cancel the run: the emitter refuses further events so the tool unwinds, and
 //!   the harness writes a `reason:"cancelled"` summary and exits 130/143. A tool that does not
 //!   reach a safe point within the grace period (blocked in a read, say) is ended by the
