@@ -64,13 +64,12 @@ pub fn to_argv(
             return Err(ArgvError::Unknown(name.clone()));
         };
         match value {
-            Value::Bool(true) => flags.push(flag.to_owned()),
+            Value::Bool(true) => flags.push(flag.into_owned()),
             Value::Bool(false) | Value::Null => {}
             Value::Array(items) => {
                 for item in items {
                     if let Some(v) = scalar(name, item)? {
-                        flags.push(flag.to_owned());
-                        flags.push(v);
+                        flags.push(format!("{flag}={v}"));
                     }
                 }
             }
@@ -182,10 +181,8 @@ mod tests {
             [
                 "--confirm",
                 "--limit=5",
-                "--tag",
-                "t1",
-                "--tag",
-                "t2",
+                "--tag=t1",
+                "--tag=t2",
                 "--output",
                 "jsonl",
                 "--",
@@ -230,5 +227,39 @@ mod tests {
         assert!(s["properties"].get("output").is_none());
         assert!(s.get("x-aoi").is_none());
         assert_eq!(s["type"], "object");
+    }
+
+    #[test]
+    fn a_tool_without_x_aoi_is_called_by_the_naming_convention() {
+        // docs/discovery.md: plain JSON Schema with the §16.1 names needs no x-aoi block.
+        let plain = InputSchema::new(json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "dry_run": {"type": "boolean"},
+                "limit": {"type": "integer"},
+                "tag": {"type": "array", "items": {"type": "string"}}
+            }
+        }));
+        let args = json!({"dry_run": true, "limit": 3, "tag": ["a", "-b"]});
+        let argv = to_argv(
+            &plain,
+            args.as_object().unwrap(),
+            &["--output".into(), "jsonl".into()],
+        )
+        .unwrap();
+        assert_eq!(
+            argv,
+            [
+                "--dry-run",
+                "--limit=3",
+                "--tag=a",
+                "--tag=-b",
+                "--output",
+                "jsonl"
+            ]
+        );
+        let unknown = json!({"limt": 3});
+        assert!(to_argv(&plain, unknown.as_object().unwrap(), &[]).is_err());
     }
 }

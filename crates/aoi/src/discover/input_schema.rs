@@ -55,15 +55,18 @@ pub fn command_paths(root: &Command) -> Vec<String> {
 
 /// True when an argument's value must never be echoed (§11).
 pub fn is_secret(arg: &Arg) -> bool {
-    const STANDARD: [&str; 2] = ["idempotency_key", "cursor"];
     if arg.is_hide_env_values_set() {
         return true;
     }
     let id = arg.get_id().as_str();
-    if STANDARD.contains(&id) || !takes_value(arg) {
-        return false;
-    }
-    crate::surface::redact::is_sensitive_flag(arg.get_long().unwrap_or(id))
+    takes_value(arg) && is_secret_name(id) && is_secret_name(arg.get_long().unwrap_or(id))
+}
+
+/// True when a parameter named `name` carries a secret by its name alone (§11's list:
+/// `token`, `password`, `key`, …), the standard `idempotency_key` and `cursor` aside.
+pub fn is_secret_name(name: &str) -> bool {
+    const STANDARD: [&str; 3] = ["idempotency_key", "idempotency-key", "cursor"];
+    !STANDARD.contains(&name) && crate::surface::redact::is_sensitive_flag(name)
 }
 
 /// True when the argument takes a value (`--limit N`), false for a switch or a counter.

@@ -2,6 +2,8 @@
 //! as consumers (`aoi lint`, `aoi mcp`) use them. Tolerant of what a tool in any language may
 //! leave out: every field has a safe default.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -134,32 +136,66 @@ impl InputSchema {
         self.schema.get("x-aoi")
     }
 
-    /// The flag spelling of a property, e.g. `"--limit"` for `limit`.
-    pub fn flag(&self, property: &str) -> Option<&str> {
-        self.x_aoi()?.get("flags")?.get(property)?.as_str()
+    /// The flag spelling of a property, e.g. `"--limit"` for `limit`: the `x-aoi.flags` entry,
+    /// else the convention of `docs/discovery.md` (`--` and the name with `_` as `-`) for a
+    /// property the schema defines that is not an operand.
+    pub fn flag(&self, property: &str) -> Option<Cow<'_, str>> {
+        if let Some(flag) = self.declared_flags().and_then(|f| f.get(property)) {
+            return flag.as_str().map(Cow::Borrowed);
+        }
+        let known = self.property(property).is_some();
+        (known && !self.positional().iter().any(|p| p == property))
+            .then(|| Cow::Owned(conventional_flag(property)))
     }
 
-    /// True when the command takes this flag (given as `--name`).
+    /// True when the command takes this flag (given as `--name`), by `x-aoi.flags` or by the
+    /// naming convention.
     pub fn has_flag(&self, flag: &str) -> bool {
-        self.x_aoi()
-            .and_then(|x| x.get("flags"))
-            .and_then(Value::as_object)
-            .is_some_and(|flags| flags.values().any(|f| f.as_str() == Some(flag)))
+        self.property_names()
+            .iter()
+            .any(|p| self.flag(p).is_some_and(|f| f == flag))
+            || self
+                .declared_flags()
+                .is_some_and(|flags| flags.values().any(|f| f.as_str() == Some(flag)))
     }
 
-    /// The flags whose values are secret (§11), as spelled on the command line.
+    /// The flags whose values are secret (§11), as spelled on the command line: the properties
+    /// `x-aoi.secret` names, else those marked `"writeOnly": true` or whose name is sensitive
+    /// by §11's list (`token`, `password`, `key`, …).
     pub fn secret_flags(&self) -> Vec<String> {
-        self.x_aoi()
+        let declared = self
+            .x_aoi()
             .and_then(|x| x.get("secret"))
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .filter_map(|p| self.flag(p).map(str::to_owned))
+            .and_then(Value::as_array);
+        let secret: Vec<String> = match declared {
+            Some(names) => names
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            None => self
+                .property_names()
+                .into_iter()
+                .filter(|p| {
+                    let schema = self.property(p);
+                    let write_only = schema
+                        .and_then(|s| s.get("writeOnly"))
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false);
+                    let switch =
+                        schema.and_then(|s| s.get("type")) == Some(&Value::from("boolean"));
+                    write_only || (!switch && crate::discover::input_schema::is_secret_name(p))
+                })
+                .collect(),
+        };
+        secret
+            .iter()
+            .filter_map(|p| self.flag(p).map(Cow::into_owned))
             .collect()
     }
 
-    /// The properties given as operands, in command-line order.
+    /// The properties given as operands, in command-line order (`x-aoi.positional`; without
+    /// it, none: every property is a flag).
     pub fn positional(&self) -> Vec<String> {
         self.x_aoi()
             .and_then(|x| x.get("positional"))
@@ -169,6 +205,19 @@ impl InputSchema {
             .filter_map(Value::as_str)
             .map(str::to_owned)
             .collect()
+    }
+
+    fn declared_flags(&self) -> Option<&serde_json::Map<String, Value>> {
+        self.x_aoi()?.get("flags")?.as_object()
+    }
+
+    /// Every property the schema defines.
+    fn property_names(&self) -> Vec<String> {
+        self.schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// True when the last operand is taken after `--` (e.g. a command to run).
@@ -197,6 +246,13 @@ impl InputSchema {
     }
 }
 
+/// The flag a property is given with when its schema says nothing else (`docs/discovery.md`):
+/// `--` and the property name with `_` written `-`, the §16.1 spelling (`dry_run` →
+/// `--dry-run`).
+pub fn conventional_flag(property: &str) -> String {
+    format!("--{}", property.replace('_', "-"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,9 +275,41 @@ mod tests {
             "required": ["query"],
             "x-aoi": {"flags": {"limit": "--limit", "api_key": "--api-key"}, "secret": ["api_key"]}
         }));
-        assert_eq!(s.flag("limit"), Some("--limit"));
+        assert_eq!(s.flag("limit").as_deref(), Some("--limit"));
         assert!(s.has_flag("--api-key") && !s.has_flag("--cursor"));
         assert_eq!(s.secret_flags(), ["--api-key"]);
         assert_eq!(s.required(), ["query"]);
+    }
+
+    #[test]
+    fn without_x_aoi_a_property_is_its_conventional_flag() {
+        // A tool written without our SDK publishes only JSON Schema (docs/discovery.md).
+        let s = InputSchema::new(serde_json::json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "cursor": {"type": "string"},
+                "dry_run": {"type": "boolean"},
+                "idempotency_key": {"type": "string"},
+                "api_token": {"type": "string"},
+                "secret_sauce": {"type": "string", "writeOnly": true},
+                "title": {"type": "string"}
+            }
+        }));
+        assert_eq!(s.flag("dry_run").as_deref(), Some("--dry-run"));
+        assert_eq!(s.flag("nope"), None, "only properties the schema defines");
+        assert!(s.has_flag("--cursor") && s.has_flag("--idempotency-key"));
+        assert!(!s.has_flag("--limit"));
+        assert!(s.positional().is_empty());
+        let mut secret = s.secret_flags();
+        secret.sort();
+        assert_eq!(secret, ["--api-token", "--secret-sauce"]);
+        // Declared operands are never flags.
+        let s = InputSchema::new(serde_json::json!({
+            "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+            "x-aoi": {"positional": ["query"]}
+        }));
+        assert_eq!(s.flag("query"), None);
+        assert_eq!(s.flag("limit").as_deref(), Some("--limit"));
     }
 }
