@@ -52,8 +52,9 @@ tool in any language that publishes a §17 manifest needs no configuration; aoi-
 (--config, or ./aoi-lint.toml when present) gives setup commands, fixtures and invocations for\n\
 the rest.",
         after_help = "Exit status:\n  \
-0   every applicable check passed\n  \
+0   every applicable check ran and passed\n  \
 1   some check failed\n  \
+2   nothing failed, but some applicable checks could not run (see the report; --allow-incomplete)\n  \
 64  usage error\n  \
 69  the tool cannot be run\n\n\
 Examples:\n  \
@@ -153,6 +154,11 @@ pub struct LintArgs {
     /// Never colour human output (also: the NO_COLOR environment variable).
     #[arg(long)]
     pub no_color: bool,
+
+    /// Exit 0 when nothing failed even if some applicable checks could not run (by default that
+    /// is exit 2: conformance not proven).
+    #[arg(long)]
+    pub allow_incomplete: bool,
 }
 
 /// Arguments of `aoi mcp`.

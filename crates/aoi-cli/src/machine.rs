@@ -45,7 +45,13 @@ pub fn app() -> App {
             CommandSpec::new("lint")
                 .read_only()
                 .events(["lint_verdict"])
-                .example(["lint", "--transcript", "search.jsonl"]),
+                .example([
+                    "lint",
+                    "--transcript",
+                    "search.jsonl",
+                    "--schema",
+                    "search.schema.json",
+                ]),
         )
         .command(
             CommandSpec::new("mcp")

@@ -440,6 +440,33 @@ impl Report {
         !self.results.iter().any(|r| r.outcome == CheckOutcome::Fail)
     }
 
+    /// True when every applicable check ran: nothing "could not run". Only a report that
+    /// passed and is complete proves conformance.
+    pub fn complete(&self) -> bool {
+        !self
+            .results
+            .iter()
+            .any(|r| r.outcome == CheckOutcome::CouldNotRun)
+    }
+
+    /// The reasons checks could not run, each with how many did not for it, most frequent
+    /// first: what the tool or `aoi-lint.toml` must give lint.
+    pub fn could_not_run_reasons(&self) -> Vec<(String, usize)> {
+        let mut reasons: Vec<(String, usize)> = Vec::new();
+        for r in self
+            .results
+            .iter()
+            .filter(|r| r.outcome == CheckOutcome::CouldNotRun)
+        {
+            match reasons.iter_mut().find(|(d, _)| *d == r.detail) {
+                Some((_, n)) => *n += 1,
+                None => reasons.push((r.detail.clone(), 1)),
+            }
+        }
+        reasons.sort_by_key(|r| std::cmp::Reverse(r.1));
+        reasons
+    }
+
     /// How many results have `outcome`.
     pub fn count(&self, outcome: CheckOutcome) -> usize {
         self.results.iter().filter(|r| r.outcome == outcome).count()

@@ -2,7 +2,7 @@
 //! as a matrix, an AOI stream, SARIF or JUnit.
 
 use std::ffi::OsString;
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -137,17 +137,11 @@ pub fn run(args: LintArgs) -> ExitCode {
             }
         }
     }
-    let code = if report.passed() {
-        exit_code::OK
-    } else {
-        exit_code::FAILURE
-    };
+    let code = lint_exit(&report, args.allow_incomplete);
     let text = match format {
-        LintFormat::Jsonl => return machine_run(&report),
+        LintFormat::Jsonl => return machine_run(&report, args.allow_incomplete),
         LintFormat::Human => {
-            let color = !args.no_color
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && io::stdout().is_terminal();
+            let color = aoi::surface::color::enabled(&io::stdout(), args.no_color);
             aoi_lint::report::human(&report, color)
         }
         LintFormat::Sarif => {
@@ -225,8 +219,24 @@ impl DomainEvent for LintVerdict {
     const TYPE: &'static str = "lint_verdict";
 }
 
-fn machine_run(report: &Report) -> ExitCode {
-    Harness::new(machine::emitter("lint")).run(|out| {
+/// Nothing failed, but some applicable check could not run: conformance is not proven.
+pub const INCOMPLETE: u8 = 2;
+
+/// The exit status of a lint run: 1 when a check failed, [`INCOMPLETE`] when nothing failed but
+/// something could not run (unless `allow_incomplete`), else 0.
+fn lint_exit(report: &Report, allow_incomplete: bool) -> u8 {
+    if !report.passed() {
+        exit_code::FAILURE
+    } else if !report.complete() && !allow_incomplete {
+        INCOMPLETE
+    } else {
+        exit_code::OK
+    }
+}
+
+fn machine_run(report: &Report, allow_incomplete: bool) -> ExitCode {
+    let wanted = lint_exit(report, allow_incomplete);
+    let code = Harness::new(machine::emitter("lint")).run(|out| {
         for r in &report.results {
             let info = r.check.info();
             let (ok, severity) = match r.outcome {
@@ -287,11 +297,17 @@ fn machine_run(report: &Report) -> ExitCode {
             not_applicable: report.count(aoi_lint::CheckOutcome::NotApplicable),
             could_not_run: report.count(aoi_lint::CheckOutcome::CouldNotRun),
         };
-        let outcome = if report.passed() {
+        let outcome = if wanted == exit_code::OK {
             Outcome::success()
         } else {
             Outcome::failed()
         };
         Ok(outcome.property("results", serde_json::to_value(totals).unwrap_or_default()))
-    })
+    });
+    // The harness ends a failed outcome with 1; an incomplete run has its own status.
+    if wanted == INCOMPLETE && code == ExitCode::from(exit_code::FAILURE) {
+        ExitCode::from(INCOMPLETE)
+    } else {
+        code
+    }
 }

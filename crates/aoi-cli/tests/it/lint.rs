@@ -98,9 +98,14 @@ fn rows(out: &Output) -> Vec<Row> {
         }
     }
     let failed = rows.iter().any(|r| r.outcome == "fail");
+    let incomplete = rows.iter().any(|r| r.outcome == "could_not_run");
     assert_eq!(
         out.status.code(),
-        Some(if failed { 1 } else { 0 }),
+        Some(match (failed, incomplete) {
+            (true, _) => 1,
+            (false, true) => 2,
+            (false, false) => 0,
+        }),
         "exit status disagrees with the results: {rows:#?}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -353,4 +358,45 @@ fn a_python_tool_without_aoi_seq_fails_check_15() {
 fn a_shell_tool_leaking_an_env_secret_fails_check_9() {
     let rows = lint(&corpus("sh-leak-env.sh"), &[]);
     assert_fails_exactly("sh-leak-env.sh", &rows, &[(9, "ping")]);
+}
+
+#[test]
+fn checks_that_could_not_run_are_no_pass_they_exit_2_unless_allowed() {
+    // A conforming tool that gives no example: lint cannot exercise `ping`, and must not let
+    // CI go green on checks that never ran.
+    let source = std::fs::read_to_string(corpus("sh-leak-env.sh")).unwrap();
+    // `ping` needs a `--host` it does not exemplify; lint cannot make one up.
+    let quiet = source
+        .replace(r#","examples":[["ping"]]"#, "")
+        .replace(
+            r#""properties":{},"additionalProperties":false"#,
+            r#""properties":{"host":{"type":"string"}},"required":["host"],"additionalProperties":false"#,
+        )
+        .replace(
+            r#"echo "$TOOL: calling the service with key ${API_KEY:-none}" >&2"#,
+            r#"echo "error: ping needs --host" >&2; exit 64"#,
+        );
+    assert_ne!(quiet, source);
+    let tool = scratch().join("sh-no-example.sh");
+    std::fs::write(&tool, quiet).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = tool.to_str().unwrap();
+
+    let rows = lint(&tool, &[]);
+    assert!(
+        rows.iter().any(|r| r.outcome == "could_not_run"),
+        "{rows:#?}"
+    );
+    assert!(!rows.iter().any(|r| r.outcome == "fail"), "{rows:#?}");
+    let human = aoi_lint(&["--tool", path]);
+    assert_eq!(human.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("not proven:"), "{text}");
+    let allowed = aoi_lint(&["--tool", path, "--allow-incomplete"]);
+    assert_eq!(allowed.status.code(), Some(0));
+    let machine = aoi_lint(&["--tool", path, "--format", "jsonl"]);
+    assert_eq!(machine.status.code(), Some(2));
+    let report = aoi_test::assert_conforms(&machine.stdout);
+    assert_eq!(report.summary.map(|s| s.ok), Some(false));
 }

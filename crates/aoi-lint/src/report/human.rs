@@ -164,6 +164,27 @@ pub fn human(report: &Report, color: bool) -> String {
         if report.processes == 1 { "" } else { "es" },
         report.elapsed.as_secs_f64(),
     );
+    let reasons = report.could_not_run_reasons();
+    if !reasons.is_empty() {
+        let listed: Vec<String> = reasons
+            .iter()
+            .take(3)
+            .map(|(why, n)| format!("{n} × {}", printable(why)))
+            .collect();
+        let more = if reasons.len() > 3 { "; …" } else { "" };
+        let _ = writeln!(
+            out,
+            "{}",
+            paint(
+                YELLOW,
+                &format!(
+                    "not proven: {} check(s) could not run ({}{more}); exit 2 unless --allow-incomplete",
+                    report.count(CheckOutcome::CouldNotRun),
+                    listed.join("; ")
+                )
+            )
+        );
+    }
     if !report.network_isolated {
         let why = report
             .network_note
