@@ -8,28 +8,26 @@ use crate::model::{CheckOutcome, Report};
 
 /// Writes `report` as a JUnit XML document.
 ///
-/// `<testsuites>` carries the totals (`tests`, `failures`, `skipped`, `errors` = 0, `time` in
+/// `<testsuites>` carries the totals (`tests`, `failures`, `errors`, `skipped`, `time` in
 /// seconds); each command (in report order) is a `<testsuite name=COMMAND>` with its own
 /// totals; each result is a `<testcase classname="aoi-lint.COMMAND" name="N name">`. A fail
 /// holds `<failure message=DETAIL type=AOI00N>` whose text is the detail, what the check
-/// requires and each piece of evidence; not applicable and could not run are
-/// `<skipped message=…/>`, prefixed with which of the two it is. Everything from the linted
+/// requires and each piece of evidence; could not run is an `<error message=DETAIL
+/// type="could_not_run">`: the check did not pass, and CI must not show it as skipped; not
+/// applicable is `<skipped message=…/>`. Everything from the linted
 /// tool is escaped, including control characters XML 1.0 cannot carry (see `xml_escape`).
 pub fn junit(report: &Report) -> String {
     let attr = |text: &str| xml_escape(text, true);
-    let is_skipped = |outcome: CheckOutcome| {
-        matches!(
-            outcome,
-            CheckOutcome::NotApplicable | CheckOutcome::CouldNotRun
-        )
-    };
+    let is_skipped = |outcome: CheckOutcome| outcome == CheckOutcome::NotApplicable;
+    let is_error = |outcome: CheckOutcome| outcome == CheckOutcome::CouldNotRun;
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
-        "<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.3}\">",
+        "<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3}\">",
         attr(&format!("aoi-lint {}", report.tool)),
         report.results.len(),
         report.count(CheckOutcome::Fail),
+        report.results.iter().filter(|r| is_error(r.outcome)).count(),
         report.results.iter().filter(|r| is_skipped(r.outcome)).count(),
         report.elapsed.as_secs_f64(),
     );
@@ -38,13 +36,14 @@ pub fn junit(report: &Report) -> String {
         let label = command_label(command);
         let _ = writeln!(
             out,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">",
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">",
             attr(label),
             results.len(),
             results
                 .iter()
                 .filter(|r| r.outcome == CheckOutcome::Fail)
                 .count(),
+            results.iter().filter(|r| is_error(r.outcome)).count(),
             results.iter().filter(|r| is_skipped(r.outcome)).count(),
         );
         for result in results {
@@ -75,7 +74,18 @@ pub fn junit(report: &Report) -> String {
                         xml_escape(&text, false),
                     );
                 }
-                CheckOutcome::NotApplicable | CheckOutcome::CouldNotRun => {
+                CheckOutcome::CouldNotRun => {
+                    let _ = write!(
+                        out,
+                        ">\n      <error message=\"{}\" type=\"could_not_run\">{}</error>\n    </testcase>\n",
+                        attr(&result.detail),
+                        xml_escape(
+                            &format!("could not run: {}\nrequires: {} ({})\n", result.detail, info.title, info.sections),
+                            false
+                        ),
+                    );
+                }
+                CheckOutcome::NotApplicable => {
                     let _ = write!(
                         out,
                         ">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
@@ -177,14 +187,16 @@ mod tests {
         let elements = parse(&xml);
         let root = &elements[0];
         assert_eq!(root.name, "testsuites");
-        let skipped =
-            report.count(CheckOutcome::NotApplicable) + report.count(CheckOutcome::CouldNotRun);
+        let skipped = report.count(CheckOutcome::NotApplicable);
+        let errors = report.count(CheckOutcome::CouldNotRun);
+        assert!(errors > 0, "the sample has a could-not-run");
         assert_eq!(root.attributes["tests"], report.results.len().to_string());
         assert_eq!(
             root.attributes["failures"],
             report.count(CheckOutcome::Fail).to_string()
         );
         assert_eq!(root.attributes["skipped"], skipped.to_string());
+        assert_eq!(root.attributes["errors"], errors.to_string());
         assert_eq!(root.attributes["time"], "3.250");
         assert_eq!(root.attributes["name"], "aoi-lint outline ☃");
 
@@ -192,6 +204,9 @@ mod tests {
         assert_eq!(named("testcase").count(), report.results.len());
         assert_eq!(named("failure").count(), report.count(CheckOutcome::Fail));
         assert_eq!(named("skipped").count(), skipped);
+        assert_eq!(named("error").count(), errors);
+        let error = named("error").next().unwrap();
+        assert_eq!(error.attributes["type"], "could_not_run");
         let suites: Vec<&str> = named("testsuite")
             .map(|s| s.attributes["name"].as_str())
             .collect();
@@ -202,7 +217,8 @@ mod tests {
         let delete = named("testsuite").nth(1).unwrap();
         assert_eq!(delete.attributes["tests"], "16");
         assert_eq!(delete.attributes["failures"], "1");
-        assert_eq!(delete.attributes["skipped"], "2");
+        assert_eq!(delete.attributes["skipped"], "1");
+        assert_eq!(delete.attributes["errors"], "1", "its idempotency check could not run");
         let empty = named("testsuite").nth(3).unwrap();
         assert_eq!(empty.attributes["tests"], "0");
 
