@@ -99,12 +99,18 @@ impl Tool {
         tool.schema = tool.discover_json(&["schema", "--output", "json"], |v| {
             crate::checks::c01_discovery::check_schema_document(&v).map(|()| v)
         });
-        tool.compiled = tool
-            .schema
-            .value
-            .as_ref()
-            .ok()
-            .and_then(|s| CompiledSchema::new(s).ok());
+        // A schema that does not compile here, offline (a remote `$ref`), is a discovery
+        // failure (§3.2): check 1 fails and check 4 cannot run, never passes by default.
+        if let Ok(schema) = &tool.schema.value {
+            match CompiledSchema::new(schema) {
+                Ok(compiled) => tool.compiled = Some(compiled),
+                Err(e) => {
+                    tool.schema.value = Err(format!(
+                        "the schema does not compile offline (every $ref must resolve inside the document): {e}"
+                    ))
+                }
+            }
+        }
         if let Ok(manifest) = &tool.capabilities.value {
             if !manifest.tool.is_empty() {
                 tool.name = manifest.tool.clone();

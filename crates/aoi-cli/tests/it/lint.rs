@@ -400,3 +400,36 @@ fn checks_that_could_not_run_are_no_pass_they_exit_2_unless_allowed() {
     let report = aoi_test::assert_conforms(&machine.stdout);
     assert_eq!(report.summary.map(|s| s.ok), Some(false));
 }
+
+#[test]
+fn a_schema_that_needs_the_network_fails_discovery_and_is_never_used_vacuously() {
+    // §3.2: discovery must not need the network, and a $ref outside the document would.
+    let source = std::fs::read_to_string(corpus("sh-leak-env.sh")).unwrap();
+    let remote = source
+        .replace(
+            r#""properties":{"type":{"type":"string"}},"x-aoi""#,
+            r#""properties":{"type":{"type":"string"}},"allOf":[{"$ref":"https://schemas.example.com/remote.json"}],"x-aoi""#,
+        )
+        .replace(
+            r#"echo "$TOOL: calling the service with key ${API_KEY:-none}" >&2"#,
+            ":",
+        );
+    assert_ne!(remote, source);
+    let tool = scratch().join("sh-remote-ref.sh");
+    std::fs::write(&tool, remote).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let rows = lint(&tool, &[]);
+    let of = |check: u64| {
+        rows.iter()
+            .find(|r| r.check == check && r.command == "ping")
+            .unwrap()
+    };
+    assert_eq!(of(1).outcome, "fail", "{:?}", of(1));
+    assert!(
+        of(1).detail.contains("does not compile offline"),
+        "{:?}",
+        of(1)
+    );
+    assert_eq!(of(4).outcome, "could_not_run", "{:?}", of(4));
+}
