@@ -433,3 +433,35 @@ fn a_schema_that_needs_the_network_fails_discovery_and_is_never_used_vacuously()
     );
     assert_eq!(of(4).outcome, "could_not_run", "{:?}", of(4));
 }
+
+#[test]
+fn a_command_capabilities_lists_but_the_tool_lacks_fails_check_1() {
+    let source = std::fs::read_to_string(corpus("sh-leak-env.sh")).unwrap();
+    let ghost = source
+        .replace(
+            r#"{"name":"schema","read_only":true}"#,
+            r#"{"name":"pong","read_only":true,"event_types":["pong"],"examples":[["pong"]]},{"name":"schema","read_only":true}"#,
+        )
+        .replace(
+            r#"echo "$TOOL: calling the service with key ${API_KEY:-none}" >&2"#,
+            ":",
+        );
+    assert_ne!(ghost, source);
+    let tool = scratch().join("sh-ghost-command.sh");
+    std::fs::write(&tool, ghost).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let rows = lint(&tool, &["--check", "1"]);
+    let of = |command: &str| {
+        rows.iter()
+            .find(|r| r.check == 1 && r.command == command)
+            .unwrap()
+    };
+    assert_eq!(of("pong").outcome, "fail", "{rows:#?}");
+    assert!(
+        of("pong").detail.contains("does not know it"),
+        "{:?}",
+        of("pong")
+    );
+    assert_eq!(of("ping").outcome, "pass", "{rows:#?}");
+}

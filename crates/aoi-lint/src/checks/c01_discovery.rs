@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{id, Judge};
 use crate::model::{CheckId, CheckResult, Evidence};
-use crate::subject::{cut, Subject};
+use crate::subject::{cut, Extras, Subject};
 use crate::tool::Discovered;
 
 /// This check.
@@ -35,6 +35,41 @@ fn discovery_failure<T>(what: &str, found: &Discovered<T>) -> Option<(String, Ev
         None => Evidence::default(),
     };
     Some((format!("{what}: {why}"), evidence))
+}
+
+/// A command capabilities lists that the tool does not have: its example is refused as a usage
+/// error (exit 64) and `TOOL COMMAND --help` (§16.1: help is a MUST) fails too.
+fn no_such_command(subject: &Subject<'_>) -> Option<(String, Evidence)> {
+    let entry = &subject.entry;
+    if !entry.speaks_aoi() || entry.is_discovery() {
+        return None;
+    }
+    let base = subject.base_run().ok()?;
+    if base.run.exit.code() != Some(i32::from(aoi::exit_code::USAGE)) {
+        return None;
+    }
+    let mut words = entry.words();
+    words.push("--help".into());
+    let sandbox = subject.fresh().ok()?;
+    let help = sandbox
+        .run(&subject.human_invocation_of(&words, &Extras::default()))
+        .ok()?;
+    if help.exit.code() == Some(0) {
+        return None;
+    }
+    let stderr = String::from_utf8_lossy(&help.stderr);
+    Some((
+        format!(
+            "capabilities lists `{}`, but the tool does not know it: its example is a usage error and `--help` exits {}",
+            entry.name,
+            help.exit.shell_status()
+        ),
+        Evidence {
+            invocation: help.argv.clone(),
+            excerpt: (!stderr.trim().is_empty()).then(|| cut(stderr.trim(), 300)),
+            ..Evidence::default()
+        },
+    ))
 }
 
 /// Runs the check for one command.
@@ -75,6 +110,9 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
                 Evidence::default(),
             ));
         }
+    }
+    if let Some(problem) = no_such_command(subject) {
+        problems.push(problem);
     }
     if entry.read_only && entry.speaks_aoi() {
         let base = subject.base_run();
