@@ -277,7 +277,7 @@ fn run_all(subjects: &[Subject<'_>], options: &Options) -> Vec<CheckResult> {
             });
         }
     });
-    results
+    let mut results: Vec<CheckResult> = results
         .into_iter()
         .zip(&jobs)
         .map(|(slot, (s, check, _, _))| {
@@ -285,5 +285,53 @@ fn run_all(subjects: &[Subject<'_>], options: &Options) -> Vec<CheckResult> {
                 Judge::new(*check, &subjects[*s]).could_not_run("the check did not finish")
             })
         })
-        .collect()
+        .collect();
+    for subject in subjects {
+        fold_probe_violations(subject, &mut results);
+    }
+    results
+}
+
+/// Every stream lint observes is judged by the verifier: a violation in the stream of any
+/// probe of a command (a refusal, a replay, a page, an upstream run) counts against the stream
+/// check it belongs to for that command, once per finding code.
+fn fold_probe_violations(subject: &Subject<'_>, results: &mut [CheckResult]) {
+    for violation in subject.probe_violations() {
+        let check = crate::model::check_of(violation.finding.code);
+        if !checks::STREAM_CHECKS.contains(&check) {
+            continue;
+        }
+        let Some(result) = results
+            .iter_mut()
+            .find(|r| r.check == check && r.command == subject.name())
+        else {
+            continue;
+        };
+        let code = violation.finding.code.as_str();
+        if result.outcome == CheckOutcome::NotApplicable
+            || result
+                .evidence
+                .iter()
+                .any(|e| e.finding.as_deref() == Some(code))
+        {
+            continue;
+        }
+        if result.outcome != CheckOutcome::Fail {
+            result.outcome = CheckOutcome::Fail;
+            result.detail = format!(
+                "the stream of a probe (`{}`) breaks the contract: {code} ({})",
+                violation.argv.join(" "),
+                violation.finding.section
+            );
+        }
+        result.evidence.push(Evidence {
+            invocation: violation.argv.clone(),
+            line: violation.finding.line,
+            excerpt: Some(format!(
+                "{} ({})",
+                violation.finding.message, violation.finding.section
+            )),
+            finding: Some(code.to_owned()),
+        });
+    }
 }

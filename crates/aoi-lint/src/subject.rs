@@ -5,7 +5,7 @@
 //! machine mode) is made once and shared by the checks that judge it.
 
 use std::ffi::OsString;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use aoi::read::{CompiledSchema, Event, LineReader, ProcessEnd};
@@ -179,6 +179,18 @@ pub struct Subject<'t> {
     /// The arguments of the base invocation (without `--output jsonl`), or why there is none.
     pub base: Result<Vec<String>, String>,
     base_run: OnceLock<Result<Captured, String>>,
+    /// The verifier's violations in the streams of every probe but the base run (which the
+    /// stream checks judge themselves), for [`Subject::probe_violations`].
+    probes: Mutex<Vec<ProbeViolation>>,
+}
+
+/// A violation the verifier found in the stream of one of lint's probes of a command.
+#[derive(Debug, Clone)]
+pub struct ProbeViolation {
+    /// The probe's argv.
+    pub argv: Vec<String>,
+    /// The finding.
+    pub finding: aoi::Finding,
 }
 
 impl<'t> Subject<'t> {
@@ -206,6 +218,7 @@ impl<'t> Subject<'t> {
             settings,
             base,
             base_run: OnceLock::new(),
+            probes: Mutex::new(Vec::new()),
         }
     }
 
@@ -219,6 +232,7 @@ impl<'t> Subject<'t> {
             input,
             base: Ok(args),
             base_run: OnceLock::new(),
+            probes: Mutex::new(Vec::new()),
         }
     }
 
@@ -331,6 +345,17 @@ impl<'t> Subject<'t> {
         args: &[String],
         extras: &Extras,
     ) -> Result<Captured, String> {
+        self.exec_in_as(sandbox, args, extras, true)
+    }
+
+    /// [`Subject::exec_in`], its stream's violations recorded for the stream checks or not.
+    fn exec_in_as(
+        &self,
+        sandbox: &Sandbox,
+        args: &[String],
+        extras: &Extras,
+        record: bool,
+    ) -> Result<Captured, String> {
         let before = sandbox
             .snapshot()
             .map_err(|e| format!("could not snapshot the sandbox: {e}"))?;
@@ -346,13 +371,26 @@ impl<'t> Subject<'t> {
             .snapshot()
             .map_err(|e| format!("could not snapshot the sandbox: {e}"))?;
         let changes = before.changes_ignoring(&after, &self.tool.config.ignore_paths);
-        Ok(self.judge(run, changes))
+        // An unbounded command's run is ended by lint's signal: what its stream shows is the
+        // base run's and check 10's to judge.
+        Ok(if record && !self.entry.unbounded {
+            self.judge(run, changes)
+        } else {
+            self.judge_unrecorded(run, changes)
+        })
     }
 
     /// Runs `args` in machine mode in a fresh sandbox.
     pub fn exec(&self, args: &[String], extras: &Extras) -> Result<Captured, String> {
         let sandbox = self.fresh()?;
         self.exec_in(&sandbox, args, extras)
+    }
+
+    /// [`Subject::exec`] for a probe whose check judges the stream's violations itself (so they
+    /// count once, there).
+    pub fn exec_judged_here(&self, args: &[String], extras: &Extras) -> Result<Captured, String> {
+        let sandbox = self.fresh()?;
+        self.exec_in_as(&sandbox, args, extras, false)
     }
 
     /// Starts an unbounded command, lets it run briefly, then sends `signal`.
@@ -379,6 +417,14 @@ impl<'t> Subject<'t> {
     /// Verifies a run's stdout (with the tool's schema, when it has one, and the exit status)
     /// and decodes its events.
     pub fn judge(&self, run: Run, changes: Vec<Change>) -> Captured {
+        let captured = self.judge_unrecorded(run, changes);
+        self.record(&captured);
+        captured
+    }
+
+    /// [`Subject::judge`] for a run whose stream lint cut on purpose (an early pipe close, a
+    /// signal): its findings describe lint's doing, not the tool's, and count against nothing.
+    pub fn judge_unrecorded(&self, run: Run, changes: Vec<Change>) -> Captured {
         let mut verification = verify(
             &run.stdout,
             self.tool.compiled.as_ref(),
@@ -394,12 +440,33 @@ impl<'t> Subject<'t> {
         }
     }
 
+    /// Notes the violations in `captured`'s stream for [`Subject::probe_violations`].
+    fn record(&self, captured: &Captured) {
+        let violations = captured
+            .verification
+            .findings
+            .iter()
+            .filter(|f| f.level == aoi::read::Level::Violation);
+        if let Ok(mut probes) = self.probes.lock() {
+            probes.extend(violations.map(|finding| ProbeViolation {
+                argv: captured.run.argv.clone(),
+                finding: finding.clone(),
+            }));
+        }
+    }
+
+    /// The violations found in the streams of this command's probes (the base run aside).
+    pub fn probe_violations(&self) -> Vec<ProbeViolation> {
+        self.probes.lock().map(|p| p.clone()).unwrap_or_default()
+    }
+
     /// The base run, made once and shared.
     pub fn base_run(&self) -> Result<&Captured, String> {
         self.base_run
             .get_or_init(|| {
                 let args = self.base.clone()?;
-                self.exec(&args, &Extras::default())
+                let sandbox = self.fresh()?;
+                self.exec_in_as(&sandbox, &args, &Extras::default(), false)
             })
             .as_ref()
             .map_err(Clone::clone)

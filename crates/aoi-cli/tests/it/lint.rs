@@ -465,3 +465,37 @@ fn a_command_capabilities_lists_but_the_tool_lacks_fails_check_1() {
     );
     assert_eq!(of("ping").outcome, "pass", "{rows:#?}");
 }
+
+#[test]
+fn a_violation_in_the_stream_of_a_probe_counts_against_its_check_once() {
+    // The base run is clean; the run lint makes with canary credentials in the environment
+    // (check 9) gets a summary whose event_count is off by one. The verifier sees it, and check
+    // 15 fails for `ping` with that probe as evidence (it is not check 9's business).
+    let source = std::fs::read_to_string(corpus("sh-leak-env.sh")).unwrap();
+    let probe_only = source
+        .replace(
+            r#"echo "$TOOL: calling the service with key ${API_KEY:-none}" >&2"#,
+            r#"ec=3; [ -n "${API_KEY:-}" ] && ec=4"#,
+        )
+        .replace(
+            r#""event_count":3,"count":1,"warning_count":0,"error_count":0,"partial":false,"truncated":false,%s}\n' "$run" "$IDENT""#,
+            r#""event_count":%s,"count":1,"warning_count":0,"error_count":0,"partial":false,"truncated":false,%s}\n' "$run" "$ec" "$IDENT""#,
+        );
+    assert!(probe_only.contains(r#""$ec""#));
+    let tool = scratch().join("sh-probe-violation.sh");
+    std::fs::write(&tool, probe_only).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let rows = lint(&tool, &[]);
+    let failed: Vec<&Row> = rows.iter().filter(|r| r.outcome == "fail").collect();
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert_eq!(
+        (failed[0].check, failed[0].command.as_str()),
+        (15, "ping"),
+        "{failed:#?}"
+    );
+    assert!(
+        failed[0].detail.contains("the stream of a probe"),
+        "{failed:#?}"
+    );
+}

@@ -17,7 +17,8 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
     let judge = Judge::new(ID, subject);
     let mut args = subject.entry.words();
     args.push(UNKNOWN_FLAG.to_owned());
-    let usage = match subject.exec(&args, &Extras::default()) {
+    // Its stream's violations are this check's: counted here, once.
+    let usage = match subject.exec_judged_here(&args, &Extras::default()) {
         Ok(usage) => usage,
         Err(why) => return judge.could_not_run(why),
     };

@@ -88,9 +88,17 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         format!("--api-key={CANARY}-arg1"),
     ]);
     probes.push(usage);
+    // The last probe is a usage error on purpose: what its stream shows is check 5's domain,
+    // judged there with its own usage probe, so it counts once.
+    let usage_probe = probes.len() - 1;
     let mut runs = 0;
-    for args in &probes {
-        let captured = match subject.exec(args, &extras) {
+    for (i, args) in probes.iter().enumerate() {
+        let run = if i == usage_probe {
+            subject.exec_judged_here(args, &extras)
+        } else {
+            subject.exec(args, &extras)
+        };
+        let captured = match run {
             Ok(c) => c,
             Err(why) => return judge.could_not_run(why),
         };
@@ -111,7 +119,8 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             let inv = subject.human_invocation_of(args, &extras);
             if let Ok(run) = sandbox.run(&inv) {
                 runs += 1;
-                let captured = subject.judge(run, Vec::new());
+                // Human output is no AOI stream: nothing to hold against the stream checks.
+                let captured = subject.judge_unrecorded(run, Vec::new());
                 if let Some(evidence) = leak(&captured) {
                     return judge
                         .fail("a secret value appears in human-mode output")

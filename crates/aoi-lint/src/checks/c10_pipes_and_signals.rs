@@ -41,7 +41,7 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         Ok(run) => run,
         Err(e) => return judge.could_not_run(format!("could not wait for the command: {e}")),
     };
-    let closed = subject.judge(closed, Vec::new());
+    let closed = subject.judge_unrecorded(closed, Vec::new());
     if let Some(trace) = stack_trace(&closed.run.stderr) {
         return judge
             .fail("closing the pipe early printed a stack trace")
@@ -71,7 +71,7 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
                 Ok(run) => run,
                 Err(why) => return judge.could_not_run(why),
             };
-            let ended = subject.judge(run, Vec::new());
+            let ended = subject.judge_unrecorded(run, Vec::new());
             let reason = ended.summary().and_then(|s| s.reason);
             if reason != Some(aoi::Reason::Cancelled) {
                 return judge

@@ -218,7 +218,10 @@ mod tests {
         assert_eq!(delete.attributes["tests"], "16");
         assert_eq!(delete.attributes["failures"], "1");
         assert_eq!(delete.attributes["skipped"], "1");
-        assert_eq!(delete.attributes["errors"], "1", "its idempotency check could not run");
+        assert_eq!(
+            delete.attributes["errors"], "1",
+            "its idempotency check could not run"
+        );
         let empty = named("testsuite").nth(3).unwrap();
         assert_eq!(empty.attributes["tests"], "0");
 
