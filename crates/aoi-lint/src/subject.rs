@@ -197,7 +197,18 @@ impl<'t> Subject<'t> {
     /// The subject for `entry`: its base invocation is the config's, else its first
     /// capabilities example, else its bare name when it needs no operand.
     pub fn new(tool: &'t Tool, entry: CommandEntry) -> Subject<'t> {
-        let settings = tool.config.command(&entry.name);
+        let mut settings = tool.config.command(&entry.name);
+        // What the tool publishes for its examples, unless aoi-lint.toml says otherwise.
+        if settings.setup.is_empty() {
+            settings.setup = entry
+                .setup
+                .iter()
+                .filter_map(|step| serde_json::from_value(step.clone()).ok())
+                .collect();
+        }
+        if settings.stdin.is_none() {
+            settings.stdin = entry.stdin.clone();
+        }
         let input = tool.input_schema(&entry.name);
         let base = if let Some(args) = &settings.args {
             Ok(args.clone())

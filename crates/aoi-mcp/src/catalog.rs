@@ -13,7 +13,7 @@ use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::argv::caller_schema;
+use aoi::discover::argv::caller_schema;
 
 /// The longest MCP tool name hosts accept.
 pub const MAX_NAME: usize = 64;

@@ -20,7 +20,6 @@
 
 #![deny(missing_docs)]
 
-pub mod argv;
 pub mod call;
 pub mod catalog;
 pub mod http;

@@ -12,9 +12,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{json, Map, Value};
 
-use crate::argv::to_argv;
 use crate::call::{self, Bounds};
 use crate::catalog::{Catalog, ServedTool};
+use aoi::discover::argv::to_argv;
 
 /// How the server runs calls.
 #[derive(Debug, Clone, Copy, Default)]

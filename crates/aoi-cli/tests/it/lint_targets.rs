@@ -61,3 +61,40 @@ fn aoi_passes_every_applicable_check_on_itself() {
     assert!(problems.is_empty(), "{problems:#?}");
     assert!(passes >= 20, "only {passes} checks passed");
 }
+
+#[test]
+fn the_plain_python_example_passes_lint_with_no_configuration() {
+    // A tool written from the spec and docs/discovery.md alone: no SDK, no x-aoi, no
+    // aoi-lint.toml. Every applicable check runs and passes, and so lint exits 0.
+    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/python/notes.py");
+    let dir = std::env::temp_dir().join(format!("aoi-notes-lint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(aoi_test::workspace_bin("aoi"))
+        .args(["lint", "--tool"])
+        .arg(&tool)
+        .args(["--format", "jsonl"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    aoi_test::assert_conforms(&out.stdout);
+    let mut problems = Vec::new();
+    let mut passes = 0;
+    for event in aoi_test::events(&out.stdout) {
+        if let Event::Check(check) = event {
+            let props = check.properties.clone().unwrap_or_default();
+            match props["outcome"].as_str() {
+                Some("pass") => passes += 1,
+                Some("not_applicable") => {}
+                other => problems.push(format!(
+                    "{} {} [{other:?}]: {}",
+                    props["command"],
+                    check.name,
+                    check.detail.unwrap_or_default()
+                )),
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert!(passes >= 60, "only {passes} checks passed");
+    assert_eq!(out.status.code(), Some(0));
+}

@@ -72,6 +72,57 @@ fn no_such_command(subject: &Subject<'_>) -> Option<(String, Evidence)> {
     ))
 }
 
+/// A command whose example works but cannot be called the way `aoi mcp` calls it: the example
+/// turned into arguments through the input schema and back into argv
+/// (`aoi::discover::argv`) is not expressible, or is refused where the example ran.
+fn not_callable_as_mcp_calls(subject: &Subject<'_>) -> Option<(String, Evidence)> {
+    let entry = &subject.entry;
+    let input = subject.input?;
+    if !entry.speaks_aoi() || entry.is_discovery() || entry.unbounded {
+        return None;
+    }
+    let example = subject.base.as_ref().ok()?;
+    let words = entry.words();
+    let rest = example.strip_prefix(words.as_slice())?;
+    let base = subject.base_run().ok()?;
+    if base.run.exit.code() != Some(0) {
+        return None;
+    }
+    let called = aoi::discover::argv::from_argv(input, rest).and_then(|arguments| {
+        aoi::discover::argv::to_argv(input, &arguments, &subject.tool.machine_args())
+    });
+    let argv = match called {
+        Ok(argv) => argv,
+        Err(e) => {
+            return Some((
+                format!(
+                    "aoi mcp could not call `{}` as its example does: {e} (the input schema must describe every flag and operand, docs/discovery.md)",
+                    example.join(" ")
+                ),
+                base.evidence(),
+            ))
+        }
+    };
+    let mut full = words;
+    full.extend(argv);
+    let mapped = subject.exec(&full, &Extras::default()).ok()?;
+    if mapped.run.exit.code() == Some(0) {
+        return None;
+    }
+    let stderr = String::from_utf8_lossy(&mapped.run.stderr);
+    Some((
+        format!(
+            "the example works, but passed as aoi mcp passes a call it exits {}: the input schema does not describe the command line",
+            mapped.run.exit.shell_status()
+        ),
+        Evidence {
+            invocation: mapped.run.argv.clone(),
+            excerpt: (!stderr.trim().is_empty()).then(|| cut(stderr.trim(), 300)),
+            ..Evidence::default()
+        },
+    ))
+}
+
 /// Runs the check for one command.
 pub fn run(subject: &Subject<'_>) -> CheckResult {
     let judge = Judge::new(ID, subject);
@@ -112,6 +163,8 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         }
     }
     if let Some(problem) = no_such_command(subject) {
+        problems.push(problem);
+    } else if let Some(problem) = not_callable_as_mcp_calls(subject) {
         problems.push(problem);
     }
     if entry.read_only && entry.speaks_aoi() {

@@ -84,6 +84,12 @@ pub struct CommandEntry {
     pub event_types: Vec<String>,
     /// Runnable example invocations, argv without the program name.
     pub examples: Vec<Vec<String>>,
+    /// Commands to run first, in the same fresh directory and environment, so the examples
+    /// find the state they need (profile, `docs/discovery.md`): each an argv array without
+    /// the program name, or `{"args": [...], "stdin": "..."}`.
+    pub setup: Vec<Value>,
+    /// What the examples read on standard input (e.g. the records of an `--input-jsonl -`).
+    pub stdin: Option<String>,
     /// What credentials it needs, if any.
     pub auth: Option<Value>,
     /// Its input schema, when the manifest carries it (else ask `input-schema --command`).

@@ -1,8 +1,12 @@
-//! A tool call's arguments back to the CLI's argv, exactly as its input schema says: flags by
-//! their spelling, operands in order, booleans as bare flags, arrays as repeated values. No
-//! shell is ever involved, so no argument is ever interpreted.
+//! Arguments as an object, and a command line, through a command's input schema: the mapping
+//! `aoi mcp` makes for every tool call ([`to_argv`]: flags by their spelling, operands in
+//! order, booleans as bare flags, arrays as repeated values, a value that starts with `-`
+//! joined to its flag),
+//! and its reverse for a tool's own examples ([`from_argv`]), so `aoi lint` can check that a
+//! tool is callable the way the adapter calls it (`docs/discovery.md`). No shell is ever
+//! involved, so no argument is ever interpreted.
 
-use aoi::discover::manifest::InputSchema;
+use super::manifest::InputSchema;
 use serde_json::{Map, Value};
 
 /// Properties the adapter decides itself: the CLI always runs in machine mode.
@@ -14,6 +18,9 @@ pub enum ArgvError {
     /// An argument the command does not take.
     #[error("unknown argument `{0}`")]
     Unknown(String),
+    /// A flag given without the value it takes.
+    #[error("`{0}` needs a value")]
+    MissingValue(String),
     /// An argument the adapter sets itself.
     #[error("`{0}` is set by the adapter (machine mode), not by the caller")]
     AdapterOwned(String),
@@ -44,6 +51,17 @@ fn scalar(name: &str, value: &Value) -> Result<Option<String>, ArgvError> {
     }
 }
 
+/// `--flag VALUE`, the spelling every parser takes; `--flag=VALUE` when the value starts
+/// with `-`, so it is never read as a flag (`docs/discovery.md`).
+fn push_flag(flags: &mut Vec<String>, flag: &str, value: String) {
+    if value.starts_with('-') {
+        flags.push(format!("{flag}={value}"));
+    } else {
+        flags.push(flag.to_owned());
+        flags.push(value);
+    }
+}
+
 /// The argv (after the program and the command's words) for `arguments`, ending in
 /// `--output jsonl` (or `--format jsonl` when that is how the CLI spells machine mode).
 pub fn to_argv(
@@ -69,14 +87,13 @@ pub fn to_argv(
             Value::Array(items) => {
                 for item in items {
                     if let Some(v) = scalar(name, item)? {
-                        flags.push(format!("{flag}={v}"));
+                        push_flag(&mut flags, &flag, v);
                     }
                 }
             }
             other => {
                 if let Some(v) = scalar(name, other)? {
-                    // `--flag=value`, so a value starting with `-` is never read as a flag.
-                    flags.push(format!("{flag}={v}"));
+                    push_flag(&mut flags, &flag, v);
                 }
             }
         }
@@ -121,6 +138,129 @@ pub fn to_argv(
         argv.extend(operands);
     }
     Ok(argv)
+}
+
+/// The arguments object that `args` (a command line after the program and the command's
+/// words, as a tool's `examples` give it) stands for under `input`: the reverse of
+/// [`to_argv`], so that `to_argv(from_argv(args))` is how `aoi mcp` would call the tool with
+/// the same intent. Flags are read by their spelling (`--limit 2`, `--limit=2`, a bare
+/// boolean switch), operands by the input schema's order, values typed by each property's
+/// schema. The machine-mode selector (`--output`, `--format`) is the adapter's and is skipped.
+pub fn from_argv(input: &InputSchema, args: &[String]) -> Result<Map<String, Value>, ArgvError> {
+    let positional = input.positional();
+    let mut operands: Vec<String> = Vec::new();
+    let mut out = Map::new();
+    let mut words = args.iter();
+    let mut after_dashes = false;
+    while let Some(word) = words.next() {
+        if after_dashes || word == "-" || !word.starts_with('-') {
+            operands.push(word.clone());
+            continue;
+        }
+        if word == "--" {
+            after_dashes = true;
+            continue;
+        }
+        let (flag, inline) = match word.split_once('=') {
+            Some((flag, value)) => (flag, Some(value.to_owned())),
+            None => (word.as_str(), None),
+        };
+        let Some(name) = property_of(input, flag) else {
+            return Err(ArgvError::Unknown(flag.to_owned()));
+        };
+        if ADAPTER_OWNED.contains(&name.as_str()) {
+            // `--output jsonl` in an example: the adapter adds its own.
+            if inline.is_none() && kind(input, &name) != Some("boolean") {
+                words.next();
+            }
+            continue;
+        }
+        let value = match (kind(input, &name), inline) {
+            (Some("boolean"), None) => Value::Bool(true),
+            (_, Some(v)) => typed(input, &name, v),
+            (_, None) => match words.next() {
+                Some(v) => typed(input, &name, v.clone()),
+                None => return Err(ArgvError::MissingValue(flag.to_owned())),
+            },
+        };
+        if kind(input, &name) == Some("array") {
+            if let Value::Array(items) = out.entry(name).or_insert_with(|| Value::Array(Vec::new()))
+            {
+                items.push(value);
+            }
+        } else {
+            out.insert(name, value);
+        }
+    }
+    let mut operands = operands.into_iter();
+    for (i, name) in positional.iter().enumerate() {
+        let last = i + 1 == positional.len();
+        if kind(input, name) == Some("array") || (last && operands.len() > 1) {
+            let rest: Vec<Value> = operands
+                .by_ref()
+                .map(|v| typed_item(input, name, v))
+                .collect();
+            if !rest.is_empty() {
+                out.insert(name.clone(), Value::Array(rest));
+            }
+        } else if let Some(v) = operands.next() {
+            let value = typed(input, name, v);
+            out.insert(name.clone(), value);
+        }
+    }
+    match operands.next() {
+        Some(extra) => Err(ArgvError::Unknown(extra)),
+        None => Ok(out),
+    }
+}
+
+/// The property given with `flag`.
+fn property_of(input: &InputSchema, flag: &str) -> Option<String> {
+    let properties = input.schema.get("properties")?.as_object()?;
+    properties
+        .keys()
+        .find(|p| input.flag(p).is_some_and(|f| f == flag))
+        .cloned()
+}
+
+/// The JSON type a property's schema names, when it names one.
+fn kind<'a>(input: &'a InputSchema, name: &str) -> Option<&'a str> {
+    input.property(name)?.get("type")?.as_str()
+}
+
+/// `raw` as the value of property `name`: a number, a boolean or a string, as its schema says.
+fn typed(input: &InputSchema, name: &str, raw: String) -> Value {
+    match kind(input, name) {
+        Some("array") => typed_item(input, name, raw),
+        other => by_type(other, raw),
+    }
+}
+
+/// `raw` as one item of array property `name`.
+fn typed_item(input: &InputSchema, name: &str, raw: String) -> Value {
+    let item = input
+        .property(name)
+        .and_then(|p| p.get("items"))
+        .and_then(|i| i.get("type"))
+        .and_then(Value::as_str);
+    by_type(item, raw)
+}
+
+fn by_type(kind: Option<&str>, raw: String) -> Value {
+    match kind {
+        Some("integer") => raw.parse::<i64>().map_or(Value::String(raw), Value::from),
+        Some("number") => raw
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map_or(Value::String(raw), Value::Number),
+        Some("boolean") => match raw.as_str() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => Value::String(raw),
+        },
+        _ => Value::String(raw),
+    }
 }
 
 /// The input schema a caller sees: the command's, without the properties the adapter owns.
@@ -180,9 +320,12 @@ mod tests {
             argv,
             [
                 "--confirm",
-                "--limit=5",
-                "--tag=t1",
-                "--tag=t2",
+                "--limit",
+                "5",
+                "--tag",
+                "t1",
+                "--tag",
+                "t2",
                 "--output",
                 "jsonl",
                 "--",
@@ -252,8 +395,10 @@ mod tests {
             argv,
             [
                 "--dry-run",
-                "--limit=3",
-                "--tag=a",
+                "--limit",
+                "3",
+                "--tag",
+                "a",
                 "--tag=-b",
                 "--output",
                 "jsonl"
@@ -261,5 +406,42 @@ mod tests {
         );
         let unknown = json!({"limt": 3});
         assert!(to_argv(&plain, unknown.as_object().unwrap(), &[]).is_err());
+    }
+
+    #[test]
+    fn an_example_maps_to_arguments_and_back_to_the_same_call() {
+        let input = input();
+        let example: Vec<String> = [
+            "--limit",
+            "5",
+            "--tag",
+            "t1",
+            "--tag=t2",
+            "--confirm",
+            "x y",
+            "--",
+            "a",
+            "-b",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let args = from_argv(&input, &example).unwrap();
+        let argv = to_argv(&input, &args, &["--output".into(), "jsonl".into()]).unwrap();
+        let again = from_argv(&input, &argv).unwrap();
+        assert_eq!(again, args, "{argv:?}");
+        assert_eq!(args["limit"], json!(5));
+        assert_eq!(args["tag"], json!(["t1", "t2"]));
+        assert_eq!(args["confirm"], json!(true));
+        // A flag the schema cannot express is how an example would be uncallable through MCP.
+        let bad: Vec<String> = vec!["--limt".into(), "5".into()];
+        assert_eq!(
+            from_argv(&input, &bad),
+            Err(ArgvError::Unknown("--limt".into()))
+        );
+        let missing: Vec<String> = vec!["--limit".into()];
+        assert!(matches!(
+            from_argv(&input, &missing),
+            Err(ArgvError::MissingValue(_))
+        ));
     }
 }
