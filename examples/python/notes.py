@@ -1420,7 +1420,8 @@ def capabilities():
         "auth": "none: a local file ($NOTES_DB, else $XDG_DATA_HOME/notes/notes.json)",
         "commands": [
             cmd("list", "List notes, bounded (--limit, --cursor)", True, fw[:1] + ["entry"] + fw[1:],
-                [["list"], ["list", "--limit", "2"]], bounded=True, supports_cursor=True),
+                [["list"], ["list", "--limit", "2"]], bounded=True, supports_cursor=True,
+                setup=seed + [["add", "--title", "Second note"], ["add", "--title", "Third note"]]),
             cmd("get", "Show one note by id", True, fw[:1] + ["note"] + fw[1:], [["get", "--id", "n1"]],
                 setup=seed),
             cmd("add", "Add a note; reports its stable id", False,

@@ -129,6 +129,13 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             return judge.fail("--limit 1 cut the result but its summary has no truncated field");
         }
     }
+    // Fewer than two items cannot show a cut, a cursor or a repeat: nothing was proven.
+    if seen.len() < 2 {
+        return judge.could_not_run(format!(
+            "the example lists {} item(s), too few to page through; give setup data (capabilities `setup` or aoi-lint.toml) so it lists at least 2",
+            seen.len()
+        ));
+    }
     judge.pass(format!(
         "--limit 1 and next_cursor: {pages} page(s), {} item(s), each once; truncated agrees with the cursor",
         seen.len()
