@@ -432,6 +432,13 @@ pub struct Report {
     /// Why the network could not be isolated, when it could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network_note: Option<String>,
+    /// The file a finding is reported against, as a path relative to the directory lint ran
+    /// in when it is below it: the `aoi-lint.toml` used, else the tool or the transcript.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<String>,
+    /// Lint's own command line, for reports that record how they were made (SARIF).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub invocation: Vec<String>,
 }
 
 impl Report {

@@ -38,6 +38,28 @@ fn usage(message: &str, format: LintFormat) -> ExitCode {
     ExitCode::from(exit_code::USAGE)
 }
 
+/// The config file lint uses, when it uses one.
+fn config_file(path: Option<&Path>) -> Option<PathBuf> {
+    let default = Path::new("aoi-lint.toml");
+    match path {
+        Some(p) => Some(p.to_path_buf()),
+        None if default.is_file() => Some(default.to_path_buf()),
+        None => None,
+    }
+}
+
+/// `path` relative to the working directory when it is below it, with `/` separators (a
+/// SARIF artifact URI), else as it is.
+fn relative_to_cwd(path: &Path) -> String {
+    let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let shown = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| std::fs::canonicalize(cwd).ok())
+        .and_then(|cwd| absolute.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| path.to_path_buf());
+    shown.to_string_lossy().replace('\\', "/")
+}
+
 /// The config file: `--config`, else `./aoi-lint.toml` when there is one.
 fn load_config(path: Option<&Path>) -> Result<Config, ErrorEvent> {
     let default = Path::new("aoi-lint.toml");
@@ -94,6 +116,7 @@ pub fn run(args: LintArgs) -> ExitCode {
         }
         _ => return usage("give one of --tool, --transcript or -- TOOL ARGS", format),
     };
+    let config_path = config_file(args.config.as_deref());
     let config = match load_config(args.config.as_deref()) {
         Ok(c) => c,
         Err(e) => return fail(e, format, args.no_color),
@@ -110,6 +133,11 @@ pub fn run(args: LintArgs) -> ExitCode {
     if let Some(jobs) = args.jobs {
         options.jobs = usize::from(jobs);
     }
+    let target_path: Option<PathBuf> = match &target {
+        Target::Tool(argv) => Some(PathBuf::from(&argv[0])),
+        Target::Invocation(program, _) => Some(PathBuf::from(program)),
+        Target::Transcript(path) => Some(path.clone()),
+    };
     let report = match target {
         Target::Tool(argv) => match resolve(&argv[0]) {
             Ok(program) => lint_tool(vec![program], config, &options),
@@ -124,6 +152,9 @@ pub fn run(args: LintArgs) -> ExitCode {
             Err(e) => return fail(e, format, args.no_color),
         },
     };
+    let mut report = report;
+    report.artifact = config_path.or(target_path).map(|p| relative_to_cwd(&p));
+    report.invocation = std::env::args().collect();
     if let Some(path) = &args.badge {
         if let Some(svg) = aoi_lint::report::badge(&report) {
             if let Err(e) = std::fs::write(path, svg) {

@@ -250,6 +250,24 @@ fn sarif_has_one_result_per_failure_and_junit_counts_match() {
     assert!(results
         .iter()
         .all(|r| r["ruleId"] == "AOI008" && r["level"] == "error"));
+    // GitHub code scanning takes a result only with a file to show it at, and records how the
+    // analysis ran.
+    for r in results {
+        let uri = r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(uri.ends_with("aoi-lint-target-fault-08"), "{r:#}");
+        assert_eq!(
+            r["locations"][0]["physicalLocation"]["region"]["startLine"],
+            1
+        );
+    }
+    let invocation = &doc["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], true);
+    assert!(invocation["commandLine"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("--format sarif"));
 
     let junit = aoi_lint(&[&filter[..], &["--format", "junit"]].concat());
     assert_eq!(junit.status.code(), Some(1));

@@ -230,6 +230,8 @@ pub(crate) mod tests {
             elapsed: Duration::from_millis(3_250),
             network_isolated: false,
             network_note: Some("unshare(CLONE_NEWNET) not permitted".into()),
+            artifact: Some("tools/outline".into()),
+            invocation: vec!["aoi".into(), "lint".into(), "--tool".into(), "outline".into()],
         }
     }
 

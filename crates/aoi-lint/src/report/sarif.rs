@@ -17,8 +17,10 @@ const SPEC_URI: &str = concat!(
 /// `tool.driver.rules` holds the sixteen checks in order (`AOI001`…`AOI016`, so a result's
 /// `ruleIndex` is its check number minus one), tagged with their factors. `results` holds one
 /// `error` per fail and one `note` per could-not-run; passes and not-applicable results are
-/// left out, as SARIF records problems. There are no source files, so a result is located
-/// logically, at the command; its evidence is under `properties.evidence`, and
+/// left out, as SARIF records problems. A result is located logically, at the command, and
+/// physically at the report's artifact (the `aoi-lint.toml` used, else the tool's path), which
+/// code scanning needs; `invocations` records lint's command line. Its evidence is under
+/// `properties.evidence`, and
 /// `properties` also carries `check`, `command` and `outcome` for filtering. The run's
 /// `properties` carry the counts, factors passed, processes, wall time and network isolation.
 pub fn sarif(report: &Report) -> Value {
@@ -59,6 +61,13 @@ pub fn sarif(report: &Report) -> Value {
                 }
             },
             "results": results,
+            // Lint ran to its end (whatever it found): SARIF's executionSuccessful is about
+            // the analysis, not the tool analysed.
+            "invocations": [{
+                "executionSuccessful": true,
+                "commandLine": report.invocation.join(" "),
+                "arguments": report.invocation.iter().skip(1).collect::<Vec<_>>(),
+            }],
             "properties": run_properties,
         }]
     })
@@ -110,12 +119,20 @@ fn result(report: &Report, result: &CheckResult) -> Value {
             "kind": "function",
         })
     };
+    // Code-scanning dashboards need a file: the config lint used, else the tool itself.
+    let mut place = json!({ "logicalLocations": [location] });
+    if let Some(artifact) = &report.artifact {
+        place["physicalLocation"] = json!({
+            "artifactLocation": { "uri": artifact },
+            "region": { "startLine": 1 }
+        });
+    }
     json!({
         "ruleId": rule_id(result.check),
         "ruleIndex": usize::from(result.check.number()) - 1,
         "level": level,
         "message": { "text": text },
-        "locations": [{ "logicalLocations": [location] }],
+        "locations": [place],
         "properties": {
             "check": result.check.number(),
             "command": command_label(&result.command),
