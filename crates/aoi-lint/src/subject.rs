@@ -436,11 +436,17 @@ impl<'t> Subject<'t> {
     /// [`Subject::judge`] for a run whose stream lint cut on purpose (an early pipe close, a
     /// signal): its findings describe lint's doing, not the tool's, and count against nothing.
     pub fn judge_unrecorded(&self, run: Run, changes: Vec<Change>) -> Captured {
-        let mut verification = verify(
+        // A capture lint's bound cut is judged by no check: only its findings are read (for
+        // evidence), its events are not kept.
+        let opts = VerifyOptions {
+            keep_events: !run.stdout_truncated,
+            ..VerifyOptions::default()
+        };
+        let mut verification = verify_with(
             &run.stdout,
             self.tool.compiled.as_ref(),
             Some(&run.exit),
-            false,
+            opts,
         );
         let events = std::mem::take(&mut verification.events);
         Captured {
@@ -453,6 +459,10 @@ impl<'t> Subject<'t> {
 
     /// Notes the violations in `captured`'s stream for [`Subject::probe_violations`].
     fn record(&self, captured: &Captured) {
+        if captured.run.stdout_truncated {
+            // Cut by lint's own bound: its end says nothing about the tool.
+            return;
+        }
         let violations = captured
             .verification
             .findings
@@ -477,7 +487,15 @@ impl<'t> Subject<'t> {
             .get_or_init(|| {
                 let args = self.base.clone()?;
                 let sandbox = self.fresh()?;
-                self.exec_in_as(&sandbox, &args, &Extras::default(), false)
+                let captured = self.exec_in_as(&sandbox, &args, &Extras::default(), false)?;
+                if captured.run.stdout_truncated {
+                    // Lint's bound, not the tool's fault: the stream cannot be judged.
+                    return Err(format!(
+                        "the example wrote more than the {} MiB of stdout lint keeps of a run, so lint cut its stream; give a smaller example in aoi-lint.toml",
+                        self.tool.sandbox.max_output >> 20
+                    ));
+                }
+                Ok(captured)
             })
             .as_ref()
             .map_err(Clone::clone)
@@ -496,6 +514,16 @@ pub fn verify(
         keep_events: true,
         ..VerifyOptions::default()
     };
+    verify_with(stdout, schema, exit, opts)
+}
+
+/// [`verify`] with the verifier's options given.
+fn verify_with(
+    stdout: &[u8],
+    schema: Option<&CompiledSchema>,
+    exit: Option<&Exit>,
+    opts: VerifyOptions,
+) -> Verification {
     let mut verifier = Verifier::new(opts);
     if let Some(schema) = schema {
         verifier = verifier.with_compiled(schema);

@@ -517,3 +517,25 @@ fn a_violation_in_the_stream_of_a_probe_counts_against_its_check_once() {
         "{failed:#?}"
     );
 }
+
+#[test]
+fn a_stream_cut_by_lints_own_bound_is_never_blamed_on_the_tool() {
+    // `ping` writes about 10 MiB of events, more than the 8 MiB lint keeps of a run: the cut
+    // is lint's, so the stream checks could not run; none fails.
+    let source = std::fs::read_to_string(corpus("sh-leak-env.sh")).unwrap();
+    let flood = source.replace(
+        r#"echo "$TOOL: calling the service with key ${API_KEY:-none}" >&2"#,
+        r#"[ "$output" = human ] || yes '{"type":"pong","aoi":{"seq":1,"run":"R"},"id":"pong-1","pad":"................................................................................................"}' | head -n 70000"#,
+    );
+    assert_ne!(flood, source);
+    let tool = scratch().join("sh-flood.sh");
+    std::fs::write(&tool, flood).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let rows = lint(&tool, &["--command", "ping"]);
+    let failed: Vec<&Row> = rows.iter().filter(|r| r.outcome == "fail").collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+    let base = rows.iter().find(|r| r.check == 3).unwrap();
+    assert_eq!(base.outcome, "could_not_run", "{base:?}");
+    assert!(base.detail.contains("lint keeps"), "{base:?}");
+}
