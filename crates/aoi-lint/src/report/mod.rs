@@ -231,7 +231,12 @@ pub(crate) mod tests {
             network_isolated: false,
             network_note: Some("unshare(CLONE_NEWNET) not permitted".into()),
             artifact: Some("tools/outline".into()),
-            invocation: vec!["aoi".into(), "lint".into(), "--tool".into(), "outline".into()],
+            invocation: vec![
+                "aoi".into(),
+                "lint".into(),
+                "--tool".into(),
+                "outline".into(),
+            ],
         }
     }
 
