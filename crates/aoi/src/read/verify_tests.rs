@@ -2701,3 +2701,39 @@ fn a_verifier_dropped_before_finish_stops_its_schema_workers() {
     // Dropping joins the workers once they have drained the queue: this returns, not hangs.
     drop(verifier);
 }
+
+#[test]
+fn every_known_framework_field_is_accepted_on_its_type() {
+    // The fields docs/verifier.md lists for each type raise no FRAMEWORK_EXTRA_FIELD.
+    let stream = numbered(&[
+        &format!(
+            r#"{{"type":"aoi:meta",{IDENTITY},"command":"search","args":["search"],"args_redacted":true,"input_fingerprint":"sha256:00"}}"#
+        ),
+        r#"{"type":"aoi:warning","code":"W","message":"m","origin":"up","target":"/a","domain":"d","item_index":1,"line_number":2,"field":"f","hint":"h","docs":"https://d","details":{},"scope":"item","retryable":false}"#,
+        r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"X","message":"m","retryable":true,"retry_after_ms":5,"domain":"d","origin":"up","target":"/a","item_index":1,"line_number":2,"field":"f","wrapped":{"protocol":"http","status":404},"hint":"h","docs":"https://d","details":{}}"#,
+        r#"{"type":"aoi:check","name":"config","ok":true,"severity":"info","detail":"found","hint":"h"}"#,
+        &summary(
+            r#""ok":true,"reason":"skipped","count":0,"input_count":0,"warning_count":1,"error_count":1,"partial":false,"truncated":false,"next_cursor":null,"elapsed_ms":3,"upstream":{"tool":"up"},"properties":{"x":1}"#,
+        ),
+    ]);
+    let report = verify(stream);
+    assert!(
+        !report
+            .findings
+            .iter()
+            .any(|f| f.code == FindingCode::FrameworkExtraField),
+        "{}",
+        listing(&report)
+    );
+    assert_eq!(report.violations, 0, "{}", listing(&report));
+}
+
+#[test]
+fn an_empty_upstream_is_only_a_notice() {
+    let stream = numbered(&[&meta(), &summary(r#""ok":true,"count":0,"upstream":{}"#)]);
+    assert_conforming(
+        &verify(stream),
+        Verdict::Succeeded,
+        &[(FindingCode::UpstreamInvalid, N, Some(2))],
+    );
+}
