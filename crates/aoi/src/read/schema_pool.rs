@@ -28,7 +28,7 @@ use std::thread::{self, JoinHandle};
 use serde_json::Value;
 
 use super::finding::FindingCode;
-use super::schema_tape::{self, TapeValidator};
+use super::schema_tape::{LineTape, TapeValidator};
 use crate::discover::schema::EventValidator;
 
 /// Bytes of lines per batch: large enough that a batch costs a worker far more than the channel
@@ -71,8 +71,9 @@ pub(crate) trait LineCheck: Send + Sync {
     /// Gets ready for many lines; the pool calls it once, before its threads start.
     fn prepare(&self) {}
 
-    /// The line's finding, or `None` when it is valid.
-    fn check(&self, text: LineText<'_>) -> Option<(FindingCode, String)>;
+    /// The line's finding, or `None` when it is valid. `tape` is the calling thread's, kept
+    /// from line to line so that checking a line need not allocate.
+    fn check(&self, text: LineText<'_>, tape: &mut LineTape) -> Option<(FindingCode, String)>;
 }
 
 /// The check of a domain line against an event schema.
@@ -107,14 +108,13 @@ impl LineCheck for EventCheck {
         self.tape.get_or_init(|| TapeValidator::new(&self.schema));
     }
 
-    fn check(&self, text: LineText<'_>) -> Option<(FindingCode, String)> {
+    fn check(&self, text: LineText<'_>, tape: &mut LineTape) -> Option<(FindingCode, String)> {
         if let (Ok(line), Some(Some(fast))) = (text, self.tape.get()) {
             // The tape only ever confirms a valid line. Should it fail in any way, even by a
             // panic in the validator, `Value` decides, and the tape is not used again.
             if !self.tape_failed.load(Ordering::Relaxed) {
                 let valid = panic::catch_unwind(AssertUnwindSafe(|| {
-                    let mut tape = Vec::with_capacity(32);
-                    schema_tape::parse(line, &mut tape).is_some() && fast.is_valid(&tape)
+                    tape.with_line(line, |items| fast.is_valid(items)) == Some(true)
                 }));
                 match valid {
                     Ok(true) => return None,
@@ -228,7 +228,7 @@ impl Batch {
     }
 
     /// Checks every line, adding failures to `found` in line order.
-    fn validate(&self, check: &dyn LineCheck, found: &mut SchemaFindings) {
+    fn validate(&self, check: &dyn LineCheck, tape: &mut LineTape, found: &mut SchemaFindings) {
         // The verifier only sends UTF-8 lines, so one check of the whole batch lets every line
         // be parsed as `str`, which skips serde_json's own UTF-8 checks of strings.
         let text = std::str::from_utf8(&self.text).ok();
@@ -238,7 +238,7 @@ impl Batch {
                 Some(line) => Ok(line),
                 None => Err(self.text.get(start..end).unwrap_or(&[])),
             };
-            if let Some((code, message)) = check.check(line_text) {
+            if let Some((code, message)) = check.check(line_text, tape) {
                 found.push(SchemaFinding {
                     line,
                     code,
@@ -290,6 +290,8 @@ pub(crate) struct SchemaPool {
     mode: Mode,
     /// Findings of batches validated on this thread.
     inline: SchemaFindings,
+    /// The tape of lines validated on this thread.
+    tape: LineTape,
     /// What the workers handed back once stopped.
     ended: Vec<WorkerEnd>,
 }
@@ -322,6 +324,7 @@ impl SchemaPool {
             batch: Batch::default(),
             mode: Mode::Idle,
             inline: SchemaFindings::new(cap),
+            tape: LineTape::default(),
             ended: Vec::new(),
         }
     }
@@ -371,7 +374,7 @@ impl SchemaPool {
             if matches!(self.mode, Mode::Threads(_)) {
                 self.stop_threads();
             }
-            batch.validate(&*self.check, &mut self.inline);
+            batch.validate(&*self.check, &mut self.tape, &mut self.inline);
             batch.clear();
             self.batch = batch;
         }
@@ -435,7 +438,8 @@ impl SchemaPool {
             self.dispatch();
         } else {
             // Threads are not worth starting for one last batch.
-            self.batch.validate(&*self.check, &mut self.inline);
+            self.batch
+                .validate(&*self.check, &mut self.tape, &mut self.inline);
             self.batch.clear();
         }
         self.stop_threads();
@@ -470,13 +474,16 @@ fn work(
     cap: usize,
 ) -> WorkerEnd {
     let mut found = SchemaFindings::new(cap);
+    let mut tape = LineTape::default();
     loop {
         // Only `recv` runs under the lock; a poisoned lock still guards a usable receiver.
         let next = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
         let Ok(mut batch) = next else {
             return WorkerEnd { found, panic: None };
         };
-        let validated = panic::catch_unwind(AssertUnwindSafe(|| batch.validate(check, &mut found)));
+        let validated = panic::catch_unwind(AssertUnwindSafe(|| {
+            batch.validate(check, &mut tape, &mut found);
+        }));
         if let Err(payload) = validated {
             return WorkerEnd {
                 found,
@@ -497,7 +504,7 @@ mod tests {
     struct Toy;
 
     impl LineCheck for Toy {
-        fn check(&self, text: LineText<'_>) -> Option<(FindingCode, String)> {
+        fn check(&self, text: LineText<'_>, _: &mut LineTape) -> Option<(FindingCode, String)> {
             let line = text.unwrap_or("");
             assert!(!line.contains("boom"), "the check exploded");
             line.contains("bad")
@@ -518,6 +525,63 @@ mod tests {
             };
             pool.push(n, text.as_bytes());
         }
+    }
+
+    #[test]
+    fn an_event_check_finds_what_value_validation_finds() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "required": ["type"],
+            "allOf": [{
+                "if": {"properties": {"type": {"const": "hit"}}, "required": ["type"]},
+                "then": {
+                    "properties": {
+                        "rank": {"type": "integer", "minimum": 0},
+                        "id": {"type": "string", "minLength": 2},
+                        "score": {"type": "number"},
+                        "tags": {"type": "array", "items": {"type": "string"}}
+                    },
+                    "required": ["rank", "id"]
+                }
+            }, {
+                "if": {"properties": {"type": {"const": "gone"}}, "required": ["type"]},
+                "then": {"required": ["id"], "properties": {"id": {"type": "string"}}}
+            }]
+        });
+        let validator = Arc::new(EventValidator::new(&schema).expect("compiles"));
+        let check = EventCheck::new(Arc::clone(&validator), schema);
+        check.prepare();
+        let lines: &[&[u8]] = &[
+            br#"{"type":"hit","rank":1,"id":"ab","score":0.5,"tags":["x"]}"#,
+            br#"{"type":"hit","rank":1,"id":"a\"b\\c\u00e9","tags":["\ud83e\udd80"]}"#,
+            br#"{"type":"hit","rank":-1,"id":"ab"}"#,
+            br#"{"type":"hit","rank":1.5,"id":"ab"}"#,
+            br#"{"type":"hit","rank":1,"id":"a"}"#,
+            br#"{"type":"hit","rank":1,"id":"ab","tags":[1]}"#,
+            br#"{"type":"hit","rank":1,"id":"ab","rank":"x"}"#,
+            br#"{"type":"hit","rank":"x","id":"ab","rank":1}"#,
+            br#"{"type":"gone","id":"x"}"#,
+            br#"{"type":"gone","id":5}"#,
+            br#"{"type":"other"}"#,
+            br#"{"type":"hit","rank":1,"id":"ab",}"#,
+            br#"{"type":"hit","rank":1,"id":"ab"} x"#,
+            b"{\"type\":\"hit\",\"rank\":1,\"id\":\"a\xffb\"}",
+            br#"[1,2]"#,
+        ];
+        let mut tape = LineTape::default();
+        let mut found = 0;
+        for line in lines {
+            let text = std::str::from_utf8(line).map_err(|_| *line);
+            let expected = line_problem(&validator, serde_json::from_slice(line));
+            found += usize::from(expected.is_some());
+            assert_eq!(
+                check.check(text, &mut tape),
+                expected,
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+        assert_eq!(found, 10);
     }
 
     #[test]
