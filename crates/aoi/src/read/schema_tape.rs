@@ -1006,7 +1006,10 @@ mod tests {
         let (buffer, capacity) = (tape.items.as_ptr(), tape.items.capacity());
         assert!(capacity >= 8, "{capacity}");
         assert!(tape.accepts(r#"{"type":"hit","n":2}"#));
-        assert_eq!((tape.items.as_ptr(), tape.items.capacity()), (buffer, capacity));
+        assert_eq!(
+            (tape.items.as_ptr(), tape.items.capacity()),
+            (buffer, capacity)
+        );
         assert!(tape.items.is_empty());
     }
 
