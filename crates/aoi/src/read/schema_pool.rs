@@ -4,6 +4,8 @@
 //! verifier does, so with a schema the verifier would run at the speed of that one step. The
 //! verifier stays single-owner and incremental: it copies the domain lines to validate into
 //! batches and hands them to a few worker threads, which parse, validate and keep their failures.
+//! When the workers are behind, the verifier's thread validates the batch itself instead of
+//! waiting, so there is one worker fewer than cores and no core idles or is oversubscribed.
 //! [`SchemaPool::finish`] joins them and returns the failures in line order, so the report is
 //! the one a single thread would write (the verifier merges them with its own findings).
 //!
@@ -38,15 +40,22 @@ pub(crate) const DEFAULT_BATCH_BYTES: usize = 256 * 1024;
 /// Most worker threads: beyond this the verifier's own thread cannot feed them.
 const MAX_WORKERS: usize = 4;
 
-/// Batches queued per worker before the verifier waits for one to be taken.
+/// Batches queued per worker before the verifier validates one itself.
 const QUEUED_PER_WORKER: usize = 2;
 
-/// Worker threads for this machine: one per available core, at least 1, at most [`MAX_WORKERS`].
+/// Worker threads for this machine: one per available core but the verifier's own, which
+/// validates too when the workers are behind; at least 1, at most [`MAX_WORKERS`].
+///
+/// On 2 cores this is 1 worker: 2 workers and the verifier's thread share 2 cores worse (the
+/// verifier, which feeds everything, is preempted), measured 0.54 against 0.65 of `aoi verify`'s
+/// throughput on the benchmark stream (`bench/verify_schema.sh`).
 pub(crate) fn default_workers() -> usize {
-    thread::available_parallelism()
-        .map(usize::from)
-        .unwrap_or(1)
-        .clamp(1, MAX_WORKERS)
+    workers_for(thread::available_parallelism().map_or(1, usize::from))
+}
+
+/// Worker threads for `cores` cores; see [`default_workers`].
+fn workers_for(cores: usize) -> usize {
+    cores.saturating_sub(1).clamp(1, MAX_WORKERS)
 }
 
 /// The message of an `EVENT_SCHEMA_INVALID` finding for `event`, or `None` when it is valid.
@@ -360,18 +369,19 @@ impl SchemaPool {
             self.mode = self.spawn();
         }
         let batch = std::mem::take(&mut self.batch);
-        let unsent = match &self.mode {
+        let (unsent, workers_gone) = match &self.mode {
             Mode::Threads(workers) => match workers.jobs.try_send(batch) {
-                Ok(()) => None,
-                // The queue is full: wait for a worker to take a batch.
-                Err(TrySendError::Full(batch)) => workers.jobs.send(batch).err().map(|e| e.0),
-                Err(TrySendError::Disconnected(batch)) => Some(batch),
+                Ok(()) => (None, false),
+                // The workers are behind: rather than wait for them, this thread validates the
+                // batch, so that no core idles while there is work.
+                Err(TrySendError::Full(batch)) => (Some(batch), false),
+                Err(TrySendError::Disconnected(batch)) => (Some(batch), true),
             },
-            Mode::Idle | Mode::Inline => Some(batch),
+            Mode::Idle | Mode::Inline => (Some(batch), false),
         };
         if let Some(mut batch) = unsent {
             // Every worker has stopped (a panic, handed back at `finish`): go on here.
-            if matches!(self.mode, Mode::Threads(_)) {
+            if workers_gone {
                 self.stop_threads();
             }
             batch.validate(&*self.check, &mut self.tape, &mut self.inline);
@@ -605,8 +615,12 @@ mod tests {
     fn a_panic_in_a_worker_is_resumed_by_finish_not_a_hang() {
         for workers in [1, 2, 4] {
             let mut pool = SchemaPool::new(toy_check(), workers, 16, 100);
-            feed(&mut pool, 3000, 5, Some(1234));
-            let outcome = panic::catch_unwind(AssertUnwindSafe(|| pool.finish()));
+            // The line may also be validated on this thread (the workers behind): then the
+            // panic is raised here directly.
+            let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+                feed(&mut pool, 3000, 5, Some(1234));
+                pool.finish()
+            }));
             let payload = outcome.expect_err("the worker's panic reaches the caller");
             let message = payload
                 .downcast_ref::<String>()
@@ -618,10 +632,20 @@ mod tests {
 
     #[test]
     fn a_pool_whose_workers_all_panicked_goes_on_inline_then_reports_the_panic() {
-        // With one worker dead early, every later batch is validated on this thread.
+        // The first batch goes to the one worker, which dies on it; once this thread sees the
+        // queue closed, every later batch is validated here.
         let mut pool = SchemaPool::new(toy_check(), 1, 1, 100);
-        feed(&mut pool, 2000, 3, Some(2));
+        pool.push(1, b"boom 1");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let mut n = 1;
+        while !matches!(pool.mode, Mode::Inline) && std::time::Instant::now() < deadline {
+            n += 1;
+            pool.push(n, format!("fine {n}").as_bytes());
+            thread::sleep(std::time::Duration::from_millis(1));
+        }
         assert!(matches!(pool.mode, Mode::Inline), "{:?}", pool.mode);
+        pool.push(n + 1, b"bad, and validated here");
+        assert_eq!(pool.inline.kept.last().map(|f| f.line), Some(n + 1));
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| pool.finish()));
         assert!(outcome.is_err());
     }
@@ -629,8 +653,67 @@ mod tests {
     #[test]
     fn a_dropped_pool_stops_its_workers() {
         let mut pool = SchemaPool::new(toy_check(), 2, 1, 100);
-        feed(&mut pool, 2000, 3, Some(700));
+        // Line 700 panics on a worker, or here if this thread validates it.
+        let _ = panic::catch_unwind(AssertUnwindSafe(|| feed(&mut pool, 2000, 3, Some(700))));
         drop(pool);
+    }
+
+    /// Fails lines containing `bad`; on a worker thread, waits until `open` first.
+    struct Gated {
+        open: Mutex<bool>,
+        opened: std::sync::Condvar,
+    }
+
+    impl LineCheck for Gated {
+        fn check(&self, text: LineText<'_>, _: &mut LineTape) -> Option<(FindingCode, String)> {
+            if thread::current()
+                .name()
+                .is_some_and(|n| n.starts_with("aoi-schema-"))
+            {
+                let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+                while !*open {
+                    open = self
+                        .opened
+                        .wait(open)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+            }
+            let line = text.unwrap_or("");
+            line.contains("bad")
+                .then(|| (FindingCode::EventSchemaInvalid, line.to_owned()))
+        }
+    }
+
+    #[test]
+    fn while_the_workers_are_busy_this_thread_validates_and_the_order_holds() {
+        let gated = Arc::new(Gated {
+            open: Mutex::new(false),
+            opened: std::sync::Condvar::new(),
+        });
+        let mut pool = SchemaPool::new(Arc::clone(&gated) as Arc<dyn LineCheck>, 1, 1, 1000);
+        // The worker holds the first batch, the queue the next ones: the rest is done here.
+        feed(&mut pool, 500, 7, None);
+        assert!(matches!(pool.mode, Mode::Threads(_)), "{:?}", pool.mode);
+        let here = pool.inline.kept.len();
+        assert!(
+            here >= 500 / 7 - 1,
+            "{here} findings validated on this thread"
+        );
+        *gated.open.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        gated.opened.notify_all();
+        let found = pool.finish();
+        let lines: Vec<u64> = found.kept.iter().map(|f| f.line).collect();
+        assert_eq!(lines, (1..=500 / 7).map(|i| i * 7).collect::<Vec<_>>());
+        assert_eq!(found.dropped, 0);
+    }
+
+    #[test]
+    fn one_worker_fewer_than_cores() {
+        assert_eq!(workers_for(1), 1);
+        assert_eq!(workers_for(2), 1);
+        assert_eq!(workers_for(3), 2);
+        assert_eq!(workers_for(5), 4);
+        assert_eq!(workers_for(64), MAX_WORKERS);
     }
 
     #[test]

@@ -133,14 +133,42 @@ fn has_repeated_key(items: &[Item<'_>]) -> bool {
         let Some(object) = TapeNode::new(items, at).as_object() else {
             return false;
         };
+        // Names are compared only when two of them fall on one bit of a cheap signature.
+        let mut seen = 0u64;
+        let distinct = object.members().all(|(name, _)| {
+            let bit = 1u64 << name_signature(name);
+            let new = seen & bit == 0;
+            seen |= bit;
+            new
+        });
+        if distinct {
+            return false;
+        }
         let mut members = object.members();
         while let Some((name, _)) = members.next() {
-            if members.clone().any(|(other, _)| other == name) {
+            let same = |(other, _): (&str, TapeNode<'_>)| {
+                other.len() == name.len()
+                    && other.as_bytes().first() == name.as_bytes().first()
+                    && other == name
+            };
+            if members.clone().any(same) {
                 return true;
             }
         }
         false
     })
+}
+
+/// A number below 64 from a member name's length and ends: equal names have equal signatures.
+fn name_signature(name: &str) -> u32 {
+    let bytes = name.as_bytes();
+    let byte = |i: Option<&u8>| u64::from(i.copied().unwrap_or(0));
+    let mixed = (bytes.len() as u64)
+        ^ byte(bytes.first()) << 8
+        ^ byte(bytes.get(1)) << 16
+        ^ byte(bytes.last()) << 24;
+    // The top 6 bits of a Fibonacci hash.
+    (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as u32
 }
 
 /// Reads one line onto a tape.
@@ -718,7 +746,9 @@ impl<'a> Array<'a, Tape> for TapeArray<'a> {
 }
 
 /// An event schema compiled for the tape, narrowed per event type like
-/// [`EventValidator`](crate::discover::schema::EventValidator).
+/// [`EventValidator`](crate::discover::schema::EventValidator); in each narrowed validator the
+/// type's own discriminator entry is settled (see [`settle_discriminator`]). Only validity is
+/// asked of it, never errors, so the narrower schema changes nothing the report shows.
 #[derive(Debug)]
 pub(crate) struct TapeValidator {
     whole: jsonschema::Validator<Tape>,
@@ -737,7 +767,8 @@ impl TapeValidator {
         };
         let whole = compile(schema)?;
         let mut by_type = Vec::new();
-        for (ty, narrow) in crate::discover::schema::narrowed_by_type(schema) {
+        for (ty, mut narrow) in crate::discover::schema::narrowed_by_type(schema) {
+            settle_discriminator(&mut narrow, &ty);
             by_type.push((ty, compile(&narrow)?));
         }
         Some(TapeValidator { whole, by_type })
@@ -755,6 +786,32 @@ impl TapeValidator {
             .and_then(|ty| self.by_type.iter().find(|(t, _)| t.as_str() == ty))
             .map_or(&self.whole, |(_, v)| v);
         validator.is_valid(root)
+    }
+}
+
+/// In `schema`, the validator for events of type `ty` only, replaces each top-level `allOf`
+/// entry `{"if": {"properties": {"type": {"const": ty}}, "required": ["type"]}, "then": S}` by
+/// `S`: the condition holds for every event it sees, so evaluating it is wasted.
+fn settle_discriminator(schema: &mut Value, ty: &str) {
+    let Some(Value::Array(rules)) = schema.get_mut("allOf") else {
+        return;
+    };
+    let holds = serde_json::json!({"properties": {"type": {"const": ty}}, "required": ["type"]});
+    for rule in rules {
+        let Value::Object(entry) = rule else {
+            continue;
+        };
+        let annotations_only = entry.keys().all(|k| {
+            matches!(
+                k.as_str(),
+                "if" | "then" | "$comment" | "title" | "description"
+            )
+        });
+        if annotations_only && entry.get("if") == Some(&holds) {
+            if let Some(then) = entry.remove("then") {
+                *rule = then;
+            }
+        }
     }
 }
 
@@ -873,6 +930,30 @@ mod tests {
         assert!(
             outcomes.iter().all(|&n| n > 40),
             "valid/invalid: {outcomes:?}"
+        );
+    }
+
+    #[test]
+    fn a_settled_discriminator_keeps_only_what_applies_to_the_type() {
+        let condition =
+            |ty: &str| json!({"properties": {"type": {"const": ty}}, "required": ["type"]});
+        let mut schema = json!({"allOf": [
+            {"if": condition("hit"), "then": {"required": ["rank"]}, "$comment": "hits"},
+            {"if": condition("other"), "then": {"required": ["id"]}},
+            {"if": condition("hit"), "then": {"required": ["id"]}, "else": false},
+            {"if": {"properties": {"type": {"const": "hit"}}}, "then": {"required": ["x"]}},
+            {"required": ["type"]}
+        ]});
+        settle_discriminator(&mut schema, "hit");
+        assert_eq!(
+            schema,
+            json!({"allOf": [
+                {"required": ["rank"]},
+                {"if": condition("other"), "then": {"required": ["id"]}},
+                {"if": condition("hit"), "then": {"required": ["id"]}, "else": false},
+                {"if": {"properties": {"type": {"const": "hit"}}}, "then": {"required": ["x"]}},
+                {"required": ["type"]}
+            ]})
         );
     }
 
