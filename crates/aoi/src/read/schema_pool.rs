@@ -95,7 +95,7 @@ pub(crate) struct EventCheck {
     validator: Arc<EventValidator>,
     /// The schema, for compiling `tape` when prepared.
     schema: Value,
-    tape: OnceLock<Option<TapeValidator>>,
+    tape: OnceLock<TapeValidator>,
     /// The tape validator panicked once: it is not trusted again.
     tape_failed: AtomicBool,
 }
@@ -118,7 +118,7 @@ impl LineCheck for EventCheck {
     }
 
     fn check(&self, text: LineText<'_>, tape: &mut LineTape) -> Option<(FindingCode, String)> {
-        if let (Ok(line), Some(Some(fast))) = (text, self.tape.get()) {
+        if let (Ok(line), Some(fast)) = (text, self.tape.get()) {
             // The tape only ever confirms a valid line. Should it fail in any way, even by a
             // panic in the validator, `Value` decides, and the tape is not used again.
             if !self.tape_failed.load(Ordering::Relaxed) {

@@ -19,6 +19,7 @@
 
 use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use jsonschema::json::{Array, Json, Node, NodeIdentity, Object};
 use jsonschema::{Draft, JsonType};
@@ -749,32 +750,62 @@ impl<'a> Array<'a, Tape> for TapeArray<'a> {
 /// [`EventValidator`](crate::discover::schema::EventValidator); in each narrowed validator the
 /// type's own discriminator entry is settled (see [`settle_discriminator`]). Only validity is
 /// asked of it, never errors, so the narrower schema changes nothing the report shows.
+///
+/// Each validator is compiled when a line first needs it: a stream of one domain event type
+/// compiles one, not one per type the schema names (framework types included, whose events the
+/// verifier checks itself), and the thread that reads the stream does not wait for any of them.
 #[derive(Debug)]
 pub(crate) struct TapeValidator {
-    whole: jsonschema::Validator<Tape>,
+    whole: Lazy,
     /// The narrowed validators, one per event type.
-    by_type: Vec<(String, jsonschema::Validator<Tape>)>,
+    by_type: Vec<(String, Lazy)>,
+}
+
+/// A schema and its validator, compiled on first use; `None` if it does not compile.
+#[derive(Debug)]
+struct Lazy {
+    schema: Value,
+    compiled: OnceLock<Option<jsonschema::Validator<Tape>>>,
+}
+
+impl Lazy {
+    fn new(schema: Value) -> Lazy {
+        Lazy {
+            schema,
+            compiled: OnceLock::new(),
+        }
+    }
+
+    fn get(&self) -> Option<&jsonschema::Validator<Tape>> {
+        self.compiled
+            .get_or_init(|| {
+                jsonschema::options_for::<Tape>()
+                    .with_draft(Draft::Draft202012)
+                    .build(&self.schema)
+                    .ok()
+            })
+            .as_ref()
+    }
 }
 
 impl TapeValidator {
-    /// Compiles `schema` as JSON Schema 2020-12, or `None` if it does not compile.
-    pub(crate) fn new(schema: &Value) -> Option<TapeValidator> {
-        let compile = |schema: &Value| {
-            jsonschema::options_for::<Tape>()
-                .with_draft(Draft::Draft202012)
-                .build(schema)
-                .ok()
-        };
-        let whole = compile(schema)?;
-        let mut by_type = Vec::new();
-        for (ty, mut narrow) in crate::discover::schema::narrowed_by_type(schema) {
-            settle_discriminator(&mut narrow, &ty);
-            by_type.push((ty, compile(&narrow)?));
+    /// Prepares `schema` to be compiled as JSON Schema 2020-12, whole and narrowed per type.
+    pub(crate) fn new(schema: &Value) -> TapeValidator {
+        let by_type = crate::discover::schema::narrowed_by_type(schema)
+            .into_iter()
+            .map(|(ty, mut narrow)| {
+                settle_discriminator(&mut narrow, &ty);
+                (ty, Lazy::new(narrow))
+            })
+            .collect();
+        TapeValidator {
+            whole: Lazy::new(schema.clone()),
+            by_type,
         }
-        Some(TapeValidator { whole, by_type })
     }
 
-    /// True when the line on `tape` is valid; `false` may also mean the tape cannot tell.
+    /// True when the line on `tape` is valid; `false` may also mean the tape cannot tell (its
+    /// schema does not compile for the tape).
     pub(crate) fn is_valid(&self, tape: &[Item<'_>]) -> bool {
         let root = TapeNode::root(tape);
         let ty = root
@@ -785,7 +816,7 @@ impl TapeValidator {
         let validator = ty
             .and_then(|ty| self.by_type.iter().find(|(t, _)| t.as_str() == ty))
             .map_or(&self.whole, |(_, v)| v);
-        validator.is_valid(root)
+        validator.get().is_some_and(|v| v.is_valid(root))
     }
 }
 
@@ -913,7 +944,7 @@ mod tests {
         let mut tape = LineTape::default();
         let mut outcomes = [0; 2];
         for schema in schemas() {
-            let on_tape = TapeValidator::new(&schema).expect("compiles for the tape");
+            let on_tape = TapeValidator::new(&schema);
             let on_value = jsonschema::draft202012::new(&schema).expect("compiles");
             for line in LINES {
                 let value: Value = serde_json::from_str(line).expect("valid JSON");
@@ -955,6 +986,36 @@ mod tests {
                 {"required": ["type"]}
             ]})
         );
+    }
+
+    #[test]
+    fn only_the_validators_lines_need_are_compiled() {
+        let schema = &schemas()[1];
+        let on_tape = TapeValidator::new(schema);
+        fn compiled(v: &TapeValidator) -> Vec<&str> {
+            let mut names: Vec<&str> = v
+                .by_type
+                .iter()
+                .filter(|(_, lazy)| lazy.compiled.get().is_some())
+                .map(|(ty, _)| ty.as_str())
+                .collect();
+            if v.whole.compiled.get().is_some() {
+                names.push("(whole)");
+            }
+            names
+        }
+        assert_eq!(on_tape.by_type.len(), 1);
+        assert!(compiled(&on_tape).is_empty());
+        let mut tape = LineTape::default();
+        let hit = r#"{"type":"hit","rank":1,"id":"ab"}"#;
+        assert_eq!(tape.with_line(hit, |doc| on_tape.is_valid(doc)), Some(true));
+        assert_eq!(compiled(&on_tape), ["hit"]);
+        let other = r#"{"type":"other"}"#;
+        assert_eq!(
+            tape.with_line(other, |doc| on_tape.is_valid(doc)),
+            Some(true)
+        );
+        assert_eq!(compiled(&on_tape), ["hit", "(whole)"]);
     }
 
     #[test]
@@ -1164,7 +1225,7 @@ mod tests {
             let mut tape = LineTape::default();
             proptest::prop_assert_eq!(tape.value(&line), Some(value.clone()), "{}", line);
             for schema in schemas() {
-                let on_tape = TapeValidator::new(&schema).expect("compiles for the tape");
+                let on_tape = TapeValidator::new(&schema);
                 let on_value = jsonschema::draft202012::new(&schema).expect("compiles");
                 let got = tape.with_line(&line, |doc| on_tape.is_valid(doc));
                 proptest::prop_assert_eq!(got, Some(on_value.is_valid(&value)));
