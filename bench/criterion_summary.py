@@ -15,6 +15,7 @@ import sys
 TARGETS = [
     # (group, candidate, baseline, minimum ratio)
     ("verify", "aoi_verifier", "serde_json_ignored_any", 0.70),
+    ("verify", "aoi_verifier_schema", "aoi_verifier", 0.50),
     ("emit", "aoi_emitter", "serde_json_bufwriter", 0.85),
 ]
 

@@ -10,6 +10,9 @@
 //!   slice does not;
 //! - `verify/aoi_verifier`: `Verifier::verify_reader` over the same bytes through `LineReader`.
 //!   Target: at least 70% of `serde_json_ignored_any`.
+//! - `verify/aoi_verifier_schema`: the same with every event also validated against the
+//!   stream's published event schema (`Verifier::with_compiled`, the schema compiled once, as
+//!   `aoi verify --schema` does on worker threads). Target: at least 50% of `aoi_verifier`.
 //! - `emit/serde_json_bufwriter`: `serde_json::to_writer` of structs that already carry `type`
 //!   and the `aoi` envelope, into a `BufWriter<io::Sink>`, plus `\n`;
 //! - `emit/aoi_emitter`: the `Emitter` writing the same events into `io::sink()`.
@@ -23,9 +26,10 @@ use std::hint::black_box;
 use std::io::{self, BufWriter, Write};
 use std::time::Duration;
 
+use aoi::read::{CompiledSchema, LineReader};
 use aoi::{
-    Code, DomainEvent, Emitter, Identity, Outcome, Progress, Verdict, Verifier, VerifyOptions,
-    Warning,
+    Code, DomainEvent, Emitter, EventSchema, FindingCode, Identity, Outcome, Progress, Verdict,
+    Verifier, VerifyOptions, Warning,
 };
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde::Serialize;
@@ -69,7 +73,7 @@ const SENTENCES: [&str; 12] = [
 ];
 
 /// The domain event as a tool defines it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 struct Hit {
     rank: u64,
     id: String,
@@ -299,7 +303,55 @@ fn bench_verify(c: &mut Criterion) {
             report
         })
     });
+    let schema = event_schema();
+    check_schema_applies(&stream, &schema);
+    g.bench_function("aoi_verifier_schema", |b| {
+        b.iter(|| {
+            let report = verify_with_schema(black_box(&stream[..]), &schema);
+            debug_assert_eq!(report.verdict, Verdict::Succeeded);
+            report
+        })
+    });
     g.finish();
+}
+
+/// The event schema a tool built on the SDK publishes for the stream: its identity and `hit`.
+fn event_schema() -> CompiledSchema {
+    let identity = Identity::new(TOOL, TOOL_VERSION, SCHEMA_NAME, SCHEMA_VERSION);
+    let schema = EventSchema::new(&identity, "https://schemas.example.com/outline")
+        .domain_event_named::<Hit>(Hit::TYPE)
+        .build()
+        .unwrap();
+    CompiledSchema::new(&schema).unwrap()
+}
+
+/// Verifies `stream` as `aoi verify --schema` does.
+fn verify_with_schema(stream: &[u8], schema: &CompiledSchema) -> aoi::Report {
+    let mut verifier = Verifier::new(VerifyOptions::default()).with_compiled(schema);
+    let mut reader = LineReader::new(stream);
+    while let Some(frame) = reader.next().unwrap() {
+        verifier.frame(frame);
+    }
+    verifier.finish(None)
+}
+
+/// The stream passes the schema, and a copy with one `hit` broken (its `rank` a string) does
+/// not: the benchmark measures validation that happens.
+fn check_schema_applies(stream: &[u8], schema: &CompiledSchema) {
+    let report = verify_with_schema(stream, schema);
+    assert_eq!(report.verdict, Verdict::Succeeded, "{:?}", report.findings);
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    let text = std::str::from_utf8(stream).unwrap();
+    let broken = text.replacen("\"rank\":777,", "\"rank\":\"777\",", 1);
+    assert_ne!(broken, text, "the stream has a hit of rank 777");
+    let report = verify_with_schema(broken.as_bytes(), schema);
+    let codes: Vec<FindingCode> = report.findings.iter().map(|f| f.code).collect();
+    assert_eq!(
+        codes,
+        [FindingCode::EventSchemaInvalid],
+        "{:?}",
+        report.findings
+    );
 }
 
 /// Every `PROGRESS_EVERY`-th event is preceded by an `aoi:progress`, every `WARNING_EVERY`-th
