@@ -267,14 +267,22 @@ impl App {
     }
 
     /// A [`CommandSpec`] naming no leaf command of `root`.
+    ///
+    /// It runs at every start, so it walks the unbuilt definition by canonical names (no clone,
+    /// no build); the list of commands is made only for the error.
     fn commands_problem(&self, root: &clap::Command) -> Option<ErrorEvent> {
-        let mut built = root.clone();
-        built.build();
-        let paths = crate::discover::input_schema::command_paths(&built);
-        let unknown = self
-            .specs
-            .iter()
-            .find(|s| !paths.iter().any(|p| p == s.name()))?;
+        let is_leaf = |path: &str| {
+            let mut cmd = root;
+            for part in path.split_whitespace() {
+                match cmd.get_subcommands().find(|c| c.get_name() == part) {
+                    Some(sub) if !sub.is_hide_set() => cmd = sub,
+                    _ => return false,
+                }
+            }
+            !std::ptr::eq(cmd, root) && !cmd.has_subcommands()
+        };
+        let unknown = self.specs.iter().find(|s| !is_leaf(s.name()))?;
+        let paths = crate::discover::input_schema::command_paths(root);
         Some(ErrorEvent::new(
             Category::Internal,
             Code::from_static("COMMAND_SPEC_UNKNOWN"),
@@ -750,6 +758,13 @@ mod tests {
             .command(CommandSpec::new("auth login"))
             .check::<Notes>()
             .is_ok());
+        // A group is no command to run, and neither is nothing.
+        for name in ["auth", ""] {
+            assert!(app()
+                .command(CommandSpec::new(name))
+                .check::<Notes>()
+                .is_err());
+        }
     }
 
     #[test]
