@@ -267,7 +267,7 @@ fn lint_exit(report: &Report, allow_incomplete: bool) -> u8 {
 
 fn machine_run(report: &Report, allow_incomplete: bool) -> ExitCode {
     let wanted = lint_exit(report, allow_incomplete);
-    let code = Harness::new(machine::emitter("lint")).run(|out| {
+    Harness::new(machine::emitter("lint")).run(|out| {
         for r in &report.results {
             let info = r.check.info();
             let (ok, severity) = match r.outcome {
@@ -331,14 +331,8 @@ fn machine_run(report: &Report, allow_incomplete: bool) -> ExitCode {
         let outcome = if wanted == exit_code::OK {
             Outcome::success()
         } else {
-            Outcome::failed()
+            Outcome::failed().exit_code(wanted)
         };
         Ok(outcome.property("results", serde_json::to_value(totals).unwrap_or_default()))
-    });
-    // The harness ends a failed outcome with 1; an incomplete run has its own status.
-    if wanted == INCOMPLETE && code == ExitCode::from(exit_code::FAILURE) {
-        ExitCode::from(INCOMPLETE)
-    } else {
-        code
-    }
+    })
 }

@@ -87,6 +87,7 @@ pub struct Outcome {
     caused_by: Option<CausedBy>,
     upstream: Option<Upstream>,
     properties: Option<Map<String, Value>>,
+    exit_code: Option<u8>,
 }
 
 impl Outcome {
@@ -100,6 +101,7 @@ impl Outcome {
             caused_by: None,
             upstream: None,
             properties: None,
+            exit_code: None,
         }
     }
 
@@ -161,6 +163,15 @@ impl Outcome {
     /// Records the direct upstream's identity (§13.1).
     pub fn upstream(mut self, upstream: Upstream) -> Outcome {
         self.upstream = Some(upstream);
+        self
+    }
+
+    /// The exit status of this failure when the tool documents its own (`aoi lint` exits 2 when
+    /// checks could not run, §6 lets a tool define its codes): used for an `ok:false` summary
+    /// unless a process-scope error or `reason:"denied"` decides the status; ignored for a
+    /// success, which is 0.
+    pub fn exit_code(mut self, code: u8) -> Outcome {
+        self.exit_code = Some(code);
         self
     }
 
@@ -457,6 +468,7 @@ impl<W: Write> Core<W> {
             caused_by,
             upstream,
             properties,
+            exit_code: stated_exit,
         } = outcome;
         // A process-scope error ends the run: success after one would be a lie (§9.1); so does
         // a failed upstream (§13.1), whichever way the body ended.
@@ -477,6 +489,8 @@ impl<W: Write> Core<W> {
             exit_code::NO_PERM
         } else if let Some(category) = self.first_process_error {
             category.exit_code()
+        } else if let Some(code) = stated_exit.filter(|c| *c != exit_code::OK) {
+            code
         } else {
             match reason {
                 Some(Reason::Cancelled) => exit_code::SIGINT,

@@ -1010,6 +1010,29 @@ fn drive_returns_the_outcome_exit_code() {
     verified(&e.into_writer());
 }
 
+#[test]
+fn a_failure_may_state_the_tools_own_exit_code_but_a_process_error_decides_first() {
+    let mut e = start();
+    assert_eq!(drive(&mut e, |_| Ok(Outcome::failed().exit_code(2))), 2);
+    verified(&e.into_writer());
+    // A success is 0, whatever is stated.
+    let mut e = start();
+    assert_eq!(drive(&mut e, |_| Ok(Outcome::success().exit_code(2))), 0);
+    verified(&e.into_writer());
+    // A process-scope error ended the run: its category's code (io: 74).
+    let mut e = start();
+    let code = drive(&mut e, |out| {
+        out.error(&ErrorEvent::new(
+            Category::Io,
+            Code::from_static("DISK"),
+            "disk gone",
+        ))?;
+        Ok(Outcome::failed().exit_code(2))
+    });
+    assert_eq!(code, 74);
+    verified(&e.into_writer());
+}
+
 // ---------------------------------------------------------------------------------------------
 // drive: lost stdout
 
