@@ -5,7 +5,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use aoi::read::{decode, Event, Frame, Framer, Level, ProcessEnd};
+use aoi::read::{decode_object, Event, Frame, Framer, Level, LineKind, ProcessEnd};
 use aoi::wire::FrameworkEvent;
 use aoi::{Category, Code, ErrorEvent, Verdict, Verifier, VerifyOptions};
 use serde_json::{json, Map, Value};
@@ -172,14 +172,24 @@ pub async fn run(
                     framer.push(&chunk[..n]);
                     // Complete lines only: a cut last line is never a line (§2).
                     while let Some(frame) = framer.next_frame() {
-                        verifier.frame(frame);
+                        // The verifier parses framework lines and only scans domain ones; the
+                        // result needs each event as a JSON value, parsed here once.
+                        let kind = verifier.frame(frame);
                         let Frame::Line { bytes: line, .. } = frame else { continue };
-                        let Ok(decoded) = decode(line) else { continue };
-                        let Ok(raw) = serde_json::from_slice::<Value>(line) else { continue };
-                        match decoded.event {
-                            Event::Meta(_) => {}
-                            Event::Summary(_) => summary = Some(raw),
-                            Event::Progress(p) => {
+                        if kind == LineKind::Invalid {
+                            continue;
+                        }
+                        let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(line) else { continue };
+                        if kind != LineKind::Framework {
+                            events.push(Value::Object(object));
+                            continue;
+                        }
+                        let decoded = decode_object(object.clone());
+                        let raw = Value::Object(object);
+                        match decoded.map(|d| d.event) {
+                            Ok(Event::Meta(_)) => {}
+                            Ok(Event::Summary(_)) => summary = Some(raw),
+                            Ok(Event::Progress(p)) => {
                                 progress(ProgressUpdate {
                                     progress: p.completed.map_or(0.0, |c| c as f64),
                                     total: p.total.map(|t| t as f64),
@@ -187,11 +197,14 @@ pub async fn run(
                                 });
                                 events.push(raw);
                             }
-                            Event::Error(e) => {
+                            Ok(Event::Error(e)) => {
                                 errors.push(e);
                                 events.push(raw);
                             }
-                            _ => events.push(raw),
+                            Ok(_) => events.push(raw),
+                            // A framework event that breaks its shape is the verifier's finding,
+                            // not a result.
+                            Err(_) => {}
                         }
                     }
                 }

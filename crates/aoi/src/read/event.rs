@@ -94,7 +94,13 @@ pub enum DecodeError {
 
 /// Decodes one line (without its `\n`).
 pub fn decode(line: &[u8]) -> Result<Decoded, DecodeError> {
-    let (mut decoded, wire_category) = decode_keeping_category(line)?;
+    decode_object(serde_json::from_slice(line)?)
+}
+
+/// [`decode`] for an event already parsed into an object (its `type` and `aoi` included), so
+/// a consumer that holds the object does not parse the line again.
+pub fn decode_object(fields: Map<String, Value>) -> Result<Decoded, DecodeError> {
+    let (mut decoded, wire_category) = decode_fields(fields)?;
     if let (Event::Error(error), Some(wire)) = (&mut decoded.event, wire_category) {
         error
             .details
@@ -110,7 +116,10 @@ pub fn decode(line: &[u8]) -> Result<Decoded, DecodeError> {
 pub(crate) fn decode_keeping_category(
     line: &[u8],
 ) -> Result<(Decoded, Option<String>), DecodeError> {
-    let mut fields: Map<String, Value> = serde_json::from_slice(line)?;
+    decode_fields(serde_json::from_slice(line)?)
+}
+
+fn decode_fields(mut fields: Map<String, Value>) -> Result<(Decoded, Option<String>), DecodeError> {
     let ty = match fields.remove("type") {
         Some(Value::String(ty)) => ty,
         _ => return Err(DecodeError::NoType),
@@ -165,6 +174,24 @@ fn route_unknown_category(fields: &mut Map<String, Value>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_object_already_parsed_decodes_as_its_line_does() {
+        for line in [
+            &br#"{"type":"aoi:error","aoi":{"seq":1,"run":"R"},"category":"quota","code":"Q","message":"m","retryable":false}"#[..],
+            br#"{"type":"aoi:summary","ok":false,"reason":"failed","caused_by":{"category":"x","code":"C","retryable":true}}"#,
+            br#"{"type":"hit","aoi":{"seq":2,"run":"R"},"rank":1}"#,
+            br#"{"type":"aoi:later","x":1}"#,
+        ] {
+            let object: Map<String, Value> = serde_json::from_slice(line).unwrap();
+            let (a, b) = (decode(line).unwrap(), decode_object(object).unwrap());
+            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        }
+        assert!(matches!(
+            decode_object(Map::new()),
+            Err(DecodeError::NoType)
+        ));
+    }
 
     #[test]
     fn decodes_framework_and_domain_events_ignoring_unknown_fields() {

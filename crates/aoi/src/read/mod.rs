@@ -16,7 +16,7 @@ mod upstream;
 mod verify;
 
 pub use consumer::{process_end, Completion, Conclusion, Session};
-pub use event::{decode, DecodeError, Decoded, Event};
+pub use event::{decode, decode_object, DecodeError, Decoded, Event};
 pub use finding::{Finding, FindingCode, Level};
 pub use framing::{complete_lines, Frame, Framer, LineReader, DEFAULT_MAX_LINE};
 pub use head::{parse_head, Head, NotObject};

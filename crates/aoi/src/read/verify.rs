@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::event::{decode, Decoded, Event};
+use super::event::{decode, decode_object, Decoded, Event};
 use super::finding::{Finding, FindingCode, Level};
 use super::framing::{Frame, LineReader};
 use super::head::Head;
@@ -478,6 +478,14 @@ impl Verifier {
         } else {
             fields
         };
+        // The one typed decode a framework line gets, from the fields already parsed: for the
+        // events kept and for the first process-scope error.
+        let wanted = self.opts.keep_events || (ty == "aoi:error" && self.process_error.is_none());
+        let decoded = if wanted {
+            decode_object(fields.clone()).ok()
+        } else {
+            None
+        };
         let process_errors = self.process_errors;
         match ty.as_str() {
             "aoi:meta" => self.meta(number, fields),
@@ -488,19 +496,22 @@ impl Verifier {
             _ => {}
         }
         if self.process_errors > process_errors && self.process_error.is_none() {
-            if let Ok(Decoded {
+            if let Some(Decoded {
                 event: Event::Error(e),
                 ..
-            }) = decode(bytes)
+            }) = &decoded
             {
-                self.process_error = Some(e);
+                self.process_error = Some(e.clone());
             }
         }
-        self.keep(bytes);
+        if let (true, Some(decoded)) = (self.opts.keep_events, decoded) {
+            self.events.push(decoded.event);
+        }
         LineKind::Framework
     }
 
-    /// Keeps the event on this line, decoded, when the caller asked for the events.
+    /// Keeps the event on a line the verifier did not parse (a domain event, an unknown
+    /// framework type), decoded, when the caller asked for the events.
     fn keep(&mut self, bytes: &[u8]) {
         if self.opts.keep_events {
             if let Ok(decoded) = decode(bytes) {
