@@ -57,6 +57,24 @@ fn target(fault: Option<u8>) -> PathBuf {
     path
 }
 
+/// A variant of the conforming shell tool `sh-leak-env.sh`, written to the scratch directory
+/// as `name`: each `(from, to)` replaced (every `from` must be there), executable.
+fn sh_variant(name: &str, replacements: &[(&str, &str)]) -> PathBuf {
+    let mut source = std::fs::read_to_string(corpus("sh-leak-env.sh")).unwrap();
+    for (from, to) in replacements {
+        assert!(
+            source.contains(from),
+            "{name}: `{from}` is not in sh-leak-env.sh"
+        );
+        source = source.replace(from, to);
+    }
+    let tool = scratch().join(name);
+    std::fs::write(&tool, source).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    tool
+}
+
 fn corpus(script: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/lint-corpus")
@@ -382,23 +400,20 @@ fn a_shell_tool_leaking_an_env_secret_fails_check_9() {
 fn checks_that_could_not_run_are_no_pass_they_exit_2_unless_allowed() {
     // A conforming tool that gives no example: lint cannot exercise `ping`, and must not let
     // CI go green on checks that never ran.
-    let source = std::fs::read_to_string(corpus("sh-leak-env.sh")).unwrap();
-    // `ping` needs a `--host` it does not exemplify; lint cannot make one up.
-    let quiet = source
-        .replace(r#","examples":[["ping"]]"#, "")
-        .replace(
-            r#""properties":{},"additionalProperties":false"#,
-            r#""properties":{"host":{"type":"string"}},"required":["host"],"additionalProperties":false"#,
-        )
-        .replace(
-            r#"echo "$TOOL: calling the service with key ${API_KEY:-none}" >&2"#,
-            r#"echo "error: ping needs --host" >&2; exit 64"#,
-        );
-    assert_ne!(quiet, source);
-    let tool = scratch().join("sh-no-example.sh");
-    std::fs::write(&tool, quiet).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tool = sh_variant(
+        "sh-no-example.sh",
+        &[
+            (r#","examples":[["ping"]]"#, ""),
+            (
+                r#""properties":{},"additionalProperties":false"#,
+                r#""properties":{"host":{"type":"string"}},"required":["host"],"additionalProperties":false"#,
+            ),
+            (
+                r#"echo "$TOOL: calling the service with key ${API_KEY:-none}" >&2"#,
+                r#"echo "error: ping needs --host" >&2; exit 64"#,
+            ),
+        ],
+    );
     let path = tool.to_str().unwrap();
 
     let rows = lint(&tool, &[]);
@@ -422,21 +437,19 @@ fn checks_that_could_not_run_are_no_pass_they_exit_2_unless_allowed() {
 #[test]
 fn a_schema_that_needs_the_network_fails_discovery_and_is_never_used_vacuously() {
     // §3.2: discovery must not need the network, and a $ref outside the document would.
-    let source = std::fs::read_to_string(corpus("sh-leak-env.sh")).unwrap();
-    let remote = source
-        .replace(
-            r#""properties":{"type":{"type":"string"}},"x-aoi""#,
-            r#""properties":{"type":{"type":"string"}},"allOf":[{"$ref":"https://schemas.example.com/remote.json"}],"x-aoi""#,
-        )
-        .replace(
-            r#"echo "$TOOL: calling the service with key ${API_KEY:-none}" >&2"#,
-            ":",
-        );
-    assert_ne!(remote, source);
-    let tool = scratch().join("sh-remote-ref.sh");
-    std::fs::write(&tool, remote).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tool = sh_variant(
+        "sh-remote-ref.sh",
+        &[
+            (
+                r#""properties":{"type":{"type":"string"}},"x-aoi""#,
+                r#""properties":{"type":{"type":"string"}},"allOf":[{"$ref":"https://schemas.example.com/remote.json"}],"x-aoi""#,
+            ),
+            (
+                r#"echo "$TOOL: calling the service with key ${API_KEY:-none}" >&2"#,
+                ":",
+            ),
+        ],
+    );
     let rows = lint(&tool, &[]);
     let of = |check: u64| {
         rows.iter()
@@ -454,21 +467,19 @@ fn a_schema_that_needs_the_network_fails_discovery_and_is_never_used_vacuously()
 
 #[test]
 fn a_command_capabilities_lists_but_the_tool_lacks_fails_check_1() {
-    let source = std::fs::read_to_string(corpus("sh-leak-env.sh")).unwrap();
-    let ghost = source
-        .replace(
-            r#"{"name":"schema","read_only":true}"#,
-            r#"{"name":"pong","read_only":true,"event_types":["pong"],"examples":[["pong"]]},{"name":"schema","read_only":true}"#,
-        )
-        .replace(
-            r#"echo "$TOOL: calling the service with key ${API_KEY:-none}" >&2"#,
-            ":",
-        );
-    assert_ne!(ghost, source);
-    let tool = scratch().join("sh-ghost-command.sh");
-    std::fs::write(&tool, ghost).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tool = sh_variant(
+        "sh-ghost-command.sh",
+        &[
+            (
+                r#"{"name":"schema","read_only":true}"#,
+                r#"{"name":"pong","read_only":true,"event_types":["pong"],"examples":[["pong"]]},{"name":"schema","read_only":true}"#,
+            ),
+            (
+                r#"echo "$TOOL: calling the service with key ${API_KEY:-none}" >&2"#,
+                ":",
+            ),
+        ],
+    );
     let rows = lint(&tool, &["--check", "1"]);
     let of = |command: &str| {
         rows.iter()
@@ -489,21 +500,19 @@ fn a_violation_in_the_stream_of_a_probe_counts_against_its_check_once() {
     // The base run is clean; the run lint makes with canary credentials in the environment
     // (check 9) gets a summary whose event_count is off by one. The verifier sees it, and check
     // 15 fails for `ping` with that probe as evidence (it is not check 9's business).
-    let source = std::fs::read_to_string(corpus("sh-leak-env.sh")).unwrap();
-    let probe_only = source
-        .replace(
-            r#"echo "$TOOL: calling the service with key ${API_KEY:-none}" >&2"#,
-            r#"ec=3; [ -n "${API_KEY:-}" ] && ec=4"#,
-        )
-        .replace(
-            r#""event_count":3,"count":1,"warning_count":0,"error_count":0,"partial":false,"truncated":false,%s}\n' "$run" "$IDENT""#,
-            r#""event_count":%s,"count":1,"warning_count":0,"error_count":0,"partial":false,"truncated":false,%s}\n' "$run" "$ec" "$IDENT""#,
-        );
-    assert!(probe_only.contains(r#""$ec""#));
-    let tool = scratch().join("sh-probe-violation.sh");
-    std::fs::write(&tool, probe_only).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tool = sh_variant(
+        "sh-probe-violation.sh",
+        &[
+            (
+                r#"echo "$TOOL: calling the service with key ${API_KEY:-none}" >&2"#,
+                r#"ec=3; [ -n "${API_KEY:-}" ] && ec=4"#,
+            ),
+            (
+                r#""event_count":3,"count":1,"warning_count":0,"error_count":0,"partial":false,"truncated":false,%s}\n' "$run" "$IDENT""#,
+                r#""event_count":%s,"count":1,"warning_count":0,"error_count":0,"partial":false,"truncated":false,%s}\n' "$run" "$ec" "$IDENT""#,
+            ),
+        ],
+    );
     let rows = lint(&tool, &[]);
     let failed: Vec<&Row> = rows.iter().filter(|r| r.outcome == "fail").collect();
     assert_eq!(failed.len(), 1, "{failed:#?}");
@@ -522,16 +531,13 @@ fn a_violation_in_the_stream_of_a_probe_counts_against_its_check_once() {
 fn a_stream_cut_by_lints_own_bound_is_never_blamed_on_the_tool() {
     // `ping` writes about 10 MiB of events, more than the 8 MiB lint keeps of a run: the cut
     // is lint's, so the stream checks could not run; none fails.
-    let source = std::fs::read_to_string(corpus("sh-leak-env.sh")).unwrap();
-    let flood = source.replace(
-        r#"echo "$TOOL: calling the service with key ${API_KEY:-none}" >&2"#,
-        r#"[ "$output" = human ] || yes '{"type":"pong","aoi":{"seq":1,"run":"R"},"id":"pong-1","pad":"................................................................................................"}' | head -n 70000"#,
+    let tool = sh_variant(
+        "sh-flood.sh",
+        &[(
+            r#"echo "$TOOL: calling the service with key ${API_KEY:-none}" >&2"#,
+            r#"[ "$output" = human ] || yes '{"type":"pong","aoi":{"seq":1,"run":"R"},"id":"pong-1","pad":"................................................................................................"}' | head -n 70000"#,
+        )],
     );
-    assert_ne!(flood, source);
-    let tool = scratch().join("sh-flood.sh");
-    std::fs::write(&tool, flood).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
     let rows = lint(&tool, &["--command", "ping"]);
     let failed: Vec<&Row> = rows.iter().filter(|r| r.outcome == "fail").collect();
     assert!(failed.is_empty(), "{failed:#?}");
