@@ -40,34 +40,22 @@ pub struct Captured {
 impl Captured {
     /// Every `aoi:meta`, in order (a conforming stream has at most one).
     pub fn metas(&self) -> impl Iterator<Item = &Meta> {
-        self.events.iter().filter_map(|e| match e {
-            Event::Meta(m) => Some(m),
-            _ => None,
-        })
+        self.events.iter().filter_map(Event::as_meta)
     }
 
     /// Every `aoi:summary`, in order (a conforming stream has at most one).
     pub fn summaries(&self) -> impl Iterator<Item = &Summary> {
-        self.events.iter().filter_map(|e| match e {
-            Event::Summary(s) => Some(s),
-            _ => None,
-        })
+        self.events.iter().filter_map(Event::as_summary)
     }
 
     /// The `aoi:error` events, in order.
     pub fn errors(&self) -> impl Iterator<Item = &ErrorEvent> {
-        self.events.iter().filter_map(|e| match e {
-            Event::Error(e) => Some(e),
-            _ => None,
-        })
+        self.events.iter().filter_map(Event::as_error)
     }
 
     /// The `aoi:warning` events, in order.
     pub fn warnings(&self) -> impl Iterator<Item = &Warning> {
-        self.events.iter().filter_map(|e| match e {
-            Event::Warning(w) => Some(w),
-            _ => None,
-        })
+        self.events.iter().filter_map(Event::as_warning)
     }
 
     /// The number of `aoi:plan` events.
@@ -80,10 +68,7 @@ impl Captured {
 
     /// The domain events' fields (without `type` and `aoi`), in order.
     pub fn domain(&self) -> impl Iterator<Item = &Map<String, Value>> {
-        self.events.iter().filter_map(|e| match e {
-            Event::Domain { fields, .. } => Some(fields),
-            _ => None,
-        })
+        self.events.iter().filter_map(Event::domain_fields)
     }
 
     /// The summary, when the stream has one (the last).

@@ -71,6 +71,46 @@ impl Event {
             Event::UnknownFramework { ty, .. } | Event::Domain { ty, .. } => ty,
         }
     }
+
+    /// The `aoi:meta`, when this is one: `events.iter().filter_map(Event::as_meta)`.
+    pub fn as_meta(&self) -> Option<&Meta> {
+        match self {
+            Event::Meta(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The `aoi:summary`, when this is one.
+    pub fn as_summary(&self) -> Option<&Summary> {
+        match self {
+            Event::Summary(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The `aoi:error`, when this is one.
+    pub fn as_error(&self) -> Option<&ErrorEvent> {
+        match self {
+            Event::Error(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The `aoi:warning`, when this is one.
+    pub fn as_warning(&self) -> Option<&Warning> {
+        match self {
+            Event::Warning(w) => Some(w),
+            _ => None,
+        }
+    }
+
+    /// A domain event's fields (without `type` and `aoi`), when this is one.
+    pub fn domain_fields(&self) -> Option<&Map<String, Value>> {
+        match self {
+            Event::Domain { fields, .. } => Some(fields),
+            _ => None,
+        }
+    }
 }
 
 /// Why a line could not be decoded.
