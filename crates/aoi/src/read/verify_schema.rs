@@ -63,7 +63,8 @@ impl Verifier {
     /// Also validates every event against `schema`, a tool's published event schema (its
     /// `x-aoi.schema_name`/`schema_version` are compared with the stream's meta, §5).
     ///
-    /// Past the first 256 KiB of domain events, they are validated on up to 4 worker threads;
+    /// Past the first 256 KiB of domain events, they are validated on worker threads (one
+    /// fewer than cores, at most 4), and on the verifier's own thread when the workers are behind;
     /// [`Verifier::finish`] waits for them, and the report is the one a single thread writes.
     pub fn with_schema(
         self,
