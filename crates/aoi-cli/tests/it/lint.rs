@@ -545,3 +545,29 @@ fn a_stream_cut_by_lints_own_bound_is_never_blamed_on_the_tool() {
     assert_eq!(base.outcome, "could_not_run", "{base:?}");
     assert!(base.detail.contains("lint keeps"), "{base:?}");
 }
+
+#[test]
+fn an_example_aoi_mcp_could_not_call_fails_check_1() {
+    // `ping now` works, but the input schema describes no operand, so a caller of the MCP
+    // tool could never pass `now` (docs/discovery.md): the tool is not callable as published.
+    let tool = sh_variant(
+        "sh-undescribed-operand.sh",
+        &[
+            (r#""examples":[["ping"]]"#, r#""examples":[["ping","now"]]"#),
+            ("  ping)", "  ping|ping\\ *)"),
+            (
+                r#"echo "$TOOL: calling the service with key ${API_KEY:-none}" >&2"#,
+                ":",
+            ),
+        ],
+    );
+    let rows = lint(&tool, &["--check", "1", "--check", "3"]);
+    let of = |check: u64| rows.iter().find(|r| r.check == check).unwrap();
+    assert_eq!(of(3).outcome, "pass", "the example itself works: {rows:#?}");
+    assert_eq!(of(1).outcome, "fail", "{rows:#?}");
+    assert!(
+        of(1).detail.contains("aoi mcp could not call"),
+        "{:?}",
+        of(1)
+    );
+}

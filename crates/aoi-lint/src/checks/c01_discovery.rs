@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{id, Judge};
 use crate::model::{CheckId, CheckResult, Evidence};
-use crate::subject::{cut, Extras, Subject};
+use crate::subject::{cut, machine, Extras, Subject};
 use crate::tool::Discovered;
 
 /// This check.
@@ -105,6 +105,11 @@ fn not_callable_as_mcp_calls(subject: &Subject<'_>) -> Option<(String, Evidence)
     };
     let mut full = words;
     full.extend(argv);
+    // The same command line the base run ran (it succeeded): nothing new to learn.
+    let machine_args = subject.tool.machine_args();
+    if machine(&full, &machine_args) == machine(example, &machine_args) {
+        return None;
+    }
     let mapped = subject.exec(&full, &Extras::default()).ok()?;
     if mapped.run.exit.code() == Some(0) {
         return None;
