@@ -9,7 +9,7 @@ use aoi::read::{decode_object, Event, Frame, Framer, Level, LineKind, ProcessEnd
 use aoi::wire::FrameworkEvent;
 use aoi::{Category, Code, ErrorEvent, Verdict, Verifier, VerifyOptions};
 use serde_json::{json, Map, Value};
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
@@ -87,11 +87,13 @@ pub fn adapter_error(category: Category, code: &'static str, message: impl AsRef
     value
 }
 
-/// Runs `tool` with `argv` (after the program and command words), forwarding progress
-/// through `progress`, until it ends, `cancel` fires, or `bounds` are reached.
+/// Runs `tool` with `argv` (after the program and command words) and `stdin` on its
+/// standard input (closed when `None`), forwarding progress through `progress`, until it
+/// ends, `cancel` fires, or `bounds` are reached.
 pub async fn run(
     tool: &ServedTool,
     argv: Vec<String>,
+    stdin: Option<Vec<u8>>,
     bounds: Bounds,
     cancel: CancellationToken,
     mut progress: impl FnMut(ProgressUpdate) + Send,
@@ -102,7 +104,11 @@ pub async fn run(
         .args(&cli.argv[1.min(cli.argv.len())..])
         .args(tool.entry.words())
         .args(&argv)
-        .stdin(Stdio::null())
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -122,6 +128,13 @@ pub async fn run(
             };
         }
     };
+    if let (Some(bytes), Some(mut input)) = (stdin, child.stdin.take()) {
+        // Written beside the reading of stdout, so a CLI that writes before it has read
+        // everything cannot deadlock; one that exits unread is a broken pipe, ignored.
+        tokio::spawn(async move {
+            let _ = input.write_all(&bytes).await;
+        });
+    }
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let stderr_task = tokio::spawn(async move {

@@ -57,6 +57,61 @@ pub struct ServedTool {
     pub entry: CommandEntry,
     /// Its input schema.
     pub input: InputSchema,
+    /// The property that is `--input-jsonl`, when the command takes JSONL on stdin
+    /// (`input_modes` has `jsonl`): given an array, its items are the CLI's standard input.
+    pub records: Option<String>,
+}
+
+impl ServedTool {
+    /// Splits the records off `arguments`: when the `--input-jsonl` property holds an array,
+    /// it becomes `-` and its items, one compact JSON line each, the bytes for the CLI's
+    /// standard input. `None` when there is nothing to feed: stdin stays closed.
+    pub fn split_records(&self, arguments: &mut Map<String, Value>) -> Option<Vec<u8>> {
+        let name = self.records.as_deref()?;
+        let Some(Value::Array(records)) = arguments.get(name) else {
+            return None;
+        };
+        let mut stdin = Vec::new();
+        for record in records {
+            stdin.extend(serde_json::to_vec(record).unwrap_or_default());
+            stdin.push(b'\n');
+        }
+        arguments.insert(name.to_owned(), "-".into());
+        Some(stdin)
+    }
+}
+
+/// The property of `input` given as `--input-jsonl`, when `entry` takes JSONL input.
+fn records_property(entry: &CommandEntry, input: &InputSchema) -> Option<String> {
+    if !entry.takes_jsonl() {
+        return None;
+    }
+    let properties = input.schema.get("properties")?.as_object()?;
+    properties
+        .keys()
+        .find(|p| input.flag(p).is_some_and(|f| f == "--input-jsonl"))
+        .cloned()
+}
+
+/// The caller's schema, with the `--input-jsonl` property `records` also taking the records
+/// themselves: an array of JSON objects, written to the CLI's stdin.
+fn with_records(mut schema: Map<String, Value>, records: Option<&str>) -> Map<String, Value> {
+    let Some(name) = records else { return schema };
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        if let Some(own) = props.remove(name) {
+            props.insert(
+                name.to_owned(),
+                json!({
+                    "description": "The JSONL input: an array of records (JSON objects), which the adapter writes to the CLI's standard input, one line each, and passes `--input-jsonl -`; or the CLI's own value",
+                    "anyOf": [
+                        {"type": "array", "items": {"type": "object"}},
+                        own
+                    ]
+                }),
+            );
+        }
+    }
+    schema
 }
 
 /// Which tools to serve, by MCP tool name: `--allow` and `--exclude`.
@@ -412,7 +467,9 @@ fn served(name: String, cli: Arc<Cli>, entry: CommandEntry, input: InputSchema) 
         .destructive(entry.destructive)
         .idempotent(entry.supports_idempotency_key || entry.read_only)
         .open_world(false);
-    let tool = Tool::new(name, description, Arc::new(caller_schema(&input)))
+    let records = records_property(&entry, &input);
+    let input_schema = with_records(caller_schema(&input), records.as_deref());
+    let tool = Tool::new(name, description, Arc::new(input_schema))
         .with_title(format!("{} {}", cli.name, entry.name))
         .with_raw_output_schema(Arc::new(output_schema(
             cli.schema.as_ref(),
@@ -424,6 +481,7 @@ fn served(name: String, cli: Arc<Cli>, entry: CommandEntry, input: InputSchema) 
         cli,
         entry,
         input,
+        records,
     }
 }
 

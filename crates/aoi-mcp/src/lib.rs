@@ -8,6 +8,7 @@
 //! | --- | --- |
 //! | each command of `capabilities` | one `tools/list` entry, named after it |
 //! | `input-schema --command NAME` | the tool's `inputSchema`; arguments map back to argv exactly |
+//! | `--input-jsonl -` (`input_modes` has `jsonl`) | an array of records as that argument, written to the CLI's stdin |
 //! | the event schema | `outputSchema`: `{events, summary}`, failed runs included |
 //! | a run: `aoi:meta` … `aoi:summary` | `structuredContent` `{events, summary}` and the same JSON as text |
 //! | a process `aoi:error`, `ok:false`, a protocol violation | `isError: true` with the whole error |

@@ -109,7 +109,7 @@ impl ServerHandler for McpServer {
                 None,
             ));
         };
-        let arguments: Map<String, Value> = request.arguments.clone().unwrap_or_default();
+        let mut arguments: Map<String, Value> = request.arguments.clone().unwrap_or_default();
         if let Ok(validator) =
             jsonschema::validator_for(&Value::Object(tool.tool.input_schema.as_ref().clone()))
         {
@@ -120,6 +120,7 @@ impl ServerHandler for McpServer {
                 return Ok(refused(tool, format!("invalid arguments: {e}")).into());
             }
         }
+        let stdin = tool.split_records(&mut arguments);
         let argv = match to_argv(&tool.input, &arguments, &tool.cli.machine_flag) {
             Ok(argv) => argv,
             Err(e) => return Ok(refused(tool, e.to_string()).into()),
@@ -140,6 +141,7 @@ impl ServerHandler for McpServer {
         let outcome = call::run(
             tool,
             argv,
+            stdin,
             self.options.bounds,
             context.ct.clone(),
             progress,

@@ -746,3 +746,33 @@ fn python_sdk_calls_tools_over_streamable_http_on_loopback() {
     assert_eq!(events.len(), 1);
     assert_eq!(events[0]["title"], "Rollback runbook");
 }
+
+#[test]
+fn records_given_as_input_jsonl_reach_the_clis_stdin() {
+    // A command that takes `--input-jsonl -` (input_modes has `jsonl`) gets its records as
+    // the `input_jsonl` argument: aoi mcp writes them to the CLI's stdin, one line each.
+    let home = data_home("stdin");
+    let out = python(
+        "calls",
+        &outline_server(),
+        &home,
+        json!({"calls": [
+            {"tool": "import", "arguments": {"input_jsonl": [
+                {"title": "Stdin alpha", "body": "first"},
+                {"title": "Stdin beta", "body": "second"},
+            ]}},
+            {"tool": "search", "arguments": {"query": "stdin"}},
+        ]}),
+    );
+    let results = out["results"].as_array().expect("results");
+    assert_eq!(results[0]["isError"], false, "{}", results[0]);
+    let imported = checked(&results[0]);
+    assert_eq!(imported["summary"]["count"], 2, "{imported}");
+    let titles: BTreeSet<&str> = checked(&results[1])["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter_map(|e| e["title"].as_str())
+        .collect();
+    assert_eq!(titles, ["Stdin alpha", "Stdin beta"].into());
+}
