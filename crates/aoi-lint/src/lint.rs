@@ -288,6 +288,7 @@ fn run_all(subjects: &[Subject<'_>], options: &Options) -> Vec<CheckResult> {
         .collect();
     for subject in subjects {
         fold_probe_violations(subject, &mut results);
+        checks::c01_discovery::fold_probe_writes(subject, &mut results);
     }
     results
 }

@@ -16,7 +16,7 @@ use crate::config::CommandConfig;
 use crate::manifest::{CommandEntry, InputSchema};
 use crate::model::Evidence;
 use crate::sandbox::{Exit, Invocation, Run, Sandbox, Signal};
-use crate::snapshot::Change;
+use crate::snapshot::{Change, Snapshot};
 use crate::tool::Tool;
 
 /// How long an unbounded command runs before lint interrupts it.
@@ -164,10 +164,36 @@ pub struct Subject<'t> {
     /// The arguments of the base invocation (without `--output jsonl`), or why there is none.
     pub base: Result<Vec<String>, String>,
     base_run: OnceLock<Result<Captured, String>>,
+    replay: OnceLock<Result<Replay, String>>,
     /// The verifier's violations in the streams of every probe but the base run (which the
     /// stream checks judge themselves), for [`Subject::probe_violations`].
     probes: Mutex<Vec<ProbeViolation>>,
+    /// What probes of a read-only command changed in their sandboxes, for check 1
+    /// ([`Subject::probe_writes`]).
+    writes: Mutex<Vec<ProbeWrites>>,
 }
+
+/// What one probe of a read-only command changed in its sandbox.
+#[derive(Debug, Clone)]
+pub struct ProbeWrites {
+    /// The probe's argv.
+    pub argv: Vec<String>,
+    /// The changes (setup and ignored paths left out).
+    pub changes: Vec<Change>,
+}
+
+/// The example run twice with the same `--idempotency-key` in one sandbox (§14.4), shared by
+/// check 7 (the effect) and check 8 (the ids).
+#[derive(Debug)]
+pub struct Replay {
+    /// The first run.
+    pub first: Captured,
+    /// The second, with the same key.
+    pub second: Captured,
+}
+
+/// The key lint replays with.
+pub const IDEMPOTENCY_PROBE_KEY: &str = "aoi-lint-idempotency-probe";
 
 /// A violation the verifier found in the stream of one of lint's probes of a command.
 #[derive(Debug, Clone)]
@@ -214,7 +240,9 @@ impl<'t> Subject<'t> {
             settings,
             base,
             base_run: OnceLock::new(),
+            replay: OnceLock::new(),
             probes: Mutex::new(Vec::new()),
+            writes: Mutex::new(Vec::new()),
         }
     }
 
@@ -228,7 +256,9 @@ impl<'t> Subject<'t> {
             input,
             base: Ok(args),
             base_run: OnceLock::new(),
+            replay: OnceLock::new(),
             probes: Mutex::new(Vec::new()),
+            writes: Mutex::new(Vec::new()),
         }
     }
 
@@ -352,9 +382,7 @@ impl<'t> Subject<'t> {
         extras: &Extras,
         record: bool,
     ) -> Result<Captured, String> {
-        let before = sandbox
-            .snapshot()
-            .map_err(|e| format!("could not snapshot the sandbox: {e}"))?;
+        let before = snapshot(sandbox)?;
         let inv = self.invocation_of(args, extras);
         let run = if self.entry.unbounded {
             self.interrupt(sandbox, &inv, Signal::Interrupt)?
@@ -363,10 +391,7 @@ impl<'t> Subject<'t> {
                 .run(&inv)
                 .map_err(|e| format!("could not run `{}`: {e}", args.join(" ")))?
         };
-        let after = sandbox
-            .snapshot()
-            .map_err(|e| format!("could not snapshot the sandbox: {e}"))?;
-        let changes = before.changes_ignoring(&after, &self.tool.config.ignore_paths);
+        let changes = self.changes_since(sandbox, &before, &run.argv)?;
         // An unbounded command's run is ended by lint's signal: what its stream shows is the
         // base run's and check 10's to judge.
         Ok(if record && !self.entry.unbounded {
@@ -374,6 +399,33 @@ impl<'t> Subject<'t> {
         } else {
             self.judge_unrecorded(run, changes)
         })
+    }
+
+    /// What changed in `sandbox` since `before` (ignored paths left out). For a read-only
+    /// command every change is noted for check 1, whichever probe made it (§14.1: read-only
+    /// means no probe writes, `--cursor` pages and human mode included).
+    pub fn changes_since(
+        &self,
+        sandbox: &Sandbox,
+        before: &Snapshot,
+        argv: &[String],
+    ) -> Result<Vec<Change>, String> {
+        let after = snapshot(sandbox)?;
+        let changes = before.changes_ignoring(&after, &self.tool.config.ignore_paths);
+        if self.entry.read_only && !changes.is_empty() {
+            if let Ok(mut writes) = self.writes.lock() {
+                writes.push(ProbeWrites {
+                    argv: argv.to_vec(),
+                    changes: changes.clone(),
+                });
+            }
+        }
+        Ok(changes)
+    }
+
+    /// What the probes of this read-only command changed, each probe once.
+    pub fn probe_writes(&self) -> Vec<ProbeWrites> {
+        self.writes.lock().map(|w| w.clone()).unwrap_or_default()
     }
 
     /// Runs `args` in machine mode in a fresh sandbox.
@@ -387,6 +439,27 @@ impl<'t> Subject<'t> {
     pub fn exec_judged_here(&self, args: &[String], extras: &Extras) -> Result<Captured, String> {
         let sandbox = self.fresh()?;
         self.exec_in_as(&sandbox, args, extras, false)
+    }
+
+    /// [`Subject::exec_judged_here`], the stream verified against `schema` instead of the
+    /// tool's default schema (a negotiated `--schema-version`'s).
+    pub fn exec_against(
+        &self,
+        args: &[String],
+        schema: &CompiledSchema,
+    ) -> Result<Captured, String> {
+        let sandbox = self.fresh()?;
+        let before = snapshot(&sandbox)?;
+        let inv = self.invocation_of(args, &Extras::default());
+        let run = if self.entry.unbounded {
+            self.interrupt(&sandbox, &inv, Signal::Interrupt)?
+        } else {
+            sandbox
+                .run(&inv)
+                .map_err(|e| format!("could not run `{}`: {e}", args.join(" ")))?
+        };
+        let changes = self.changes_since(&sandbox, &before, &run.argv)?;
+        Ok(self.judge_against(run, changes, Some(schema)))
     }
 
     /// Starts an unbounded command, lets it run briefly, then sends `signal`.
@@ -421,18 +494,24 @@ impl<'t> Subject<'t> {
     /// [`Subject::judge`] for a run whose stream lint cut on purpose (an early pipe close, a
     /// signal): its findings describe lint's doing, not the tool's, and count against nothing.
     pub fn judge_unrecorded(&self, run: Run, changes: Vec<Change>) -> Captured {
+        self.judge_against(run, changes, self.tool.compiled.as_ref())
+    }
+
+    /// [`Subject::judge_unrecorded`] against `schema` (another version's, say) instead of the
+    /// tool's default schema.
+    pub fn judge_against(
+        &self,
+        run: Run,
+        changes: Vec<Change>,
+        schema: Option<&CompiledSchema>,
+    ) -> Captured {
         // A capture lint's bound cut is judged by no check: only its findings are read (for
         // evidence), its events are not kept.
         let opts = VerifyOptions {
             keep_events: !run.stdout_truncated,
             ..VerifyOptions::default()
         };
-        let mut verification = verify_with(
-            &run.stdout,
-            self.tool.compiled.as_ref(),
-            Some(&run.exit),
-            opts,
-        );
+        let mut verification = verify_with(&run.stdout, schema, Some(&run.exit), opts);
         let events = std::mem::take(&mut verification.events);
         Captured {
             run,
@@ -466,6 +545,32 @@ impl<'t> Subject<'t> {
         self.probes.lock().map(|p| p.clone()).unwrap_or_default()
     }
 
+    /// The example run twice with the same `--idempotency-key` in one sandbox, made once and
+    /// shared. An error when a run could not be made or the first did not succeed (nothing to
+    /// replay).
+    pub fn replay(&self) -> Result<&Replay, String> {
+        self.replay
+            .get_or_init(|| {
+                let args = with(
+                    self.base.as_ref()?,
+                    "--idempotency-key",
+                    IDEMPOTENCY_PROBE_KEY,
+                );
+                let sandbox = self.fresh()?;
+                let first = self.exec_in(&sandbox, &args, &Extras::default())?;
+                if !first.succeeded() {
+                    return Err(format!(
+                        "the first run did not succeed ({})",
+                        first.ending()
+                    ));
+                }
+                let second = self.exec_in(&sandbox, &args, &Extras::default())?;
+                Ok(Replay { first, second })
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
     /// The base run, made once and shared.
     pub fn base_run(&self) -> Result<&Captured, String> {
         self.base_run
@@ -485,6 +590,13 @@ impl<'t> Subject<'t> {
             .as_ref()
             .map_err(Clone::clone)
     }
+}
+
+/// A snapshot of `sandbox`, or why there is none.
+pub fn snapshot(sandbox: &Sandbox) -> Result<Snapshot, String> {
+    sandbox
+        .snapshot()
+        .map_err(|e| format!("could not snapshot the sandbox: {e}"))
 }
 
 /// Verifies `stdout` with the verifier (and `schema`, when given), judging the exit status.

@@ -45,7 +45,13 @@ pub struct Tool {
     /// Sandboxes with setup done, by the command whose own setup they include (`""` for the
     /// global setup alone): made once, then copied for every probe.
     pub templates: Templates,
+    /// `schema --schema-version V --output json` compiled, per version other than the
+    /// default, made on first use.
+    pub versioned: Versioned,
 }
+
+/// Schemas of other versions, fetched on first use.
+pub type Versioned = Mutex<HashMap<String, Arc<OnceLock<Result<Arc<CompiledSchema>, String>>>>>;
 
 /// Set-up sandboxes, made on first use.
 pub type Templates = Mutex<HashMap<String, Arc<OnceLock<Result<Sandbox, String>>>>>;
@@ -92,6 +98,7 @@ impl Tool {
             config,
             sandbox,
             templates: Mutex::new(HashMap::new()),
+            versioned: Mutex::new(HashMap::new()),
         };
         tool.capabilities = tool.discover_json(&["capabilities", "--output", "json"], |v| {
             serde_json::from_value::<Manifest>(v).map_err(|e| format!("not a §17 manifest: {e}"))
@@ -188,6 +195,26 @@ impl Tool {
     /// The input schema of `command`, when discovery gave one.
     pub fn input_schema(&self, command: &str) -> Option<&InputSchema> {
         self.input_schemas.get(command)?.value.as_ref().ok()
+    }
+
+    /// The event schema of `version`, as `schema --schema-version VERSION --output json`
+    /// prints it (§5, §19.2), compiled offline; fetched once.
+    pub fn schema_of(&self, version: &str) -> Result<Arc<CompiledSchema>, String> {
+        let slot = match self.versioned.lock() {
+            Ok(mut map) => Arc::clone(map.entry(version.to_owned()).or_default()),
+            Err(_) => return Err("the versioned schemas could not be shared".into()),
+        };
+        slot.get_or_init(|| {
+            let found = self.discover_json(
+                &["schema", "--schema-version", version, "--output", "json"],
+                |v| crate::checks::c01_discovery::check_schema_document(&v).map(|()| v),
+            );
+            let schema = found.value?;
+            CompiledSchema::new(&schema).map(Arc::new).map_err(|e| {
+                format!("the schema of version {version} does not compile offline: {e}")
+            })
+        })
+        .clone()
     }
 
     /// The schema versions the tool serves, default first.

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::{id, Judge};
-use crate::model::{CheckId, CheckResult, Evidence};
+use crate::model::{CheckId, CheckOutcome, CheckResult, Evidence};
 use crate::subject::{cut, machine, Extras, Subject};
 use crate::tool::Discovered;
 
@@ -128,6 +128,42 @@ fn not_callable_as_mcp_calls(subject: &Subject<'_>) -> Option<(String, Evidence)
     ))
 }
 
+/// A read-only command writes nothing in any probe (§14.1, §17 `read_only`): every run lint
+/// made of it (the base run, `--cursor` pages, refusals, human mode, signals, a closed pipe)
+/// was snapshotted before and after, and what changed fails check 1, once per probe.
+pub fn fold_probe_writes(subject: &Subject<'_>, results: &mut [CheckResult]) {
+    let writes = subject.probe_writes();
+    if writes.is_empty() {
+        return;
+    }
+    let Some(result) = results
+        .iter_mut()
+        .find(|r| r.check == ID && r.command == subject.name())
+    else {
+        return;
+    };
+    if result.outcome == CheckOutcome::NotApplicable {
+        return;
+    }
+    for probe in &writes {
+        let detail = format!(
+            "capabilities says read_only, but `{}` changed {} file(s), first {}",
+            probe.argv.join(" "),
+            probe.changes.len(),
+            probe.changes[0]
+        );
+        if result.outcome != CheckOutcome::Fail {
+            result.outcome = CheckOutcome::Fail;
+            result.detail = detail.clone();
+        }
+        result.evidence.push(Evidence {
+            invocation: probe.argv.clone(),
+            excerpt: Some(detail),
+            ..Evidence::default()
+        });
+    }
+}
+
 /// Runs the check for one command.
 pub fn run(subject: &Subject<'_>) -> CheckResult {
     let judge = Judge::new(ID, subject);
@@ -173,18 +209,9 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         problems.push(problem);
     }
     if entry.read_only && entry.speaks_aoi() {
-        let base = subject.base_run();
-        if let Ok(base) = base {
-            if let Some(change) = base.changes.first() {
-                problems.push((
-                    format!(
-                        "capabilities says read_only, but the run changed {} file(s), first {change}",
-                        base.changes.len()
-                    ),
-                    base.evidence(),
-                ));
-            }
-        }
+        // The base run is made here; what it and every other probe wrote is judged once all
+        // the command's checks ran (`fold_probe_writes`).
+        let _ = subject.base_run();
     }
     if problems.is_empty() {
         let isolated = tool

@@ -2,6 +2,8 @@
 //! and changes nothing; `--dry-run`, where advertised, emits `aoi:plan` and changes nothing.
 //! "Changes nothing" is judged by comparing the sandbox before and after.
 
+use serde_json::Value;
+
 use super::{id, Judge};
 use crate::model::{CheckId, CheckResult};
 use crate::subject::{without, Captured, Extras, Subject};
@@ -14,6 +16,104 @@ fn changed(captured: &Captured) -> Option<String> {
         .changes
         .first()
         .map(|c| format!("{} file(s) changed, first {c}", captured.changes.len()))
+}
+
+/// Properties that do not say what a command acts on: the §16.1 options, the confirmation
+/// itself, and input and output controls.
+const OPTIONS: [&str; 21] = [
+    "confirm",
+    "confirm_count",
+    "dry_run",
+    "idempotency_key",
+    "output",
+    "format",
+    "schema_version",
+    "no_color",
+    "color",
+    "debug",
+    "verbose",
+    "quiet",
+    "help",
+    "version",
+    "limit",
+    "cursor",
+    "timeout",
+    "input_jsonl",
+    "input_json",
+    "fail_fast",
+    "continue_on_error",
+];
+
+/// True when property `name` is an option of how a command runs, not of what it acts on.
+pub(crate) fn is_option(name: &str) -> bool {
+    OPTIONS.contains(&name)
+}
+
+/// §14.3: the confirmation guards the operation, whatever names its targets. Each selector
+/// the input schema offers besides the example's own (a `--prefix`, an `--all`, a
+/// `--where`) is given in place of the example's, without `--confirm`, in a fresh sandbox
+/// with the example's data: it must change nothing. Returns how many were tried.
+fn alternative_selectors(
+    subject: &Subject<'_>,
+    unconfirmed: &[String],
+) -> Result<usize, Box<CheckResult>> {
+    let judge = Judge::new(ID, subject);
+    let Some(input) = subject.input else {
+        return Ok(0);
+    };
+    let words = subject.entry.words();
+    let Some(rest) = unconfirmed.strip_prefix(words.as_slice()) else {
+        return Ok(0);
+    };
+    let Ok(given) = aoi::discover::argv::from_argv(input, rest) else {
+        return Ok(0);
+    };
+    let is_selector = |name: &str| !is_option(name);
+    // The value the example selects by (`--key a` selects by "a"): an alternative string
+    // selector gets the same, so a prefix or pattern matches what the example destroys.
+    let seed = given
+        .iter()
+        .filter(|(name, _)| is_selector(name))
+        .find_map(|(_, v)| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "a".to_owned());
+    let mut kept = given.clone();
+    kept.retain(|name, _| !is_selector(name));
+    let mut tried = 0;
+    for name in input.properties() {
+        if !is_selector(&name) || given.contains_key(&name) {
+            continue;
+        }
+        let schema = input.property(&name).cloned().unwrap_or_default();
+        let value = match schema.get("type").and_then(Value::as_str) {
+            Some("boolean") => Value::Bool(true),
+            Some("integer" | "number") => Value::from(1),
+            Some("array") => Value::Array(vec![Value::from(seed.clone())]),
+            Some("string") | None => Value::from(seed.clone()),
+            Some(_) => continue,
+        };
+        let mut arguments = kept.clone();
+        arguments.insert(name.clone(), value);
+        let Ok(argv) = aoi::discover::argv::to_argv(input, &arguments, &[]) else {
+            continue;
+        };
+        let mut args = words.clone();
+        args.extend(argv);
+        let run = subject
+            .exec(&args, &Extras::default())
+            .map_err(|why| Box::new(judge.could_not_run(why)))?;
+        tried += 1;
+        if let Some(what) = changed(&run) {
+            return Err(Box::new(
+                judge
+                    .fail(format!(
+                        "without --confirm, selecting by `{}` instead still changed the sandbox: {what} (§14.3)",
+                        input.flag(&name).unwrap_or_default()
+                    ))
+                    .evidence(run.evidence()),
+            ));
+        }
+    }
+    Ok(tried)
 }
 
 /// Runs the check for one command.
@@ -64,6 +164,15 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             "refuses without --confirm (exit {}) and changes nothing",
             refused.run.exit.shell_status()
         ));
+        let others = match alternative_selectors(subject, &unconfirmed) {
+            Ok(tried) => tried,
+            Err(result) => return *result,
+        };
+        if others > 0 {
+            passed.push(format!(
+                "so do its {others} other selector(s) (bulk or alternative)"
+            ));
+        }
     }
     if dry_run {
         let mut planned = args.clone();

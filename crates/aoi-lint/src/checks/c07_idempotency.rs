@@ -1,18 +1,29 @@
 //! Check 7, Idempotent (§14.4): run twice with the same `--idempotency-key`, the second run
 //! replays the first one's result and changes nothing more.
+//!
+//! A replay is judged by its effect (the sandbox does not change again) and its result (the
+//! same domain events), not its bytes: a replay may mark its events `"replayed": true`, and
+//! the ids it names are check 8's to compare.
 
 use serde_json::{Map, Value};
 
+use super::c08_audit_ids::is_id_key;
 use super::{id, Judge};
 use crate::model::{CheckId, CheckResult};
-use crate::subject::{with, Extras, Subject};
+use crate::subject::Subject;
 
 /// This check.
 pub const ID: CheckId = id(7);
 
-/// A domain event without its envelope, for comparing two runs.
-fn payload(fields: &Map<String, Value>) -> Value {
-    Value::Object(fields.clone())
+/// Fields a replay may add or change without changing its result: the marker that it is one.
+const REPLAY_MARKERS: [&str; 2] = ["replayed", "replay"];
+
+/// A domain event's result for comparing a replay with the first run: its fields without the
+/// replay marker and the ids (check 8 compares those).
+fn result(fields: &Map<String, Value>) -> Value {
+    let mut out = fields.clone();
+    out.retain(|k, _| !REPLAY_MARKERS.contains(&k.as_str()) && !is_id_key(k));
+    Value::Object(out)
 }
 
 /// Runs the check for one command.
@@ -24,30 +35,14 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
     if !subject.takes("--idempotency-key") {
         return judge.not_applicable("does not advertise --idempotency-key");
     }
-    let args = match &subject.base {
-        Ok(args) => with(args, "--idempotency-key", "aoi-lint-idempotency-probe"),
-        Err(why) => return judge.could_not_run(why.clone()),
-    };
-    let sandbox = match subject.fresh() {
-        Ok(s) => s,
-        Err(why) => return judge.could_not_run(why),
-    };
-    let first = match subject.exec_in(&sandbox, &args, &Extras::default()) {
-        Ok(run) => run,
-        Err(why) => return judge.could_not_run(why),
-    };
-    if !first.succeeded() {
-        return judge
-            .could_not_run(format!(
-                "the first run did not succeed ({})",
-                first.ending()
-            ))
-            .evidence(first.evidence());
+    if let Err(why) = &subject.base {
+        return judge.could_not_run(why.clone());
     }
-    let second = match subject.exec_in(&sandbox, &args, &Extras::default()) {
-        Ok(run) => run,
+    let replay = match subject.replay() {
+        Ok(replay) => replay,
         Err(why) => return judge.could_not_run(why),
     };
+    let (first, second) = (&replay.first, &replay.second);
     if !second.succeeded() {
         return judge
             .fail(format!(
@@ -68,12 +63,12 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             ))
             .evidence(second.evidence());
     }
-    let a: Vec<Value> = first.domain().map(payload).collect();
-    let b: Vec<Value> = second.domain().map(payload).collect();
+    let a: Vec<Value> = first.domain().map(result).collect();
+    let b: Vec<Value> = second.domain().map(result).collect();
     if a != b {
         return judge
             .fail(format!(
-                "the replay returned {} domain event(s) that differ from the first run's {}",
+                "the replay returned {} domain event(s) that differ from the first run's {}: not the prior result",
                 b.len(),
                 a.len()
             ))
@@ -83,4 +78,22 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         "the second run with the same key replays {} event(s) and changes nothing",
         b.len()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replay_marker_and_the_ids_are_not_the_result() {
+        let fields = |v: Value| match v {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        let first = fields(serde_json::json!({"id": "n1", "title": "t"}));
+        let replayed = fields(serde_json::json!({"id": "n2", "title": "t", "replayed": true}));
+        let other = fields(serde_json::json!({"id": "n1", "title": "u"}));
+        assert_eq!(result(&first), result(&replayed));
+        assert_ne!(result(&first), result(&other));
+    }
 }

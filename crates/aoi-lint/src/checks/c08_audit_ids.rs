@@ -1,45 +1,167 @@
 //! Check 8, Auditable (§14.5): a mutating command's events carry stable ids for what it
-//! created, updated or deleted.
+//! created, updated or deleted, and those ids are stable: a replay with the same
+//! `--idempotency-key` names the same ones, and two reads of the same data name the same ones.
+//!
+//! An id is a field named `id`, `*_id`, `ids`, `path` or `url` (`docs/discovery.md`), or a
+//! documented natural key (§14.4): a field named after a property of the command's input
+//! schema that carries the value the invocation gave it (`put --key a` → `"key": "a"`).
 
 use serde_json::{Map, Value};
 
 use super::{id, Judge};
 use crate::model::{CheckId, CheckResult};
-use crate::subject::Subject;
+use crate::subject::{Captured, Extras, Subject};
 
 /// This check.
 pub const ID: CheckId = id(8);
 
 /// True when `key` names an identifier: `id`, `*_id`, `ids`, a path or a URL.
-fn is_id_key(key: &str) -> bool {
+pub(crate) fn is_id_key(key: &str) -> bool {
     key == "id"
         || key == "ids"
         || key.ends_with("_id")
         || key.ends_with("_ids")
-        || key == "path"
-        || key.ends_with("_path")
-        || key == "url"
-        || key == "uri"
+        || is_location_key(key)
 }
 
-/// True when `event` carries a non-empty identifier.
-fn has_id(fields: &Map<String, Value>) -> bool {
-    fields.iter().any(|(k, v)| {
-        is_id_key(k)
-            && match v {
-                Value::String(s) => !s.is_empty(),
-                Value::Number(_) => true,
-                Value::Array(items) => !items.is_empty(),
-                _ => false,
-            }
-    })
+/// True when `key` names where a resource is: a path or a URL.
+fn is_location_key(key: &str) -> bool {
+    key == "path" || key.ends_with("_path") || key == "url" || key == "uri"
+}
+
+/// Identifiers of a run rather than of a resource: they may differ between two runs.
+const PER_RUN: [&str; 7] = [
+    "run_id",
+    "request_id",
+    "trace_id",
+    "span_id",
+    "event_id",
+    "correlation_id",
+    "session_id",
+];
+
+/// True when `value` is a usable identifier (not empty).
+fn is_value(value: &Value) -> bool {
+    match value {
+        Value::String(s) => !s.is_empty(),
+        Value::Number(_) => true,
+        Value::Array(items) => !items.is_empty(),
+        _ => false,
+    }
+}
+
+/// The properties the example gives that could name a resource (not the §16.1 options, not
+/// secrets), with their values: the command's natural keys.
+fn natural_keys(subject: &Subject<'_>) -> Map<String, Value> {
+    let (Some(input), Ok(args)) = (subject.input, &subject.base) else {
+        return Map::new();
+    };
+    let words = subject.entry.words();
+    let Some(rest) = args.strip_prefix(words.as_slice()) else {
+        return Map::new();
+    };
+    let secret = input.secret_flags();
+    let mut given = aoi::discover::argv::from_argv(input, rest).unwrap_or_default();
+    given.retain(|name, value| {
+        !super::c06_confirmation::is_option(name)
+            && !input
+                .flag(name)
+                .is_some_and(|f| secret.contains(&f.into_owned()))
+            && matches!(value, Value::String(_) | Value::Number(_))
+    });
+    given
+}
+
+/// The ids an event carries, as `field=value` (sorted by field): id-like fields (locations
+/// only when `locations`, per-run ids never) and natural keys with the value given.
+fn ids_of(
+    fields: &Map<String, Value>,
+    natural: &Map<String, Value>,
+    locations: bool,
+) -> Vec<String> {
+    let mut out: Vec<String> = fields
+        .iter()
+        .filter(|(k, v)| {
+            let id_like = is_id_key(k)
+                && !PER_RUN.contains(&k.as_str())
+                && (locations || !is_location_key(k))
+                && is_value(v);
+            id_like || natural.get(k.as_str()).is_some_and(|n| n == *v)
+        })
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every id the run's domain events carry, in event order.
+fn ids(run: &Captured, natural: &Map<String, Value>, locations: bool) -> Vec<String> {
+    run.domain()
+        .flat_map(|e| ids_of(e, natural, locations))
+        .collect()
+}
+
+/// A short list of ids for a detail line.
+fn shown(ids: &[String]) -> String {
+    let mut text = ids.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    if ids.len() > 3 {
+        text.push_str(", …");
+    }
+    if text.is_empty() {
+        text.push_str("none");
+    }
+    text
+}
+
+/// A read-only command whose events name resources: the same data read twice (two fresh
+/// sandboxes made from the same setup) names the same ids.
+fn two_reads(subject: &Subject<'_>) -> CheckResult {
+    let judge = Judge::new(ID, subject);
+    if subject.entry.unbounded {
+        return judge.not_applicable("read-only and unbounded: nothing to audit (§18.1)");
+    }
+    let base = match subject.base_run() {
+        Ok(base) => base,
+        Err(why) => return judge.could_not_run(why),
+    };
+    let natural = natural_keys(subject);
+    let mut first = ids(base, &natural, false);
+    if !base.succeeded() || first.is_empty() {
+        return judge.not_applicable(
+            "read-only, and its example names no resource by id: nothing to audit (§18.1)",
+        );
+    }
+    let args = match &subject.base {
+        Ok(args) => args.clone(),
+        Err(why) => return judge.could_not_run(why.clone()),
+    };
+    let again = match subject.exec(&args, &Extras::default()) {
+        Ok(run) => run,
+        Err(why) => return judge.could_not_run(why),
+    };
+    let mut second = ids(&again, &natural, false);
+    first.sort();
+    second.sort();
+    if first != second {
+        return judge
+            .fail(format!(
+                "two reads of the same data name different ids ({} then {}): an id that changes is no stable id (§14.5)",
+                shown(&first),
+                shown(&second)
+            ))
+            .evidence(again.evidence());
+    }
+    judge.pass(format!(
+        "two reads of the same data name the same {} id(s)",
+        first.len()
+    ))
 }
 
 /// Runs the check for one command.
 pub fn run(subject: &Subject<'_>) -> CheckResult {
     let judge = Judge::new(ID, subject);
     if subject.entry.read_only {
-        return judge.not_applicable("read-only: nothing to audit (§18.1)");
+        return two_reads(subject);
     }
     let base = match subject.base_run() {
         Ok(base) => base,
@@ -50,13 +172,17 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             .could_not_run(format!("the example did not succeed ({})", base.ending()))
             .evidence(base.evidence());
     }
-    let domain: Vec<&Map<String, Value>> = base.domain().collect();
     if base.changes.is_empty() {
         return judge.could_not_run(
             "the example changed nothing in the sandbox, so there is nothing to audit; give an invocation with an effect in aoi-lint.toml",
         );
     }
-    let with_ids = domain.iter().filter(|e| has_id(e)).count();
+    let natural = natural_keys(subject);
+    let domain: Vec<&Map<String, Value>> = base.domain().collect();
+    let with_ids = domain
+        .iter()
+        .filter(|e| !ids_of(e, &natural, true).is_empty())
+        .count();
     if with_ids == 0 {
         let what = if domain.is_empty() {
             "no domain event".to_owned()
@@ -70,10 +196,27 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             ))
             .evidence(base.evidence());
     }
-    judge.pass(format!(
-        "{with_ids} of {} domain event(s) carry a stable id",
-        domain.len()
-    ))
+    let mut passed = format!("{with_ids} of {} domain event(s) carry an id", domain.len());
+    if subject.takes("--idempotency-key") {
+        // Whether the replay itself works is check 7's; here, only what it names.
+        if let Ok(replay) = subject.replay() {
+            if replay.second.succeeded() {
+                let first = ids(&replay.first, &natural, true);
+                let second = ids(&replay.second, &natural, true);
+                if first != second {
+                    return judge
+                        .fail(format!(
+                            "a replay with the same --idempotency-key names other ids than the first run ({} then {}): the ids are not stable (§14.4, §14.5)",
+                            shown(&first),
+                            shown(&second)
+                        ))
+                        .evidence(replay.second.evidence());
+                }
+                passed.push_str("; a replay names the same ones");
+            }
+        }
+    }
+    judge.pass(passed)
 }
 
 #[cfg(test)]
@@ -89,12 +232,27 @@ mod tests {
 
     #[test]
     fn ids_paths_and_urls_count_but_empty_values_do_not() {
-        assert!(has_id(&fields(serde_json::json!({"id": "doc_1"}))));
-        assert!(has_id(&fields(serde_json::json!({"source_id": 7}))));
-        assert!(has_id(&fields(serde_json::json!({"path": "/x"}))));
-        assert!(!has_id(&fields(serde_json::json!({"id": ""}))));
-        assert!(!has_id(&fields(
-            serde_json::json!({"title": "t", "count": 3})
-        )));
+        let none = Map::new();
+        let has = |v: Value| !ids_of(&fields(v), &none, true).is_empty();
+        assert!(has(serde_json::json!({"id": "doc_1"})));
+        assert!(has(serde_json::json!({"source_id": 7})));
+        assert!(has(serde_json::json!({"path": "/x"})));
+        assert!(!has(serde_json::json!({"id": ""})));
+        assert!(!has(serde_json::json!({"title": "t", "count": 3})));
+        assert!(!has(serde_json::json!({"request_id": "r1"})));
+    }
+
+    #[test]
+    fn a_natural_key_counts_only_with_the_value_given() {
+        let natural = fields(serde_json::json!({"key": "a"}));
+        assert_eq!(
+            ids_of(
+                &fields(serde_json::json!({"key": "a", "value": "v"})),
+                &natural,
+                true
+            ),
+            ["key=\"a\""]
+        );
+        assert!(ids_of(&fields(serde_json::json!({"key": "b"})), &natural, true).is_empty());
     }
 }

@@ -1,10 +1,12 @@
 //! Check 9, Safe (§11): secrets placed in the environment, in the flags the input schema
-//! marks secret, and after a sensitive-looking unknown flag never appear on stdout or
-//! stderr, in machine mode, in human mode or under `--debug`.
+//! marks secret, in the credentials and sensitive query keys of a URL the command takes, and
+//! after a sensitive-looking unknown flag never appear on stdout or stderr, in machine mode,
+//! in human mode or under `--debug`: neither raw nor in a common encoding (base64,
+//! base64url, hex, percent-encoding).
 
 use super::{id, Judge};
 use crate::model::{CheckId, CheckResult, Evidence};
-use crate::subject::{cut, Captured, Extras, Subject};
+use crate::subject::{cut, snapshot, with, Captured, Extras, Subject};
 
 /// This check.
 pub const ID: CheckId = id(9);
@@ -38,19 +40,89 @@ fn canary_env(tool: &str) -> Vec<(String, String)> {
     .collect()
 }
 
-/// Where the canary shows, if it does.
+/// A URL carrying canaries where §11 says a URL hides secrets: its userinfo and the query
+/// keys `token`, `sig` and `access_token`.
+fn canary_url() -> String {
+    format!(
+        "https://aoi-lint:{CANARY}-url0@example.invalid/aoi-lint?token={CANARY}-url1&sig={CANARY}-url2&access_token={CANARY}-url3&page=1"
+    )
+}
+
+/// True when property `name` (with `schema`) takes a URL.
+fn takes_url(name: &str, schema: Option<&serde_json::Value>) -> bool {
+    let format = schema
+        .and_then(|s| s.get("format"))
+        .and_then(serde_json::Value::as_str);
+    matches!(format, Some("uri" | "url" | "iri" | "uri-reference"))
+        || ["url", "uri", "endpoint", "href", "webhook"].contains(&name)
+        || ["_url", "_uri", "_endpoint", "_webhook"]
+            .iter()
+            .any(|end| name.ends_with(end))
+}
+
+/// The standard base64 alphabet.
+const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// `bytes` in base64 without padding.
+fn base64(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..=chunk.len() {
+            out.push(char::from(BASE64[((n >> (18 - 6 * i)) & 63) as usize]));
+        }
+    }
+    out
+}
+
+/// What the canary looks like raw and in the encodings a tool might echo a secret in. A
+/// secret embedded in a longer encoded text sits at any of three byte offsets, so base64
+/// needles are the characters that only the canary's bytes determine, for each offset.
+fn needles() -> Vec<String> {
+    let canary = CANARY.as_bytes();
+    let mut out = vec![CANARY.to_owned()];
+    for offset in 0..3usize {
+        let mut padded = vec![0u8; offset];
+        padded.extend_from_slice(canary);
+        let encoded = base64(&padded);
+        // Characters mixing the padding's bits come first; those of an incomplete last
+        // group depend on what follows the canary.
+        let skip = [0, 2, 3][offset];
+        let whole = padded.len() / 3 * 4;
+        let core = encoded[skip..whole].to_owned();
+        out.push(core.replace('+', "-").replace('/', "_"));
+        out.push(core);
+    }
+    let hex: String = canary.iter().map(|b| format!("{b:02x}")).collect();
+    out.push(hex.to_uppercase());
+    out.push(hex);
+    let percent: String = canary.iter().map(|b| format!("%{b:02X}")).collect();
+    out.push(percent.to_lowercase());
+    out.push(percent);
+    out.dedup();
+    out
+}
+
+/// Where a canary shows, raw or encoded, if it does.
 fn leak(captured: &Captured) -> Option<Evidence> {
     for (stream, bytes) in [
         ("stdout", &captured.run.stdout),
         ("stderr", &captured.run.stderr),
     ] {
         let text = String::from_utf8_lossy(bytes);
-        if let Some(at) = text.find(CANARY) {
+        for (n, needle) in needles().iter().enumerate() {
+            let Some(at) = text.find(needle.as_str()) else {
+                continue;
+            };
             let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+            let how = if n == 0 { "" } else { " (encoded)" };
             return Some(Evidence {
                 invocation: captured.run.argv.clone(),
                 line: None,
-                excerpt: Some(format!("{stream}: {}", cut(&text[start..], 300))),
+                excerpt: Some(format!("{stream}{how}: {}", cut(&text[start..], 300))),
                 finding: None,
             });
         }
@@ -70,8 +142,14 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         let mut secret = args.clone();
         if let Some(input) = subject.input {
             for (n, flag) in input.secret_flags().into_iter().enumerate() {
-                secret.push(flag);
-                secret.push(format!("{CANARY}-flag{n}"));
+                secret = with(&secret, &flag, &format!("{CANARY}-flag{n}"));
+            }
+            for name in input.properties() {
+                if takes_url(&name, input.property(&name)) {
+                    if let Some(flag) = input.flag(&name) {
+                        secret = with(&secret, &flag, &canary_url());
+                    }
+                }
             }
         }
         if subject.takes("--debug") {
@@ -117,10 +195,17 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
                 Err(why) => return judge.could_not_run(why),
             };
             let inv = subject.human_invocation_of(args, &extras);
+            let before = match snapshot(&sandbox) {
+                Ok(s) => s,
+                Err(why) => return judge.could_not_run(why),
+            };
             if let Ok(run) = sandbox.run(&inv) {
                 runs += 1;
+                let changes = subject
+                    .changes_since(&sandbox, &before, &run.argv)
+                    .unwrap_or_default();
                 // Human output is no AOI stream: nothing to hold against the stream checks.
-                let captured = subject.judge_unrecorded(run, Vec::new());
+                let captured = subject.judge_unrecorded(run, changes);
                 if let Some(evidence) = leak(&captured) {
                     return judge
                         .fail("a secret value appears in human-mode output")
@@ -130,6 +215,51 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         }
     }
     judge.pass(format!(
-        "no secret from the environment, secret flags or an unknown --token appeared in {runs} run(s)"
+        "no secret from the environment, secret flags, a URL's credentials or an unknown --token appeared, raw or encoded, in {runs} run(s)"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_is_the_standard_alphabet() {
+        assert_eq!(base64(b"Man"), "TWFu");
+        assert_eq!(base64(b"Ma"), "TWE");
+        assert_eq!(base64(b"M"), "TQ");
+        assert_eq!(base64(b"\xfb\xff"), "+/8");
+    }
+
+    #[test]
+    fn an_encoded_canary_is_found_at_any_offset_in_a_longer_text() {
+        let needles = needles();
+        let found = |text: &str| needles.iter().any(|n| text.contains(n.as_str()));
+        for prefix in ["", "B", "Be", "Bearer "] {
+            let secret = format!("{prefix}{CANARY}-flag0 and more");
+            let encoded = base64(secret.as_bytes());
+            assert!(found(&encoded), "base64 of {secret:?}: {encoded}");
+            let url_safe = encoded.replace('+', "-").replace('/', "_");
+            assert!(found(&url_safe), "base64url of {secret:?}");
+        }
+        let hex: String = CANARY.bytes().map(|b| format!("{b:02x}")).collect();
+        assert!(found(&format!("token={hex}00")));
+        let percent: String = CANARY.bytes().map(|b| format!("%{b:02X}")).collect();
+        assert!(found(&percent));
+        assert!(!found("aoi-lint-canary-redacted ***"));
+    }
+
+    #[test]
+    fn url_properties_are_told_by_name_or_format() {
+        assert!(takes_url("url", None));
+        assert!(takes_url("webhook_url", None));
+        assert!(takes_url(
+            "target",
+            Some(&serde_json::json!({"format": "uri"}))
+        ));
+        assert!(!takes_url(
+            "title",
+            Some(&serde_json::json!({"type": "string"}))
+        ));
+    }
 }

@@ -4,7 +4,7 @@
 use super::{id, stack_trace, Judge};
 use crate::model::{CheckId, CheckResult};
 use crate::sandbox::Signal;
-use crate::subject::{with, Extras, Subject};
+use crate::subject::{snapshot, with, Extras, Subject};
 
 /// This check.
 pub const ID: CheckId = id(10);
@@ -30,6 +30,10 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         Err(why) => return judge.could_not_run(why),
     };
     let inv = subject.invocation_of(&args_for_pipe, &Extras::default());
+    let before = match snapshot(&sandbox) {
+        Ok(s) => s,
+        Err(why) => return judge.could_not_run(why),
+    };
     let mut running = match sandbox.spawn(&inv) {
         Ok(r) => r,
         Err(e) => return judge.could_not_run(format!("could not start the command: {e}")),
@@ -41,7 +45,11 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         Ok(run) => run,
         Err(e) => return judge.could_not_run(format!("could not wait for the command: {e}")),
     };
-    let closed = subject.judge_unrecorded(closed, Vec::new());
+    // A read-only command writes nothing here either (check 1 hears of it).
+    let changes = subject
+        .changes_since(&sandbox, &before, &closed.argv)
+        .unwrap_or_default();
+    let closed = subject.judge_unrecorded(closed, changes);
     if let Some(trace) = stack_trace(&closed.run.stderr) {
         return judge
             .fail("closing the pipe early printed a stack trace")
@@ -67,11 +75,18 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
                 Err(why) => return judge.could_not_run(why),
             };
             let inv = subject.invocation_of(&args, &Extras::default());
+            let before = match snapshot(&sandbox) {
+                Ok(s) => s,
+                Err(why) => return judge.could_not_run(why),
+            };
             let run = match subject.interrupt(&sandbox, &inv, signal) {
                 Ok(run) => run,
                 Err(why) => return judge.could_not_run(why),
             };
-            let ended = subject.judge_unrecorded(run, Vec::new());
+            let changes = subject
+                .changes_since(&sandbox, &before, &run.argv)
+                .unwrap_or_default();
+            let ended = subject.judge_unrecorded(run, changes);
             let reason = ended.summary().and_then(|s| s.reason);
             if reason != Some(aoi::Reason::Cancelled) {
                 return judge

@@ -1,5 +1,6 @@
 //! Check 11, Bounded · Streamable (§15): with `--limit 1`, following `next_cursor` visits
-//! every item once, and `truncated` agrees with whether a cursor is given.
+//! every item once, and `truncated` agrees with whether a cursor is given; without
+//! `--limit`, a default page that holds less than everything says `truncated:true`.
 
 use std::collections::HashSet;
 
@@ -7,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::{id, Judge};
 use crate::model::{CheckId, CheckResult};
-use crate::subject::{with, Extras, Subject};
+use crate::subject::{with, without, Extras, Subject};
 
 /// This check.
 pub const ID: CheckId = id(11);
@@ -127,6 +128,27 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         let truncated = whole.summary().is_some_and(|s| s.truncated.is_some());
         if !truncated {
             return judge.fail("--limit 1 cut the result but its summary has no truncated field");
+        }
+    }
+    // §15: bounded by default. Without --limit, a page that holds fewer items than there are
+    // says truncated:true.
+    let total = unique
+        .len()
+        .max(if complete { whole.domain().count() } else { 0 });
+    let default_args = without(&base, "--limit", true);
+    let default = match subject.exec_in(&sandbox, &default_args, &Extras::default()) {
+        Ok(d) => d,
+        Err(why) => return judge.could_not_run(why),
+    };
+    if default.succeeded() {
+        let shown = default.domain().count();
+        let truncated = default.summary().and_then(|s| s.truncated) == Some(true);
+        if shown < total && !truncated {
+            return judge
+                .fail(format!(
+                    "without --limit it returned {shown} of {total} items and its summary does not say truncated:true (§15)"
+                ))
+                .evidence(default.evidence());
         }
     }
     // Fewer than two items cannot show a cut, a cursor or a repeat: nothing was proven.

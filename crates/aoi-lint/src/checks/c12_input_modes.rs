@@ -1,9 +1,16 @@
 //! Check 12, Composable (§12.2): a malformed line of `--input-jsonl` is handled as the
-//! command declares: fail-fast aborts the whole command before any side effect, and names the
-//! line; continue-on-error reports an item error for that line and goes on.
+//! command declares. Lint puts the malformed line after good records (the example's own
+//! input, or a record built from the record schema the input schema documents) and then the
+//! same records again:
+//!
+//! - fail-fast aborts the whole command before any side effect (the good records before the
+//!   bad line are not written either) and names the line;
+//! - continue-on-error reports an item error for that line and goes on: the run has the
+//!   effect and the domain events of the same input without the bad line.
 
 use aoi::wire::Scope;
 use aoi::ErrorEvent;
+use serde_json::{Map, Value};
 
 use super::{id, Judge};
 use crate::model::{CheckId, CheckResult};
@@ -12,8 +19,11 @@ use crate::subject::{without, Captured, Extras, Subject};
 /// This check.
 pub const ID: CheckId = id(12);
 
-/// Input whose first line is not JSON; the second is a JSON object.
-const INPUT: &[u8] = b"this line is not JSON\n{}\n";
+/// The malformed line.
+const BAD: &[u8] = b"this line is not JSON\n";
+
+/// At most this many good records go before (and after) the bad line.
+const GOOD_RECORDS: usize = 2;
 
 /// `args` reading JSONL from stdin instead of wherever the example reads.
 pub(crate) fn reading_stdin(args: &[String]) -> Vec<String> {
@@ -23,62 +33,198 @@ pub(crate) fn reading_stdin(args: &[String]) -> Vec<String> {
     args
 }
 
-/// The `aoi:error` events that name input line 1.
-fn names_line_one(captured: &Captured) -> Vec<&ErrorEvent> {
+/// The input lint feeds: good records, the bad line, the good records again.
+struct Input {
+    /// The good records, each a line.
+    good: Vec<u8>,
+    /// How many good records precede the bad line.
+    count: usize,
+}
+
+impl Input {
+    /// The whole input, with the bad line.
+    fn with_bad_line(&self) -> Vec<u8> {
+        let mut out = self.good.clone();
+        out.extend_from_slice(BAD);
+        out.extend_from_slice(&self.good);
+        out
+    }
+
+    /// The same input without the bad line.
+    fn without_bad_line(&self) -> Vec<u8> {
+        let mut out = self.good.clone();
+        out.extend_from_slice(&self.good);
+        out
+    }
+
+    /// The bad line's number (1-based).
+    fn bad_line(&self) -> u64 {
+        self.count as u64 + 1
+    }
+}
+
+/// The first JSON-object lines of `text`, at most [`GOOD_RECORDS`].
+fn records(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for line in text
+        .split(|b| *b == b'\n')
+        .filter(|l| serde_json::from_slice::<Map<String, Value>>(l).is_ok())
+        .take(GOOD_RECORDS)
+    {
+        out.extend_from_slice(line);
+        out.push(b'\n');
+    }
+    out
+}
+
+/// A record with every required property of `schema` (a string, number, boolean, array or
+/// object with the first value its type allows), or none when the schema is not that simple.
+fn record_from_schema(schema: &Value, n: usize) -> Option<Value> {
+    let props = schema.get("properties")?.as_object()?;
+    let mut record = Map::new();
+    for name in schema.get("required")?.as_array()? {
+        let name = name.as_str()?;
+        let prop = props.get(name)?;
+        let value = if let Some(c) = prop.get("const") {
+            c.clone()
+        } else if let Some(first) = prop.get("enum").and_then(|e| e.get(0)) {
+            first.clone()
+        } else {
+            match prop.get("type").and_then(Value::as_str)? {
+                "string" => Value::from(format!("aoi-lint-record-{n}")),
+                "integer" | "number" => Value::from(n),
+                "boolean" => Value::Bool(true),
+                "array" => Value::Array(Vec::new()),
+                "object" => Value::Object(Map::new()),
+                _ => return None,
+            }
+        };
+        record.insert(name.to_owned(), value);
+    }
+    Some(Value::Object(record))
+}
+
+/// Good records for `subject`: the example's own input (its stdin, or the file its
+/// `--input-jsonl` names in a fresh sandbox), else records built from a record schema the
+/// input schema documents (`$defs.record`, or the one `$defs` entry titled as a record).
+fn good_records(subject: &Subject<'_>) -> Vec<u8> {
+    if let Ok(args) = &subject.base {
+        let file = args
+            .iter()
+            .position(|a| a == "--input-jsonl")
+            .and_then(|i| args.get(i + 1))
+            .filter(|f| f.as_str() != "-");
+        let text = match file {
+            Some(file) => subject
+                .fresh()
+                .ok()
+                .and_then(|s| std::fs::read(s.work_dir().join(file)).ok()),
+            None => subject.settings.stdin.clone().map(String::into_bytes),
+        };
+        let found = records(&text.unwrap_or_default());
+        if !found.is_empty() {
+            return found;
+        }
+    }
+    let Some(defs) = subject
+        .input
+        .and_then(|i| i.schema.get("$defs"))
+        .and_then(Value::as_object)
+    else {
+        return Vec::new();
+    };
+    let schema = defs.get("record").or_else(|| {
+        let mut named = defs.values().filter(|d| {
+            d.get("title")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.contains("record"))
+        });
+        named.next().filter(|_| named.next().is_none())
+    });
+    let mut out = Vec::new();
+    for n in 1..=GOOD_RECORDS {
+        if let Some(record) = schema.and_then(|s| record_from_schema(s, n)) {
+            out.extend_from_slice(record.to_string().as_bytes());
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
+/// The `aoi:error` events that name input line `line`.
+fn naming(captured: &Captured, line: u64) -> Vec<&ErrorEvent> {
     captured
         .errors()
-        .filter(|e| e.line_number == Some(1))
+        .filter(|e| e.line_number == Some(line))
         .collect()
 }
 
-fn fail_fast(subject: &Subject<'_>, args: &[String]) -> Result<String, CheckResult> {
+fn fail_fast(subject: &Subject<'_>, args: &[String], input: &Input) -> Result<String, CheckResult> {
     let judge = Judge::new(ID, subject);
+    let bad = input.bad_line();
     let extras = Extras {
         env: Vec::new(),
-        stdin: Some(INPUT.to_vec()),
+        stdin: Some(input.with_bad_line()),
     };
     let run = subject
         .exec(args, &extras)
         .map_err(|why| judge.could_not_run(why))?;
     if run.run.exit.code() == Some(0) {
         return Err(judge
-            .fail("fail-fast input with a malformed line exits 0")
-            .evidence(run.evidence()));
-    }
-    if let Some(change) = run.changes.first() {
-        return Err(judge
             .fail(format!(
-                "fail-fast input with a malformed line still changed the sandbox: {change}"
+                "fail-fast input with a malformed line {bad} exits 0"
             ))
             .evidence(run.evidence()));
     }
-    if names_line_one(&run).is_empty() {
+    if let Some(change) = run.changes.first() {
+        let before = if input.count > 0 {
+            format!(
+                " (the {} good record(s) before it were written)",
+                input.count
+            )
+        } else {
+            String::new()
+        };
         return Err(judge
             .fail(format!(
-                "the fail-fast error does not name the malformed line (line_number 1): {}",
+                "fail-fast input with a malformed line {bad} still changed the sandbox{before}: {change}"
+            ))
+            .evidence(run.evidence()));
+    }
+    if naming(&run, bad).is_empty() {
+        return Err(judge
+            .fail(format!(
+                "the fail-fast error does not name the malformed line (line_number {bad}): {}",
                 run.first_error().unwrap_or_else(|| run.ending())
             ))
             .evidence(run.evidence()));
     }
     Ok(format!(
-        "fail-fast aborts at line 1 (exit {}) and writes nothing",
+        "fail-fast aborts at line {bad} (exit {}) and writes nothing",
         run.run.exit.shell_status()
     ))
 }
 
-fn continue_on_error(subject: &Subject<'_>, args: &[String]) -> Result<String, CheckResult> {
+fn continue_on_error(
+    subject: &Subject<'_>,
+    args: &[String],
+    input: &Input,
+) -> Result<String, CheckResult> {
     let judge = Judge::new(ID, subject);
+    let bad = input.bad_line();
     let extras = Extras {
         env: Vec::new(),
-        stdin: Some(INPUT.to_vec()),
+        stdin: Some(input.with_bad_line()),
     };
     let run = subject
         .exec(args, &extras)
         .map_err(|why| judge.could_not_run(why))?;
-    let named = names_line_one(&run);
+    let named = naming(&run, bad);
     let Some(error) = named.first() else {
         return Err(judge
-            .fail("continue-on-error gives no item error for the malformed line 1")
+            .fail(format!(
+                "continue-on-error gives no item error for the malformed line {bad}"
+            ))
             .evidence(run.evidence()));
     };
     if error.scope == Scope::Process {
@@ -94,7 +240,43 @@ fn continue_on_error(subject: &Subject<'_>, args: &[String]) -> Result<String, C
             ))
             .evidence(run.evidence()));
     }
-    Ok("continue-on-error reports line 1 as an item error and goes on".into())
+    if input.count == 0 {
+        return Ok(format!(
+            "continue-on-error reports line {bad} as an item error and goes on (no good records known to follow it: give the example's input)"
+        ));
+    }
+    // Going on means the records after the bad line are processed: the run does what the
+    // same input without the bad line does.
+    let clean = subject
+        .exec(
+            args,
+            &Extras {
+                env: Vec::new(),
+                stdin: Some(input.without_bad_line()),
+            },
+        )
+        .map_err(|why| judge.could_not_run(why))?;
+    let (got, want) = (run.domain().count(), clean.domain().count());
+    let paths = |c: &Captured| {
+        let mut p: Vec<String> = c
+            .changes
+            .iter()
+            .map(|c| c.path().display().to_string())
+            .collect();
+        p.sort();
+        p
+    };
+    if got != want || paths(&run) != paths(&clean) {
+        return Err(judge
+            .fail(format!(
+                "continue-on-error stopped at the malformed line {bad}: {got} domain event(s) where the same input without it gives {want}"
+            ))
+            .evidence(run.evidence()));
+    }
+    Ok(format!(
+        "continue-on-error reports line {bad} as an item error and processes the {} record(s) after it",
+        input.count
+    ))
 }
 
 /// Runs the check for one command.
@@ -112,11 +294,16 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         "--continue-on-error",
         false,
     );
+    let good = good_records(subject);
+    let input = Input {
+        count: good.iter().filter(|b| **b == b'\n').count(),
+        good,
+    };
     let default = subject.entry.input_default.as_deref();
     let mut passed = Vec::new();
     let outcome = match default {
-        Some("fail_fast") => fail_fast(subject, &plain),
-        Some("continue_on_error") => continue_on_error(subject, &plain),
+        Some("fail_fast") => fail_fast(subject, &plain, &input),
+        Some("continue_on_error") => continue_on_error(subject, &plain, &input),
         Some(other) => {
             return judge.fail(format!(
                 "capabilities declares input_default {other:?}, neither fail_fast nor continue_on_error"
@@ -138,7 +325,7 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
     if subject.takes("--continue-on-error") && default != Some("continue_on_error") {
         let mut args = plain.clone();
         args.push("--continue-on-error".into());
-        match continue_on_error(subject, &args) {
+        match continue_on_error(subject, &args, &input) {
             Ok(text) => passed.push(format!("{text} under --continue-on-error")),
             Err(result) => return result,
         }
@@ -146,10 +333,41 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
     if subject.takes("--fail-fast") && default != Some("fail_fast") {
         let mut args = plain;
         args.push("--fail-fast".into());
-        match fail_fast(subject, &args) {
+        match fail_fast(subject, &args, &input) {
             Ok(text) => passed.push(format!("{text} under --fail-fast")),
             Err(result) => return result,
         }
     }
     judge.pass(passed.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_is_built_from_the_required_properties() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "required": ["title", "n", "kind"],
+            "properties": {
+                "title": {"type": "string"},
+                "n": {"type": "integer"},
+                "kind": {"enum": ["a", "b"]},
+                "body": {"type": "string"}
+            }
+        });
+        assert_eq!(
+            record_from_schema(&schema, 2),
+            Some(serde_json::json!({"title": "aoi-lint-record-2", "n": 2, "kind": "a"}))
+        );
+    }
+
+    #[test]
+    fn good_records_are_the_first_object_lines() {
+        assert_eq!(
+            records(b"{\"a\":1}\nnot json\n[1]\n{\"b\":2}\n{\"c\":3}\n"),
+            b"{\"a\":1}\n{\"b\":2}\n"
+        );
+    }
 }

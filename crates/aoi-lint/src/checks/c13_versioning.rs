@@ -1,6 +1,7 @@
 //! Check 13, Versioned (§5, §5.1): `schema_version` is in `aoi:meta` and `aoi:summary`, a
-//! version the tool advertises is honoured when asked for with `--schema-version`, and one it
-//! does not serve is refused as `unsupported`.
+//! version the tool advertises is honoured when asked for with `--schema-version` (the meta
+//! and the summary say it, and the events validate against that version's schema, from
+//! `schema --schema-version V`), and one it does not serve is refused as `unsupported`.
 
 use super::{id, Judge};
 use crate::model::{CheckId, CheckResult};
@@ -19,6 +20,15 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         Ok(base) => base,
         Err(why) => return judge.could_not_run(why),
     };
+    if base.meta().is_none() && base.run.exit.code() == Some(i32::from(aoi::exit_code::USAGE)) {
+        // Its example is refused as usage: check 1 says whether the command exists at all.
+        return judge
+            .could_not_run(format!(
+                "the example is a usage error (exit {}), so there is no stream to read a schema_version from",
+                base.run.exit.shell_status()
+            ))
+            .evidence(base.evidence());
+    }
     let carried = [
         (
             base.meta()
@@ -53,22 +63,62 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         Err(why) => return judge.could_not_run(why.clone()),
     };
     let versions = subject.tool.schema_versions();
+    let default = versions.first().cloned();
     for version in &versions {
-        let run = match subject.exec(
-            &with(&args, "--schema-version", version),
-            &Extras::default(),
-        ) {
+        let args = with(&args, "--schema-version", version);
+        // Another version's events are judged by that version's schema, not the default's.
+        let run = if Some(version) == default.as_ref() {
+            subject.exec(&args, &Extras::default())
+        } else {
+            match subject.tool.schema_of(version) {
+                Ok(schema) => subject.exec_against(&args, &schema),
+                Err(why) => return judge.fail(format!(
+                    "capabilities advertises schema version {version}, but `schema --schema-version {version}` gives no usable schema: {why}"
+                )),
+            }
+        };
+        let run = match run {
             Ok(run) => run,
             Err(why) => return judge.could_not_run(why),
         };
-        let said = run.meta().and_then(|m| m.schema_version.as_deref());
-        if said != Some(version.as_str()) {
-            return judge
-                .fail(format!(
-                    "--schema-version {version} gave aoi:meta schema_version {}",
-                    said.map_or("(none)".to_owned(), |s| format!("{s:?}"))
-                ))
-                .evidence(run.evidence());
+        let said = [
+            (
+                "aoi:meta",
+                run.meta().and_then(|m| m.schema_version.as_deref()),
+            ),
+            (
+                "aoi:summary",
+                run.summary().and_then(|s| s.schema_version.as_deref()),
+            ),
+        ];
+        for (name, said) in said {
+            if said != Some(version.as_str()) {
+                return judge
+                    .fail(format!(
+                        "--schema-version {version} gave {name} schema_version {}",
+                        said.map_or("(none)".to_owned(), |s| format!("{s:?}"))
+                    ))
+                    .evidence(run.evidence());
+            }
+        }
+        if Some(version) != default.as_ref() {
+            let broken: Vec<_> = run
+                .verification
+                .findings
+                .iter()
+                .filter(|f| f.level == aoi::read::Level::Violation)
+                .collect();
+            if let Some(first) = broken.first() {
+                let mut result = judge.fail(format!(
+                    "--schema-version {version} is named but not honoured: the stream breaks that version's schema ({}, {})",
+                    first.code.as_str(),
+                    first.message
+                ));
+                for f in broken {
+                    result = result.evidence(run.quote(f.line, &f.message));
+                }
+                return result;
+            }
         }
     }
     let refused = match subject.exec(
@@ -95,7 +145,7 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             .evidence(refused.evidence());
     }
     judge.pass(format!(
-        "schema_version in meta and summary; {} advertised version(s) honoured; {UNSERVED} refused",
+        "schema_version in meta and summary; {} advertised version(s) honoured, each stream valid against its version's schema; {UNSERVED} refused",
         versions.len()
     ))
 }

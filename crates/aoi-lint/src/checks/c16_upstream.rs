@@ -1,6 +1,8 @@
 //! Check 16, Composable (§13, §13.1): fed a known upstream stream that failed, a producer
 //! forwards no upstream `aoi:meta` or `aoi:summary`, tags what it forwards with `origin`,
-//! counts upstream warnings, and reproduces the upstream retry fields in `caused_by`.
+//! counts upstream warnings, and reproduces the upstream retry fields in `caused_by`; fed an
+//! upstream cut before its summary, it reports `ok:false` (§13.1: upstream EOF without a
+//! terminal `aoi:summary`), never success.
 
 use aoi::{Category, Code, Emitter, ErrorEvent, Identity, Outcome, Warning};
 
@@ -47,6 +49,56 @@ fn upstream_stream() -> Vec<u8> {
             Ok(out.into_writer())
         });
     written.unwrap_or_default()
+}
+
+/// A conforming upstream's stream cut before its summary: its meta and a warning, then EOF
+/// (the upstream died, or the pipe broke).
+fn cut_stream() -> Vec<u8> {
+    let identity = Identity::new(
+        UPSTREAM,
+        "1.0.0",
+        "io.machinemode.aoi-lint.upstream",
+        "1.0.0",
+    );
+    let written = Emitter::builder(identity)
+        .command("probe")
+        .start(Vec::new())
+        .and_then(|mut out| {
+            out.warning(&Warning::new(
+                Code::from_static("UPSTREAM_SLOW"),
+                format!("{MARK}: a warning before the cut"),
+            ))?;
+            Ok(out.into_writer())
+        });
+    written.unwrap_or_default()
+}
+
+/// §13.1: an upstream EOF without a terminal summary sets `ok:false`. Returns what the run
+/// ended with, or the failure.
+fn judges_a_cut_upstream(subject: &Subject<'_>, args: &[String]) -> Result<String, CheckResult> {
+    let judge = Judge::new(ID, subject);
+    let extras = Extras {
+        env: Vec::new(),
+        stdin: Some(cut_stream()),
+    };
+    let run = subject
+        .exec(args, &extras)
+        .map_err(|why| judge.could_not_run(why))?;
+    let ok = run.summary().is_some_and(|s| s.ok);
+    if ok || run.run.exit.code() == Some(0) {
+        return Err(judge
+            .fail(format!(
+                "an upstream that ended without its aoi:summary was taken for success ({}): EOF without a summary is a failure (§13.1)",
+                run.ending()
+            ))
+            .evidence(run.evidence()));
+    }
+    let io = run.errors().any(|e| e.category == aoi::Category::Io);
+    Ok(format!(
+        "an upstream cut before its summary gives {}{}",
+        run.ending(),
+        if io { " with an io error" } else { "" }
+    ))
 }
 
 /// Runs the check for one command.
@@ -131,7 +183,11 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             .fail("aoi:summary.caused_by does not reproduce the upstream retry fields (unavailable, retryable, retry_after_ms 1500)")
             .evidence(run.quote(None, &text));
     }
-    judge.pass("no upstream meta or summary forwarded; origin on what is forwarded; the upstream warning counted; caused_by carries the retry fields")
+    let cut = match judges_a_cut_upstream(subject, &args) {
+        Ok(text) => text,
+        Err(result) => return result,
+    };
+    judge.pass(format!("no upstream meta or summary forwarded; origin on what is forwarded; the upstream warning counted; caused_by carries the retry fields; {cut}"))
 }
 
 #[cfg(test)]
@@ -151,5 +207,26 @@ mod tests {
         assert_eq!((report.warnings, report.errors), (1, 1));
         let cause = report.caused_by.expect("retry detail");
         assert_eq!(cause.retry_after_ms, Some(1500));
+    }
+}
+
+#[cfg(test)]
+mod cut_tests {
+    use super::*;
+
+    #[test]
+    fn the_cut_stream_has_a_meta_and_no_summary() {
+        let report = aoi::Verifier::verify_bytes(&cut_stream(), aoi::VerifyOptions::default());
+        // Read without a process end, EOF before the summary is a broken stream.
+        assert!(
+            report
+                .findings
+                .iter()
+                .any(|f| f.code == aoi::FindingCode::SummaryMissing),
+            "{:?}",
+            report.findings
+        );
+        assert!(report.summary.is_none());
+        assert_eq!(report.warnings, 1);
     }
 }

@@ -157,7 +157,7 @@ impl InputSchema {
     /// True when the command takes this flag (given as `--name`), by `x-aoi.flags` or by the
     /// naming convention.
     pub fn has_flag(&self, flag: &str) -> bool {
-        self.property_names()
+        self.properties()
             .iter()
             .any(|p| self.flag(p).is_some_and(|f| f == flag))
             || self
@@ -180,7 +180,7 @@ impl InputSchema {
                 .map(str::to_owned)
                 .collect(),
             None => self
-                .property_names()
+                .properties()
                 .into_iter()
                 .filter(|p| {
                     let schema = self.property(p);
@@ -218,7 +218,7 @@ impl InputSchema {
     }
 
     /// Every property the schema defines.
-    fn property_names(&self) -> Vec<String> {
+    pub fn properties(&self) -> Vec<String> {
         self.schema
             .get("properties")
             .and_then(Value::as_object)
