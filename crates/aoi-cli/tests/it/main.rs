@@ -6,6 +6,7 @@ mod lint;
 mod lint_targets;
 mod mcp;
 mod mcp_clients;
+mod mcp_python_example;
 mod pipeline;
 mod support;
 mod tools;

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use crate::mcp_clients::mcp_clients;
 use crate::support::{aoi, temp_dir};
 
-fn data(name: &str) -> PathBuf {
+pub(crate) fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/mcp")
         .join(name)
@@ -27,12 +27,12 @@ fn badcli() -> PathBuf {
     data("badcli.py")
 }
 
-fn path(p: &Path) -> String {
+pub(crate) fn path(p: &Path) -> String {
     p.display().to_string()
 }
 
 /// `aoi mcp ARGS`, as a server command line.
-fn server(args: &[&str]) -> Vec<String> {
+pub(crate) fn server(args: &[&str]) -> Vec<String> {
     std::iter::once(path(&aoi()))
         .chain(["mcp".to_owned()])
         .chain(args.iter().map(|a| (*a).to_owned()))
@@ -91,7 +91,7 @@ fn seed(home: &Path, records: &[Value]) {
     assert!(out.status.success(), "seed import failed: {out:?}");
 }
 
-fn names(tools: &Value) -> BTreeSet<String> {
+pub(crate) fn names(tools: &Value) -> BTreeSet<String> {
     tools
         .as_array()
         .expect("tools")
@@ -100,7 +100,7 @@ fn names(tools: &Value) -> BTreeSet<String> {
         .collect()
 }
 
-fn tool<'a>(tools: &'a Value, name: &str) -> &'a Value {
+pub(crate) fn tool<'a>(tools: &'a Value, name: &str) -> &'a Value {
     tools
         .as_array()
         .expect("tools")
@@ -113,7 +113,7 @@ fn tool<'a>(tools: &'a Value, name: &str) -> &'a Value {
 /// outputSchema (checked by client.py with `jsonschema`, or by the SDK alone when client.py
 /// was told not to, which only a success allows: the SDK checks successes), and its text block
 /// is a headline followed by the very same JSON.
-fn checked(result: &Value) -> &Value {
+pub(crate) fn checked(result: &Value) -> &Value {
     let by_the_sdk = result["_schema_errors"].is_null() && result["isError"] == false;
     assert!(
         by_the_sdk || result["_schema_errors"] == json!([]),
@@ -130,7 +130,7 @@ fn checked(result: &Value) -> &Value {
 }
 
 /// The process error of a result's events.
-fn process_error(structured: &Value) -> &Value {
+pub(crate) fn process_error(structured: &Value) -> &Value {
     structured["events"]
         .as_array()
         .expect("events")

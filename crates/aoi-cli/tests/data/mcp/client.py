@@ -4,8 +4,10 @@ host does: over stdio, through `stdio_client` and `ClientSession`.
     python client.py SCENARIO CONFIG_JSON
 
 CONFIG_JSON holds `command` (the server's argv), `env` (added to the SDK's default
-environment) and the scenario's own fields. The scenario prints one JSON object on stdout for
-the Rust test (crates/aoi-cli/tests/it/mcp.rs) to assert on; the client itself asserts nothing.
+environment), optionally `cwd` (the server's working directory) and the scenario's own
+fields. The scenario prints one JSON object on stdout for the Rust test
+(crates/aoi-cli/tests/it/mcp.rs, mcp_python_example.rs) to assert on; the client itself
+asserts nothing.
 """
 
 import json
@@ -18,6 +20,8 @@ import jsonschema
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from referencing import Registry
+from referencing.jsonschema import DRAFT202012
 
 
 def wire(model):
@@ -77,6 +81,44 @@ def processes():
 
 async def scenario_list(client, _config):
     return {"tools": await client.list()}
+
+
+def schema_problems(schema):
+    """How `schema` fails as a JSON Schema 2020-12 document, by the client's own `jsonschema`:
+    against the meta-schema, when compiled, and for every `$ref` that does not resolve."""
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+        jsonschema.Draft202012Validator(schema).is_valid({})
+        resource = DRAFT202012.create_resource(schema)
+        resolver = Registry().with_resource("urn:aoi-test", resource).resolver("urn:aoi-test")
+        for ref in sorted(_refs(schema)):
+            resolver.lookup(ref)
+    except Exception as e:  # a SchemaError, an unresolvable reference: a finding, not a crash
+        return ["%s: %s" % (type(e).__name__, e)]
+    return []
+
+
+def _refs(value):
+    """Every `$ref` in `value`."""
+    found = set()
+    if isinstance(value, dict):
+        if isinstance(value.get("$ref"), str):
+            found.add(value["$ref"])
+        for v in value.values():
+            found |= _refs(v)
+    elif isinstance(value, list):
+        for v in value:
+            found |= _refs(v)
+    return found
+
+
+async def scenario_schemas(client, _config):
+    """The tool list, and how each tool's inputSchema and outputSchema fail as schemas."""
+    tools = await client.list()
+    problems = {t["name"]: {"inputSchema": schema_problems(t.get("inputSchema")),
+                            "outputSchema": schema_problems(t.get("outputSchema"))}
+                for t in tools}
+    return {"tools": tools, "schema_problems": problems}
 
 
 async def scenario_call(client, config):
@@ -161,6 +203,7 @@ async def scenario_cancel(client, config):
 
 SCENARIOS = {
     "list": scenario_list,
+    "schemas": scenario_schemas,
     "call": scenario_call,
     "calls": scenario_calls,
     "paginate": scenario_paginate,
@@ -185,7 +228,8 @@ async def main():
             out = await run(scenario, config, read, write)
     else:
         command = config["command"]
-        params = StdioServerParameters(command=command[0], args=command[1:], env=config.get("env", {}))
+        params = StdioServerParameters(command=command[0], args=command[1:], env=config.get("env", {}),
+                                       cwd=config.get("cwd"))
         async with stdio_client(params) as (read, write):
             out = await run(scenario, config, read, write)
     json.dump(out, sys.stdout)

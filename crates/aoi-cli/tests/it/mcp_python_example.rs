@@ -1,0 +1,525 @@
+//! `aoi mcp -- examples/python/notes.py` driven by the official MCP clients: the Python SDK
+//! (through `tests/data/mcp/client.py`) and the MCP Inspector CLI. notes is a tool in plain
+//! Python with no SDK and no `x-aoi` block, so every call goes through the naming convention of
+//! `docs/discovery.md`; what it proves is that such a tool is callable through `aoi mcp` as the
+//! Machine Mode → MCP mapping (`shared/spec/machine-mode-and-mcp.md`) says.
+//!
+//! Each test has its own scratch directory: the server runs there, and notes' store
+//! (`$NOTES_DB`, with `HOME` and `XDG_DATA_HOME` pointing there too) lives there.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::mcp::{checked, data, names, path, process_error, server, tool};
+use crate::mcp_clients::mcp_clients;
+use crate::support::temp_dir;
+
+fn notes() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/python/notes.py")
+}
+
+/// `aoi mcp -- notes.py`.
+fn notes_server() -> Vec<String> {
+    server(&["--", &path(&notes())])
+}
+
+/// A test's scratch directory: the server's working directory, home and store.
+struct Scratch {
+    dir: PathBuf,
+}
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        Scratch {
+            dir: temp_dir(&format!("mcp-notes-{tag}")),
+        }
+    }
+
+    fn store(&self) -> PathBuf {
+        self.dir.join("notes.json")
+    }
+
+    /// The environment every notes process of the test gets: the store named, and every
+    /// fallback location of `store_path()` inside the scratch directory as well.
+    fn env(&self) -> Value {
+        json!({
+            "NOTES_DB": path(&self.store()),
+            "HOME": path(&self.dir),
+            "XDG_DATA_HOME": path(&self.dir.join("data")),
+        })
+    }
+
+    /// Runs the Python SDK client's `scenario` against `aoi mcp -- notes.py` in the scratch
+    /// directory, and returns what it printed.
+    fn python(&self, scenario: &str, mut config: Value) -> Value {
+        config["command"] = json!(notes_server());
+        config["env"] = self.env();
+        config["cwd"] = json!(path(&self.dir));
+        let out = Command::new(&mcp_clients().python)
+            .arg(data("client.py"))
+            .arg(scenario)
+            .arg(config.to_string())
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .output()
+            .expect("the Python client runs");
+        assert!(
+            out.status.success(),
+            "client.py {scenario} failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "client.py {scenario} printed no JSON ({e}):\n{}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        })
+    }
+
+    /// Several calls in turn on one session; their results.
+    fn calls(&self, calls: Value) -> Vec<Value> {
+        let out = self.python("calls", json!({ "calls": calls }));
+        out["results"].as_array().expect("results").clone()
+    }
+
+    /// One call on its own session.
+    fn call(&self, tool: &str, arguments: Value) -> Value {
+        let out = self.python("call", json!({"tool": tool, "arguments": arguments}));
+        out["result"].clone()
+    }
+
+    /// Adds a note with notes itself (not through MCP); its id.
+    fn seed(&self, title: &str) -> String {
+        let out = Command::new(notes())
+            .args(["add", "--title", title, "--output", "jsonl"])
+            .current_dir(&self.dir)
+            .env("NOTES_DB", self.store())
+            .output()
+            .expect("notes add runs");
+        assert!(out.status.success(), "seed add failed: {out:?}");
+        let created = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("a JSON line"))
+            .find(|e| e["type"] == "created")
+            .expect("a created event");
+        created["id"].as_str().expect("an id").to_owned()
+    }
+
+    /// The titles in the store, read with notes' own `list` (not through MCP).
+    fn titles(&self) -> Vec<String> {
+        let out = Command::new(notes())
+            .args(["list", "--limit", "1000", "--output", "jsonl"])
+            .current_dir(&self.dir)
+            .env("NOTES_DB", self.store())
+            .output()
+            .expect("notes list runs");
+        assert!(out.status.success(), "list failed: {out:?}");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("a JSON line"))
+            .filter(|e| e["type"] == "entry")
+            .map(|e| e["title"].as_str().expect("a title").to_owned())
+            .collect()
+    }
+}
+
+/// notes' capability manifest, read directly.
+fn capabilities() -> Value {
+    let out = Command::new(notes())
+        .args(["capabilities", "--output", "json"])
+        .output()
+        .expect("notes capabilities");
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout).expect("capabilities JSON")
+}
+
+/// The events of a structured result of type `ty`.
+fn of_type<'a>(structured: &'a Value, ty: &str) -> Vec<&'a Value> {
+    structured["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["type"] == ty)
+        .collect()
+}
+
+/// Asserts `result` is a tool error (not a protocol error: it is a result at all) whose
+/// structured content fits the output schema; returns the structured content.
+fn tool_error(result: &Value) -> &Value {
+    assert_eq!(result["isError"], true, "a tool error: {result}");
+    checked(result)
+}
+
+/// Asserts `result` succeeded and fits its output schema; returns the structured content.
+fn success(result: &Value) -> &Value {
+    assert_eq!(result["isError"], false, "a success: {result}");
+    assert_eq!(
+        result["_schema_errors"],
+        json!([]),
+        "checked by the client's jsonschema"
+    );
+    let s = checked(result);
+    assert_eq!(s["summary"]["ok"], true, "{s}");
+    s
+}
+
+#[test]
+fn every_notes_command_is_a_tool_with_valid_schemas_and_the_hints_capabilities_give() {
+    let scratch = Scratch::new("list");
+    let out = scratch.python("schemas", json!({}));
+    assert_eq!(
+        out["server"]["name"], "aoi-mcp",
+        "initialize named the server"
+    );
+    let tools = &out["tools"];
+
+    let caps = capabilities();
+    let commands = caps["commands"].as_array().expect("commands");
+    let expected: BTreeSet<String> = commands
+        .iter()
+        .map(|c| c["name"].as_str().expect("name").to_owned())
+        .filter(|n| !["schema", "capabilities", "input-schema"].contains(&n.as_str()))
+        .collect();
+    assert_eq!(
+        expected,
+        ["add", "delete", "get", "import", "list"]
+            .map(String::from)
+            .into(),
+        "notes' resource commands"
+    );
+    assert_eq!(
+        names(tools),
+        expected,
+        "one tool per command, discovery aside"
+    );
+
+    // Valid JSON Schema, by the client's jsonschema (meta-schema, and every $ref resolved)…
+    for (name, problems) in out["schema_problems"].as_object().expect("problems") {
+        assert_eq!(
+            problems,
+            &json!({"inputSchema": [], "outputSchema": []}),
+            "{name}"
+        );
+    }
+    for command in commands {
+        let name = command["name"].as_str().expect("name");
+        if !expected.contains(name) {
+            continue;
+        }
+        let t = tool(tools, name);
+        // … and compiled by the Rust validator too.
+        for key in ["inputSchema", "outputSchema"] {
+            jsonschema::draft202012::meta::validate(&t[key])
+                .unwrap_or_else(|e| panic!("{name} {key} breaks the meta-schema: {e}"));
+            jsonschema::draft202012::new(&t[key])
+                .unwrap_or_else(|e| panic!("{name} {key} does not compile: {e}"));
+        }
+        assert_eq!(t["inputSchema"]["type"], "object", "{name}");
+        assert!(t["inputSchema"].get("x-aoi").is_none(), "{name}");
+        assert_eq!(
+            t["outputSchema"]["required"],
+            json!(["events", "summary"]),
+            "{name}"
+        );
+
+        // The hints say what capabilities says (machine-mode-and-mcp.md), each one present:
+        // an absent destructiveHint means true to MCP.
+        let hints = &t["annotations"];
+        let flag = |k: &str| command[k].as_bool().unwrap_or(false);
+        assert_eq!(hints["readOnlyHint"], flag("read_only"), "{name}");
+        assert_eq!(hints["destructiveHint"], flag("destructive"), "{name}");
+        let idempotent = flag("supports_idempotency_key") || flag("read_only");
+        assert_eq!(hints["idempotentHint"], idempotent, "{name}");
+        assert_eq!(hints["openWorldHint"], false, "{name}");
+    }
+    assert_eq!(tool(tools, "list")["annotations"]["readOnlyHint"], true);
+    assert_eq!(
+        tool(tools, "delete")["annotations"]["destructiveHint"],
+        true
+    );
+    assert_eq!(tool(tools, "add")["annotations"]["destructiveHint"], false);
+    assert_eq!(tool(tools, "add")["annotations"]["idempotentHint"], true);
+    assert!(tool(tools, "delete")["description"]
+        .as_str()
+        .expect("description")
+        .contains("confirm"));
+
+    // The input properties are notes' own, the adapter's aside; `import` takes its records.
+    let props = |name: &str| -> BTreeSet<String> {
+        tool(tools, name)["inputSchema"]["properties"]
+            .as_object()
+            .expect("properties")
+            .keys()
+            .cloned()
+            .collect()
+    };
+    assert_eq!(
+        props("delete"),
+        [
+            "confirm",
+            "dry_run",
+            "id",
+            "idempotency_key",
+            "schema_version"
+        ]
+        .map(String::from)
+        .into()
+    );
+    let records = &tool(tools, "import")["inputSchema"]["properties"]["input_jsonl"];
+    assert!(
+        records["anyOf"]
+            .as_array()
+            .expect("anyOf")
+            .iter()
+            .any(|s| s["type"] == "array"),
+        "import's input_jsonl takes an array of records: {records}"
+    );
+    assert!(!scratch.store().exists(), "discovery writes no store");
+}
+
+#[test]
+fn list_results_fit_the_output_schema_and_page_with_the_cursor() {
+    let scratch = Scratch::new("listing");
+    let empty = scratch.call("list", json!({}));
+    let s = success(&empty);
+    assert_eq!(s["events"], json!([]));
+    assert_eq!(s["summary"]["count"], 0);
+    assert!(!scratch.store().exists(), "a list writes nothing");
+
+    for title in ["one", "two", "three"] {
+        scratch.seed(title);
+    }
+    let out = scratch.python(
+        "paginate",
+        json!({"tool": "list", "arguments": {"limit": 2}}),
+    );
+    let pages = out["pages"].as_array().expect("pages");
+    assert_eq!(pages.len(), 2, "three notes, two a page");
+    let first = success(&pages[0]);
+    assert_eq!(first["summary"]["truncated"], true);
+    assert!(first["summary"]["next_cursor"].is_string());
+    let last = success(&pages[1]);
+    assert_eq!(last["summary"]["truncated"], false);
+    let titles: Vec<&Value> = [first, last]
+        .iter()
+        .flat_map(|s| of_type(s, "entry"))
+        .map(|e| &e["title"])
+        .collect();
+    assert_eq!(titles, [&json!("one"), &json!("two"), &json!("three")]);
+}
+
+#[test]
+fn add_then_get_by_the_id_add_returned() {
+    let scratch = Scratch::new("add");
+    scratch.seed("already there");
+    let added = scratch.call("add", json!({"title": "Buy milk", "body": "Two litres"}));
+    let s = success(&added);
+    let created = of_type(s, "created");
+    assert_eq!(created.len(), 1, "{s}");
+    let id = created[0]["id"].as_str().expect("the stable id");
+    assert_eq!(id, "n2", "after the seeded n1");
+    assert!(scratch.store().exists(), "the store is the scratch one");
+
+    // Another session, another process: the note is in the store.
+    let got = scratch.call("get", json!({"id": id}));
+    let s = success(&got);
+    let note = of_type(s, "note");
+    assert_eq!(note.len(), 1, "{s}");
+    assert_eq!(note[0]["id"], id);
+    assert_eq!(note[0]["title"], "Buy milk");
+    assert_eq!(note[0]["body"], "Two litres");
+}
+
+#[test]
+fn delete_without_confirm_is_a_tool_error_that_changes_nothing_and_with_it_deletes() {
+    let scratch = Scratch::new("delete");
+    let id = scratch.seed("keep me");
+    let before = std::fs::read(scratch.store()).expect("the store");
+    let results = scratch.calls(json!([
+        {"tool": "delete", "arguments": {"id": id}},
+        {"tool": "delete", "arguments": {"id": id, "confirm": false}},
+    ]));
+    for refused in &results {
+        let s = tool_error(refused);
+        let error = process_error(s);
+        assert_eq!(error["category"], "usage", "{s}");
+        assert_eq!(error["code"], "CONFIRM_REQUIRED");
+        assert_eq!(error["retryable"], false);
+        assert_eq!(s["summary"]["ok"], false);
+        assert_eq!(s["summary"]["reason"], "denied");
+        assert!(of_type(s, "deleted").is_empty());
+    }
+    assert_eq!(
+        std::fs::read(scratch.store()).expect("the store"),
+        before,
+        "the store is byte for byte as it was"
+    );
+
+    let results = scratch.calls(json!([
+        {"tool": "delete", "arguments": {"id": id, "dry_run": true}},
+        {"tool": "delete", "arguments": {"id": id, "confirm": true}},
+        {"tool": "get", "arguments": {"id": id}},
+    ]));
+    let plan = success(&results[0]);
+    assert_eq!(of_type(plan, "aoi:plan")[0]["action"], "delete");
+    let deleted = success(&results[1]);
+    assert_eq!(of_type(deleted, "deleted")[0]["id"], id.as_str());
+    let gone = tool_error(&results[2]);
+    assert_eq!(process_error(gone)["category"], "not_found");
+    assert_eq!(process_error(gone)["code"], "NOTE_NOT_FOUND");
+    assert!(scratch.titles().is_empty());
+}
+
+#[test]
+fn import_gets_its_records_on_stdin_and_fails_fast_on_a_bad_one() {
+    let scratch = Scratch::new("import");
+    let results = scratch.calls(json!([
+        {"tool": "import", "arguments": {"input_jsonl": [
+            {"title": "From MCP", "body": "first"},
+            {"title": "Also from MCP"},
+        ]}},
+        // The second record has a field notes does not know: fail fast, nothing written.
+        {"tool": "import", "arguments": {"input_jsonl": [
+            {"title": "Never written"},
+            {"title": "Bad", "colour": "red"},
+        ]}},
+        {"tool": "import", "arguments": {"continue_on_error": true, "input_jsonl": [
+            {"title": "Kept"},
+            {"title": "Bad", "colour": "red"},
+        ]}},
+    ]));
+
+    let s = success(&results[0]);
+    assert_eq!(s["summary"]["input_count"], 2, "{s}");
+    let ids: Vec<&Value> = of_type(s, "created").iter().map(|e| &e["id"]).collect();
+    assert_eq!(ids, [&json!("n1"), &json!("n2")]);
+
+    let s = tool_error(&results[1]);
+    let error = process_error(s);
+    assert_eq!(error["category"], "validation", "{s}");
+    assert_eq!(error["code"], "INPUT_RECORD_INVALID");
+    assert_eq!(error["line_number"], 2, "the line of stdin it was on");
+    assert!(of_type(s, "created").is_empty());
+
+    let s = tool_error(&results[2]);
+    assert_eq!(s["summary"]["partial"], true, "{s}");
+    assert_eq!(of_type(s, "created")[0]["title"], "Kept");
+    assert_eq!(of_type(s, "aoi:error")[0]["scope"], "item");
+
+    assert_eq!(scratch.titles(), ["From MCP", "Also from MCP", "Kept"]);
+}
+
+#[test]
+fn invalid_arguments_are_tool_errors_with_their_category() {
+    let scratch = Scratch::new("invalid");
+    let results = scratch.calls(json!([
+        // Refused by the adapter against the input schema: usage, nothing run.
+        {"tool": "list", "arguments": {"limit": -1}},
+        {"tool": "get", "arguments": {"id": "not-an-id"}},
+        {"tool": "add", "arguments": {"title": "x", "colour": "red"}},
+        {"tool": "get", "arguments": {}},
+        // Accepted by the schema, refused by notes itself: its own category and field.
+        {"tool": "list", "arguments": {"cursor": "bm90LWEtY3Vyc29y"}},
+        {"tool": "add", "arguments": {"title": "   "}},
+        {"tool": "list", "arguments": {"schema_version": "1.0"}},
+    ]));
+    for refused in &results[..4] {
+        let s = tool_error(refused);
+        assert_eq!(s["adapter_error"]["category"], "usage", "{s}");
+        assert_eq!(s["adapter_error"]["code"], "INVALID_ARGUMENTS");
+        assert_eq!(s["adapter_error"]["retryable"], false);
+        assert_eq!(s["summary"], Value::Null, "notes never ran");
+    }
+    let cursor = process_error(tool_error(&results[4])).clone();
+    assert_eq!(cursor["category"], "validation", "{cursor}");
+    assert_eq!(cursor["code"], "INVALID_CURSOR");
+    assert_eq!(cursor["field"], "cursor");
+    let title = process_error(tool_error(&results[5])).clone();
+    assert_eq!(title["category"], "validation", "{title}");
+    assert_eq!(title["code"], "INVALID_TITLE");
+    assert_eq!(title["field"], "title");
+    success(&results[6]);
+    assert!(!scratch.store().exists(), "nothing was written");
+}
+
+/// Runs the MCP Inspector's CLI mode against `aoi mcp --tool notes.py` with `args`.
+fn inspector(scratch: &Scratch, args: &[&str]) -> Value {
+    // The Inspector reads everything after a `--` as its own, so the server is named with
+    // `--tool` rather than `aoi mcp -- notes.py`.
+    let out = Command::new(&mcp_clients().inspector)
+        .arg("--cli")
+        .arg("-e")
+        .arg(format!("NOTES_DB={}", path(&scratch.store())))
+        .arg("-e")
+        .arg(format!("HOME={}", path(&scratch.dir)))
+        .args(server(&["--tool", &path(&notes())]))
+        .args(args)
+        .current_dir(&scratch.dir)
+        .output()
+        .expect("the Inspector runs");
+    assert!(
+        out.status.success(),
+        "mcp-inspector {args:?} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "mcp-inspector printed no JSON ({e}):\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+#[test]
+fn mcp_inspector_lists_and_calls_notes() {
+    let scratch = Scratch::new("inspector");
+    let listed = inspector(&scratch, &["--method", "tools/list"]);
+    assert_eq!(
+        names(&listed["tools"]),
+        ["add", "delete", "get", "import", "list"]
+            .map(String::from)
+            .into()
+    );
+    assert_eq!(
+        tool(&listed["tools"], "delete")["annotations"]["destructiveHint"],
+        true
+    );
+
+    let added = inspector(
+        &scratch,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "add",
+            "--tool-arg",
+            "title=Inspected",
+        ],
+    );
+    assert_eq!(added["isError"], false, "{added}");
+    assert_eq!(
+        added["structuredContent"]["events"][0]["type"], "created",
+        "{added}"
+    );
+    let listed = inspector(
+        &scratch,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "list",
+            "--tool-arg",
+            "limit=5",
+        ],
+    );
+    assert_eq!(listed["isError"], false, "{listed}");
+    let s = &listed["structuredContent"];
+    assert_eq!(s["events"][0]["title"], "Inspected", "{s}");
+    assert_eq!(s["summary"]["count"], 1);
+    assert_eq!(scratch.titles(), ["Inspected"]);
+}
