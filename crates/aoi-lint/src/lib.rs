@@ -13,6 +13,7 @@ pub mod config;
 pub mod lint;
 pub mod manifest;
 pub mod model;
+pub mod reaper;
 pub mod report;
 pub mod sandbox;
 pub mod snapshot;

@@ -9,23 +9,31 @@
 //!
 //! [`Sandbox::run`] runs to completion; [`Sandbox::spawn`] gives a [`Running`] child for probes
 //! that interact with it (read a line, send a signal, close the pipe).
+//!
+//! Lint waits without sleeping: it blocks in `poll(2)` on the child's stdout and on a pidfd of
+//! the child (readable when it exits), with the time left as the timeout, so output is drained
+//! and an exit noticed as soon as they happen. After each run, descendants that left the process
+//! group are found and killed ([`crate::reaper`]) and listed in [`Run::escaped`].
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::fs;
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use rustix::process::{kill_process_group, Pid};
+use rustix::event::{poll, PollFd, PollFlags};
+use rustix::process::{kill_process_group, pidfd_open, Pid, PidfdFlags};
 
+use crate::reaper::{self, Escapee, Selector};
 use crate::snapshot::{self, Snapshot};
 
 /// How long to keep draining pipes after the child is gone, for a descendant that escaped the
@@ -50,6 +58,9 @@ pub struct SandboxConfig {
     pub fixtures: Option<PathBuf>,
     /// Incremented for every process spawned through any sandbox sharing this counter.
     pub processes: Arc<AtomicU64>,
+    /// Incremented for every process lint found still running outside a run's process group
+    /// after the run ended, and killed ([`Run::escaped`]).
+    pub escaped: Arc<AtomicU64>,
 }
 
 impl Default for SandboxConfig {
@@ -59,6 +70,7 @@ impl Default for SandboxConfig {
             max_output: 8 * 1024 * 1024,
             fixtures: None,
             processes: Arc::new(AtomicU64::new(0)),
+            escaped: Arc::new(AtomicU64::new(0)),
         }
     }
 }
@@ -67,11 +79,16 @@ impl Default for SandboxConfig {
 /// `work/`, removed (with everything in it) on drop.
 #[derive(Debug)]
 pub struct Sandbox {
+    /// Names the sandbox in lint's registry and in its runs' markers.
+    id: u64,
     root: PathBuf,
     work: PathBuf,
     timeout: Duration,
     max_output: usize,
     processes: Arc<AtomicU64>,
+    escaped: Arc<AtomicU64>,
+    /// Runs started here and not yet swept; a [`Running`] may outlive its sandbox.
+    unswept: Arc<AtomicUsize>,
 }
 
 /// One process to run: program, arguments, extra environment, stdin and limits.
@@ -215,6 +232,10 @@ pub struct Run {
     pub elapsed: Duration,
     /// Whether it ran with the network unreachable.
     pub network_isolated: bool,
+    /// Processes of the run still alive outside its process group once it ended (a `setsid`,
+    /// a double fork into a new session), which lint then killed. A conforming tool leaves
+    /// none: nothing of a command should outlive it.
+    pub escaped: Vec<Escapee>,
 }
 
 /// A signal lint can send to a running child's process group.
@@ -269,23 +290,33 @@ fn probe_unshare() -> Result<PathBuf, String> {
         .spawn()
         .map_err(|e| format!("cannot run {}: {e}", unshare.display()))?;
     let pgid = Pid::from_child(&child);
+    let probe = reaper::next_id();
+    // Registered like a sandbox's child, so that lint's reaping of orphans leaves it alone.
+    let _ = reaper::register_child(probe, pgid);
+    let pidfd = pidfd_open(pgid, PidfdFlags::empty()).ok();
     let deadline = Instant::now() + PROBE_TIMEOUT;
-    let mut pause = Backoff::new();
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => pause.sleep(),
+            Ok(None) if Instant::now() < deadline => {
+                wait_readable(&[], Some(pidfd.as_ref()), deadline);
+            }
             Ok(None) => {
                 let _ = kill_process_group(pgid, rustix::process::Signal::KILL);
                 let _ = child.wait();
+                reaper::unregister_child(probe, pgid);
                 return Err(format!(
                     "`unshare --user --map-root-user --net -- true` did not finish within {}s",
                     PROBE_TIMEOUT.as_secs()
                 ));
             }
-            Err(e) => return Err(format!("waiting for unshare: {e}")),
+            Err(e) => {
+                reaper::unregister_child(probe, pgid);
+                return Err(format!("waiting for unshare: {e}"));
+            }
         }
     };
+    reaper::unregister_child(probe, pgid);
     if status.success() {
         return Ok(unshare);
     }
@@ -304,15 +335,7 @@ impl Sandbox {
     /// Creates a fresh root under the system temp dir, its directories, and copies the fixtures
     /// into `work/`.
     pub fn new(config: &SandboxConfig) -> io::Result<Sandbox> {
-        let root = create_unique_root()?;
-        // From here on the Sandbox owns the root, so a failure below still removes it.
-        let sandbox = Sandbox {
-            work: root.join("work"),
-            root,
-            timeout: config.timeout,
-            max_output: config.max_output,
-            processes: Arc::clone(&config.processes),
-        };
+        let sandbox = Sandbox::empty(config)?;
         for dir in ["home", "config", "data", "cache", "state", "tmp", "work"] {
             fs::create_dir(sandbox.root.join(dir))?;
         }
@@ -330,14 +353,7 @@ impl Sandbox {
     /// A fresh sandbox holding a copy of everything in `template`'s root: setup made once,
     /// then copied for every probe, instead of run again for each.
     pub fn from_template(config: &SandboxConfig, template: &Sandbox) -> io::Result<Sandbox> {
-        let root = create_unique_root()?;
-        let sandbox = Sandbox {
-            work: root.join("work"),
-            root,
-            timeout: config.timeout,
-            max_output: config.max_output,
-            processes: Arc::clone(&config.processes),
-        };
+        let sandbox = Sandbox::empty(config)?;
         copy_tree(&template.root, &sandbox.root).map_err(|e| {
             io::Error::new(
                 e.kind(),
@@ -348,6 +364,31 @@ impl Sandbox {
             )
         })?;
         Ok(sandbox)
+    }
+
+    /// A new empty root, recorded so that [`reaper::cancel_all`] can remove it; refused once
+    /// lint is cancelled.
+    fn empty(config: &SandboxConfig) -> io::Result<Sandbox> {
+        if reaper::cancelled() {
+            return Err(reaper::cancelled_error());
+        }
+        let root = create_unique_root()?;
+        let id = reaper::next_id();
+        if let Err(e) = reaper::register_root(id, &root) {
+            reaper::remove_tree(&root);
+            return Err(e);
+        }
+        // From here on the Sandbox owns the root, so a failure in the caller still removes it.
+        Ok(Sandbox {
+            id,
+            work: root.join("work"),
+            root,
+            timeout: config.timeout,
+            max_output: config.max_output,
+            processes: Arc::clone(&config.processes),
+            escaped: Arc::clone(&config.escaped),
+            unswept: Arc::new(AtomicUsize::new(0)),
+        })
     }
 
     /// The sandbox's root directory.
@@ -417,6 +458,12 @@ impl Sandbox {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
 
+        let run_id = reaper::next_id();
+        let marker = format!("{}{run_id}", reaper::sandbox_prefix(self.id));
+        command.env(reaper::MARKER, &marker);
+        let gate = reaper::SPAWN_GATE
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut child = command.spawn().map_err(|e| {
             io::Error::new(
                 e.kind(),
@@ -426,12 +473,18 @@ impl Sandbox {
         let started = Instant::now();
         self.processes.fetch_add(1, Ordering::Relaxed);
         let pgid = Pid::from_child(&child);
+        let registered = reaper::register_child(run_id, pgid);
+        drop(gate);
         // Until `Running` exists, a failure must not leave the child behind.
         let kill_on_error = |child: &mut Child, e: io::Error| {
             let _ = kill_process_group(pgid, rustix::process::Signal::KILL);
             let _ = child.wait();
+            reaper::unregister_child(run_id, pgid);
             e
         };
+        if let Err(e) = registered {
+            return Err(kill_on_error(&mut child, e));
+        }
 
         if let (Some(bytes), Some(mut pipe)) = (inv.stdin.clone(), child.stdin.take()) {
             let fed = thread::Builder::new()
@@ -446,7 +499,8 @@ impl Sandbox {
         }
         let stdout = child.stdout.take();
         if let Some(pipe) = &stdout {
-            // Polled without blocking, so a read can time out and the pipe can be closed at will.
+            // Read without blocking, after poll(2) said there is something, so a read can time
+            // out and the pipe can be closed at will.
             if let Err(e) = rustix::io::ioctl_fionbio(pipe, true) {
                 return Err(kill_on_error(&mut child, e.into()));
             }
@@ -458,9 +512,21 @@ impl Sandbox {
             },
             None => None,
         };
+        // Not yet reaped, so the pid is still this child's. Without pidfds (Linux < 5.3) exits
+        // are noticed at the next poll of stdout, at most `NO_PIDFD_TICK` later.
+        let pidfd = pidfd_open(pgid, PidfdFlags::empty()).ok();
+        self.unswept.fetch_add(1, Ordering::SeqCst);
         Ok(Running {
             child,
             pgid,
+            pidfd,
+            run_id,
+            marker,
+            root: self.root.clone(),
+            unswept: Arc::clone(&self.unswept),
+            escaped_total: Arc::clone(&self.escaped),
+            escaped: Vec::new(),
+            swept: false,
             started,
             argv: inv.argv(),
             network_isolated: isolation.is_some(),
@@ -481,11 +547,18 @@ impl Sandbox {
 
 impl Drop for Sandbox {
     fn drop(&mut self) {
-        if fs::remove_dir_all(&self.root).is_err() {
-            // A tool may have taken away permissions on what it created; give them back.
-            make_writable(&self.root);
-            let _ = fs::remove_dir_all(&self.root);
+        if self.unswept.load(Ordering::SeqCst) > 0 {
+            // A `Running` outlives this sandbox: its processes must not outlive the directory.
+            let roots = [self.root.clone()];
+            reaper::sweep(&Selector {
+                marker: reaper::sandbox_prefix(self.id),
+                prefix: true,
+                roots: &roots,
+                children: false,
+            });
         }
+        reaper::remove_tree(&self.root);
+        reaper::unregister_root(self.id);
     }
 }
 
@@ -528,17 +601,6 @@ fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
         }
     }
     Ok(())
-}
-
-fn make_writable(dir: &Path) {
-    let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
-    if let Ok(listing) = fs::read_dir(dir) {
-        for dirent in listing.flatten() {
-            if dirent.file_type().map(|t| t.is_dir()).unwrap_or(false) {
-                make_writable(&dirent.path());
-            }
-        }
-    }
 }
 
 fn resolve_program(program: &OsStr) -> io::Result<PathBuf> {
@@ -626,22 +688,27 @@ fn lock(capture: &Mutex<Capture>) -> std::sync::MutexGuard<'_, Capture> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Sleeps between polls: short at first so quick processes finish fast, longer while idle.
-struct Backoff(Duration);
+/// How often an exit is checked for when the kernel gives no pidfd to wait on.
+const NO_PIDFD_TICK: Duration = Duration::from_millis(5);
 
-impl Backoff {
-    fn new() -> Self {
-        Backoff(Duration::from_micros(500))
+/// Blocks until one of `fds` is readable (or hung up) or `deadline` passes; when `exit` is the
+/// child's pidfd, also until the child exits. Without a pidfd (`exit` `Some(None)`), waits at
+/// most [`NO_PIDFD_TICK`] so that the caller can check for the exit itself.
+fn wait_readable(fds: &[BorrowedFd<'_>], exit: Option<Option<&OwnedFd>>, deadline: Instant) {
+    let mut remaining = deadline.saturating_duration_since(Instant::now());
+    if remaining.is_zero() {
+        return;
     }
-
-    fn sleep(&mut self) {
-        thread::sleep(self.0);
-        self.0 = (self.0 * 2).min(Duration::from_millis(10));
+    if matches!(exit, Some(None)) {
+        remaining = remaining.min(NO_PIDFD_TICK);
     }
-
-    fn reset(&mut self) {
-        *self = Backoff::new();
-    }
+    let mut polled: Vec<PollFd<'_>> = fds
+        .iter()
+        .map(|fd| PollFd::from_borrowed_fd(*fd, PollFlags::IN))
+        .chain(exit.flatten().map(|fd| PollFd::new(fd, PollFlags::IN)))
+        .collect();
+    // EINTR and other errors: the caller loops, reading again and checking its deadline.
+    let _ = poll(&mut polled, Some(&reaper::timespec(remaining)));
 }
 
 /// What one non-blocking read from stdout gave.
@@ -651,11 +718,24 @@ enum Poll {
     Eof,
 }
 
-/// A live child started by [`Sandbox::spawn`]; its process group is killed if dropped unfinished.
+/// A live child started by [`Sandbox::spawn`]; its process group, and whatever of it escaped
+/// the group, is killed if dropped unfinished.
 #[derive(Debug)]
 pub struct Running {
     child: Child,
     pgid: Pid,
+    /// Readable once the child exits; `None` on kernels without pidfds.
+    pidfd: Option<OwnedFd>,
+    /// Names the run in lint's registry of live process groups.
+    run_id: u64,
+    /// The value of [`reaper::MARKER`] in the environment of every process of this run.
+    marker: String,
+    /// The sandbox root: a process without a marker but with its cwd in here is this run's.
+    root: PathBuf,
+    unswept: Arc<AtomicUsize>,
+    escaped_total: Arc<AtomicU64>,
+    escaped: Vec<Escapee>,
+    swept: bool,
     started: Instant,
     argv: Vec<String>,
     network_isolated: bool,
@@ -677,7 +757,6 @@ impl Running {
     /// [`io::ErrorKind::InvalidData`] when a line grows past [`SandboxConfig::max_output`].
     pub fn read_line(&mut self, timeout: Duration) -> io::Result<Option<Vec<u8>>> {
         let deadline = Instant::now() + timeout;
-        let mut pause = Backoff::new();
         loop {
             if let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
                 return Ok(Some(self.pending.drain(..=end).collect()));
@@ -689,7 +768,7 @@ impl Running {
                 ));
             }
             match self.poll_stdout(true)? {
-                Poll::Data => pause.reset(),
+                Poll::Data => {}
                 Poll::Eof if self.pending.is_empty() => return Ok(None),
                 Poll::Eof => return Ok(Some(std::mem::take(&mut self.pending))),
                 Poll::Empty if Instant::now() >= deadline => {
@@ -698,7 +777,8 @@ impl Running {
                         format!("no stdout line within {} ms", timeout.as_millis()),
                     ))
                 }
-                Poll::Empty => pause.sleep(),
+                // A line is what is waited for, not the exit: EOF comes when the writers go.
+                Poll::Empty => wait_readable(&self.stdout_fd(), None, deadline),
             }
         }
     }
@@ -717,14 +797,15 @@ impl Running {
     }
 
     /// Waits for the child, collecting the rest of stdout (unless closed) and stderr; at
-    /// `timeout` kills the whole process group (SIGKILL). The child is always reaped, and any of
-    /// its group left behind is killed.
+    /// `timeout` kills the whole process group (SIGKILL). The child is always reaped, any of
+    /// its group left behind is killed, and so is any process of the run outside the group
+    /// ([`Run::escaped`]).
     pub fn wait(mut self, timeout: Duration) -> io::Result<Run> {
         let deadline = Instant::now() + timeout;
         let mut timed_out = false;
-        let mut pause = Backoff::new();
         let (status, ended) = loop {
-            let progressed = matches!(self.poll_stdout(false)?, Poll::Data);
+            // Drain what is there first: a child blocked on a full pipe never exits.
+            while matches!(self.poll_stdout(false)?, Poll::Data) {}
             if let Some(exited) = self.try_reap()? {
                 break exited;
             }
@@ -733,19 +814,18 @@ impl Running {
                 timed_out = true;
                 break self.reap()?;
             }
-            if progressed {
-                pause.reset();
-            } else {
-                pause.sleep();
-            }
+            let stdout = self.stdout_fd();
+            wait_readable(&stdout, Some(self.pidfd.as_ref()), deadline);
         };
-        // Background children the tool left running would hold the pipes open.
+        // Background children the tool left running would hold the pipes open, and so would a
+        // descendant that left the group.
         let _ = kill_process_group(self.pgid, rustix::process::Signal::KILL);
+        self.sweep();
         let grace_end = Instant::now() + DRAIN_GRACE;
         while self.stdout.is_some() && Instant::now() < grace_end {
             match self.poll_stdout(false)? {
-                Poll::Data => pause.reset(),
-                Poll::Empty => pause.sleep(),
+                Poll::Data => {}
+                Poll::Empty => wait_readable(&self.stdout_fd(), None, grace_end),
                 Poll::Eof => break,
             }
         }
@@ -764,11 +844,43 @@ impl Running {
             stderr_truncated,
             elapsed: ended.saturating_duration_since(self.started),
             network_isolated: self.network_isolated,
+            escaped: std::mem::take(&mut self.escaped),
         })
     }
 
-    /// One non-blocking read from stdout into the capture (and, for `read_line`, the pending
-    /// line buffer).
+    fn stdout_fd(&self) -> Vec<BorrowedFd<'_>> {
+        self.stdout.iter().map(AsFd::as_fd).collect()
+    }
+
+    /// Kills every process of this run that is still alive (it carries the run's marker, or
+    /// no marker and a working directory in the sandbox), reaps what is lint's to reap, and
+    /// records those outside the process group as escaped. Once per run, after the child
+    /// was reaped.
+    fn sweep(&mut self) {
+        if std::mem::replace(&mut self.swept, true) {
+            return;
+        }
+        let roots = [self.root.clone()];
+        let killed = reaper::sweep(&Selector {
+            marker: self.marker.clone(),
+            prefix: false,
+            roots: &roots,
+            children: false,
+        });
+        let pgid = self.pgid.as_raw_nonzero().get();
+        self.escaped = killed
+            .into_iter()
+            .filter(|(_, group)| *group != pgid)
+            .map(|(escapee, _)| escapee)
+            .collect();
+        self.escaped_total
+            .fetch_add(self.escaped.len() as u64, Ordering::Relaxed);
+        reaper::report_witnessed(&self.argv, &self.escaped);
+        self.unswept.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Non-blocking reads from stdout into the capture (and, for `read_line`, the pending line
+    /// buffer): one chunk.
     fn poll_stdout(&mut self, for_lines: bool) -> io::Result<Poll> {
         let Some(pipe) = self.stdout.as_mut() else {
             return Ok(Poll::Eof);
@@ -798,6 +910,7 @@ impl Running {
         if self.exited.is_none() {
             if let Some(status) = self.child.try_wait()? {
                 self.exited = Some((status, Instant::now()));
+                reaper::unregister_child(self.run_id, self.pgid);
             }
         }
         Ok(self.exited)
@@ -810,6 +923,7 @@ impl Running {
                 let status = self.child.wait()?;
                 let exited = (status, Instant::now());
                 self.exited = Some(exited);
+                reaper::unregister_child(self.run_id, self.pgid);
                 Ok(exited)
             }
         }
@@ -821,7 +935,9 @@ impl Drop for Running {
         if self.exited.is_none() {
             let _ = kill_process_group(self.pgid, rustix::process::Signal::KILL);
             let _ = self.child.wait();
+            reaper::unregister_child(self.run_id, self.pgid);
         }
+        self.sweep();
     }
 }
 
@@ -870,6 +986,7 @@ mod tests {
             "XDG_STATE_HOME",
             "TMPDIR",
             "LANG",
+            reaper::MARKER,
             "EXTRA",
             // Set by the shell itself.
             "PWD",
@@ -1048,6 +1165,101 @@ mod tests {
         assert_eq!(err.map_err(|e| e.kind()), Err(io::ErrorKind::TimedOut));
         drop(running);
         assert!(process_is_dead(&pid), "{pid} survived drop");
+        Ok(())
+    }
+
+    /// The pids a shell printed, one a line.
+    fn pids_in(bytes: &[u8]) -> Vec<u32> {
+        String::from_utf8_lossy(bytes)
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
+    }
+
+    /// A shell script that starts `escapee` in a new session, prints its pid, and returns only
+    /// once it has left the shell's process group (so the group kill cannot be what ends it).
+    fn escape(escapee: &str) -> String {
+        format!(
+            "{escapee} & e=$!; \
+             while [ \"$(cut -d' ' -f5 /proc/$e/stat)\" = \"$$\" ]; do :; done; echo $e"
+        )
+    }
+
+    #[test]
+    fn a_descendant_that_left_the_group_is_killed_and_reported() -> io::Result<()> {
+        let config = SandboxConfig::default();
+        let sandbox = Sandbox::new(&config)?;
+        // One in the group (killed silently, as before) and one in a session of its own.
+        let script = format!("sleep 100 & echo $!; {}", escape("setsid sleep 100"));
+        let run = sandbox.run(&sh(&script).timeout(GUARD))?;
+        assert!(!run.timed_out);
+        assert_eq!(run.exit, Exit::Code(0));
+        let pids = pids_in(&run.stdout);
+        let [in_group, escaped] = pids[..] else {
+            panic!(
+                "two pids expected: {:?}",
+                String::from_utf8_lossy(&run.stdout)
+            );
+        };
+        assert_eq!(
+            run.escaped,
+            vec![Escapee {
+                pid: escaped,
+                command: "sleep".into()
+            }]
+        );
+        assert_eq!(config.escaped.load(Ordering::Relaxed), 1);
+        for pid in [in_group, escaped] {
+            assert!(process_is_dead(&pid.to_string()), "{pid} survived");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn an_escapee_without_the_marker_is_found_by_its_working_directory() -> io::Result<()> {
+        let sandbox = sandbox()?;
+        let run = sandbox.run(&sh(&escape("env -i setsid sleep 100")).timeout(GUARD))?;
+        let pids = pids_in(&run.stdout);
+        assert_eq!(run.escaped.len(), 1, "{:?}", run.escaped);
+        assert_eq!(run.escaped.iter().map(|e| e.pid).collect::<Vec<_>>(), pids);
+        assert!(process_is_dead(&pids[0].to_string()));
+        Ok(())
+    }
+
+    #[test]
+    fn a_running_dropped_unfinished_kills_its_escapees_too() -> io::Result<()> {
+        let sandbox = sandbox()?;
+        let mut running =
+            sandbox.spawn(&sh(&format!("{}; sleep 100", escape("setsid sleep 100"))))?;
+        let line = running.read_line(GUARD)?.unwrap_or_default();
+        let pid = String::from_utf8_lossy(&line).trim().to_string();
+        assert!(!process_is_dead(&pid));
+        let (_, seen) = reaper::witness(|| drop(running));
+        assert!(process_is_dead(&pid), "{pid} survived drop");
+        assert_eq!(
+            seen.iter()
+                .map(|w| w.escapee.pid.to_string())
+                .collect::<Vec<_>>(),
+            vec![pid]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_subreaper_reaps_the_escapees_it_killed() -> io::Result<()> {
+        // Process-wide: from here on every orphan of this test binary is reparented to it,
+        // which every other test must (and does) survive.
+        reaper::become_subreaper()?;
+        let sandbox = sandbox()?;
+        let run = sandbox.run(&sh(&escape("setsid sleep 100")).timeout(GUARD))?;
+        let pids = pids_in(&run.stdout);
+        assert_eq!(run.escaped.len(), 1);
+        // Not even a zombie: lint reaped it.
+        assert!(
+            !Path::new(&format!("/proc/{}", pids[0])).exists(),
+            "{} was not reaped",
+            pids[0]
+        );
         Ok(())
     }
 
