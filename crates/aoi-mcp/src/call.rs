@@ -346,9 +346,15 @@ fn failure_headline(tool: &ServedTool, errors: &[ErrorEvent]) -> String {
         return format!("{} {} failed (ok:false)", tool.cli.name, tool.entry.name);
     };
     let hint = error.hint.as_deref().unwrap_or_default();
+    // The message is a sentence of the CLI's, often with its own full stop; the advice that
+    // follows starts a sentence of its own.
     let mut text = format!(
         "{} {} failed: {} {}: {}",
-        tool.cli.name, tool.entry.name, error.category, error.code, error.message
+        tool.cli.name,
+        tool.entry.name,
+        error.category,
+        error.code,
+        error.message.trim_end_matches('.')
     );
     if error.code.as_str() == "INTERACTIVE_REQUIRED" {
         text.push_str(&format!(

@@ -342,6 +342,18 @@ fn delete_without_confirm_is_a_tool_error_that_changes_nothing_and_with_it_delet
         {"tool": "delete", "arguments": {"id": id}},
         {"tool": "delete", "arguments": {"id": id, "confirm": false}},
     ]));
+    // The headline a model reads first: the error, one sentence each part.
+    assert_eq!(
+        results[0]["content"][0]["text"]
+            .as_str()
+            .expect("text")
+            .lines()
+            .next(),
+        Some(
+            "notes delete failed: usage CONFIRM_REQUIRED: delete is destructive and needs \
+             --confirm (or --dry-run to see the plan). Not retryable as is; hint: notes delete n1 --confirm"
+        )
+    );
     for refused in &results {
         let s = tool_error(refused);
         let error = process_error(s);
