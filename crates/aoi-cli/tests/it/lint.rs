@@ -18,15 +18,15 @@ const COMMANDS: [&str; 6] = ["list", "create", "delete", "import", "watch", "doc
 
 /// One (check × command) result from lint's jsonl output.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct Row {
-    check: u64,
-    command: String,
-    outcome: String,
-    detail: String,
+pub(crate) struct Row {
+    pub(crate) check: u64,
+    pub(crate) command: String,
+    pub(crate) outcome: String,
+    pub(crate) detail: String,
 }
 
 /// An empty directory to run lint in, so that no `./aoi-lint.toml` is picked up.
-fn scratch() -> &'static Path {
+pub(crate) fn scratch() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("aoi-lint-it-{}", std::process::id()));
@@ -75,7 +75,7 @@ fn sh_variant(name: &str, replacements: &[(&str, &str)]) -> PathBuf {
     tool
 }
 
-fn corpus(script: &str) -> PathBuf {
+pub(crate) fn corpus(script: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/lint-corpus")
         .join(script)
@@ -93,7 +93,7 @@ fn aoi_lint(args: &[&str]) -> Output {
 
 /// Runs `aoi lint --tool TOOL --format jsonl ARGS`, checks that lint's own stream conforms and
 /// that its exit status agrees with the results, and returns the results.
-fn lint(tool: &Path, args: &[&str]) -> Vec<Row> {
+pub(crate) fn lint(tool: &Path, args: &[&str]) -> Vec<Row> {
     let tool = tool.to_str().unwrap();
     let mut all = vec!["--tool", tool, "--format", "jsonl", "--jobs", "4"];
     all.extend_from_slice(args);
@@ -132,13 +132,18 @@ fn rows(out: &Output) -> Vec<Row> {
 
 /// Asserts that the failures are exactly `expected` (check, command) and everything else
 /// passed or was not applicable.
-fn assert_fails_exactly(what: &str, rows: &[Row], expected: &[(u64, &str)]) {
+pub(crate) fn assert_fails_exactly(what: &str, rows: &[Row], expected: &[(u64, &str)]) {
     assert_fails_within(what, rows, expected, &[]);
 }
 
 /// Like [`assert_fails_exactly`], where the failures in `racy` may or may not be there: the
 /// fault is real for them too, and whether a probe catches it depends on timing.
-fn assert_fails_within(what: &str, rows: &[Row], expected: &[(u64, &str)], racy: &[(u64, &str)]) {
+pub(crate) fn assert_fails_within(
+    what: &str,
+    rows: &[Row],
+    expected: &[(u64, &str)],
+    racy: &[(u64, &str)],
+) {
     let failed: BTreeSet<(u64, &str)> = rows
         .iter()
         .filter(|r| r.outcome == "fail")

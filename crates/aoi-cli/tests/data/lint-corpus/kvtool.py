@@ -1327,7 +1327,7 @@ def event_schema(version):
     replayed = {"replayed": {"const": True, "description": "Present on the events of a replay"}} \
         if FAULT == "replayed" else {}
     rec_req = ["key", "value", "revision"] + ([] if FAULT == "natural-key" else ["id"])
-    record = {"type": "object", "required": rec_req, "properties": dict(
+    record = {"type": "object", "required": rec_req + sorted(stamp), "properties": dict(
         {"id": {"type": "string", "pattern": "^kv_[0-9a-f]{16}$",
                 "description": "Stable id, given when the key is created, kept until it is deleted"},
          "key": {"type": "string", "minLength": 1,
