@@ -138,6 +138,11 @@ pub struct Verifier {
     lines: u64,
     seq_mode: SeqMode,
     next_seq: u64,
+    /// Lines since the last numbered event that are not events (each may or may not have
+    /// taken a seq number: a cut event did, a stray prose line did not).
+    unnumbered: u64,
+    /// Non-event lines the next event's seq showed took no number.
+    took_no_seq: u64,
     run: Option<String>,
     meta_line: Option<u64>,
     meta: Option<Map<String, Value>>,
@@ -188,6 +193,8 @@ impl Verifier {
             lines: 0,
             seq_mode: SeqMode::Unknown,
             next_seq: 0,
+            unnumbered: 0,
+            took_no_seq: 0,
             run: None,
             meta_line: None,
             meta: None,
@@ -289,9 +296,12 @@ impl Verifier {
         );
     }
 
-    /// A line that is not an event still occupies a seq slot in the producer's numbering.
+    /// A line that is not an event may occupy a seq slot in the producer's numbering (an
+    /// event cut or garbled on the way) or not (a stray line the producer never numbered):
+    /// the next event's seq tells which, and either is contiguous.
     fn skip_seq(&mut self) {
         self.next_seq += 1;
+        self.unnumbered += 1;
     }
 
     /// Feeds one complete line (without its `\n`); `number` is 1-based.
@@ -545,7 +555,12 @@ impl Verifier {
         }
         match (self.seq_mode, head.seq) {
             (SeqMode::Present, Some(seq)) => {
-                if seq != self.next_seq {
+                let unnumbered = std::mem::take(&mut self.unnumbered);
+                if seq < self.next_seq && seq + unnumbered >= self.next_seq {
+                    // The non-event lines before it took no seq numbers: no gap, no repeat
+                    // (they are check 2's violations, not a loss).
+                    self.took_no_seq += self.next_seq - seq;
+                } else if seq != self.next_seq {
                     if number == 1 || (self.next_seq == 0 && seq != 0) {
                         self.violation(
                             FindingCode::SeqNotZeroBased,
@@ -1457,6 +1472,15 @@ impl Verifier {
                 Level::Notice,
                 Some(line),
                 "summary has no `event_count`: line loss cannot be reconciled (Verifiable not claimed)".into(),
+            ),
+            Some(n) if n != line && n == line - self.took_no_seq => self.report(
+                FindingCode::EventCountMismatch,
+                Level::Notice,
+                Some(line),
+                format!(
+                    "event_count is {n}: it counts the events, not the {} line(s) that are not events and took no seq number (those are violations of their own)",
+                    self.took_no_seq
+                ),
             ),
             Some(n) if n != line => self.report(
                 FindingCode::EventCountMismatch,

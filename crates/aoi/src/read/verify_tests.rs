@@ -2027,6 +2027,41 @@ fn event_count_equals_the_lines_through_the_summary() {
 }
 
 #[test]
+fn a_stray_line_the_producer_did_not_number_is_no_seq_gap_and_no_line_loss() {
+    // §2 breaks once (the prose line); seq and event_count follow the producer's numbering of
+    // its events, which the line did not take part in (§8.1, §8.3).
+    let events = numbered(&[
+        &meta(),
+        HIT,
+        &summary(r#""ok":true,"count":1,"event_count":3"#),
+    ]);
+    let mut lines: Vec<&str> = events.lines().collect();
+    lines.insert(2, "saved 1 record");
+    let stream = lines.join("\n") + "\n";
+    assert_report(
+        &verify(&stream),
+        Verdict::Violation,
+        &[
+            (FindingCode::InvalidJson, V, Some(3)),
+            (FindingCode::EventCountMismatch, N, Some(4)),
+        ],
+    );
+    // A line that did take a number (a cut event) is still a gap when the next one skips.
+    let mut cut: Vec<&str> = events.lines().collect();
+    cut[1] = "{\"type\":\"hit\",\"aoi\":{\"se";
+    let stream = cut.join("\n") + "\n";
+    let report = verify(&stream);
+    assert!(
+        !report
+            .findings
+            .iter()
+            .any(|f| f.code == FindingCode::SeqGap || f.code == FindingCode::EventCountMismatch),
+        "{:?}",
+        report.findings
+    );
+}
+
+#[test]
 fn middle_elision_is_detected_although_the_summary_survives() {
     // §8.1: an agent harness keeps head and tail of a 10-line stream and drops line 3.
     let mut bodies: Vec<String> = vec![meta()];
