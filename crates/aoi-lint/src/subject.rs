@@ -165,6 +165,8 @@ pub struct Subject<'t> {
     pub base: Result<Vec<String>, String>,
     base_run: OnceLock<Result<Captured, String>>,
     replay: OnceLock<Result<Replay, String>>,
+    /// Set by check 1 when capabilities lists the command but the tool does not have it.
+    missing: OnceLock<Option<Run>>,
     /// The verifier's violations in the streams of every probe but the base run (which the
     /// stream checks judge themselves), for [`Subject::probe_violations`].
     probes: Mutex<Vec<ProbeViolation>>,
@@ -241,6 +243,7 @@ impl<'t> Subject<'t> {
             base,
             base_run: OnceLock::new(),
             replay: OnceLock::new(),
+            missing: OnceLock::new(),
             probes: Mutex::new(Vec::new()),
             writes: Mutex::new(Vec::new()),
         }
@@ -257,9 +260,39 @@ impl<'t> Subject<'t> {
             base: Ok(args),
             base_run: OnceLock::new(),
             replay: OnceLock::new(),
+            missing: OnceLock::new(),
             probes: Mutex::new(Vec::new()),
             writes: Mutex::new(Vec::new()),
         }
+    }
+
+    /// True when the tool does not have this command although capabilities lists it: its
+    /// example is a usage error and `COMMAND --help` fails (decided once).
+    pub fn missing(&self) -> bool {
+        self.missing_help().is_some()
+    }
+
+    /// The failed `COMMAND --help` run that shows the command is missing, if it is.
+    pub fn missing_help(&self) -> Option<&Run> {
+        self.missing
+            .get_or_init(|| {
+                let entry = &self.entry;
+                if !entry.speaks_aoi() || entry.is_discovery() {
+                    return None;
+                }
+                let base = self.base_run().ok()?;
+                if base.run.exit.code() != Some(i32::from(aoi::exit_code::USAGE)) {
+                    return None;
+                }
+                let mut words = entry.words();
+                words.push("--help".into());
+                let sandbox = self.fresh().ok()?;
+                let help = sandbox
+                    .run(&self.human_invocation_of(&words, &Extras::default()))
+                    .ok()?;
+                (help.exit.code() != Some(0)).then_some(help)
+            })
+            .as_ref()
     }
 
     /// The command's name.
@@ -527,11 +560,11 @@ impl<'t> Subject<'t> {
             // Cut by lint's own bound: its end says nothing about the tool.
             return;
         }
-        let violations = captured
-            .verification
-            .findings
+        let all = &captured.verification.findings;
+        let violations = all
             .iter()
-            .filter(|f| f.level == aoi::read::Level::Violation);
+            .filter(|f| f.level == aoi::read::Level::Violation)
+            .filter(|f| !crate::checks::explained(f, all));
         if let Ok(mut probes) = self.probes.lock() {
             probes.extend(violations.map(|finding| ProbeViolation {
                 argv: captured.run.argv.clone(),

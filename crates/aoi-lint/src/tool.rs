@@ -51,7 +51,16 @@ pub struct Tool {
 }
 
 /// Schemas of other versions, fetched on first use.
-pub type Versioned = Mutex<HashMap<String, Arc<OnceLock<Result<Arc<CompiledSchema>, String>>>>>;
+pub type Versioned = Mutex<HashMap<String, Arc<OnceLock<Result<Arc<CompiledSchema>, SchemaOf>>>>>;
+
+/// Why another version's schema is not there.
+#[derive(Debug, Clone)]
+pub enum SchemaOf {
+    /// `schema --schema-version V` failed or printed no schema: the version is not served.
+    NotServed(String),
+    /// It printed one that does not compile offline (a remote `$ref`): discovery's failure.
+    Unusable(String),
+}
 
 /// Set-up sandboxes, made on first use.
 pub type Templates = Mutex<HashMap<String, Arc<OnceLock<Result<Sandbox, String>>>>>;
@@ -199,19 +208,25 @@ impl Tool {
 
     /// The event schema of `version`, as `schema --schema-version VERSION --output json`
     /// prints it (§5, §19.2), compiled offline; fetched once.
-    pub fn schema_of(&self, version: &str) -> Result<Arc<CompiledSchema>, String> {
+    pub fn schema_of(&self, version: &str) -> Result<Arc<CompiledSchema>, SchemaOf> {
         let slot = match self.versioned.lock() {
             Ok(mut map) => Arc::clone(map.entry(version.to_owned()).or_default()),
-            Err(_) => return Err("the versioned schemas could not be shared".into()),
+            Err(_) => {
+                return Err(SchemaOf::Unusable(
+                    "the versioned schemas could not be shared".into(),
+                ))
+            }
         };
         slot.get_or_init(|| {
             let found = self.discover_json(
                 &["schema", "--schema-version", version, "--output", "json"],
                 |v| crate::checks::c01_discovery::check_schema_document(&v).map(|()| v),
             );
-            let schema = found.value?;
+            let schema = found.value.map_err(SchemaOf::NotServed)?;
             CompiledSchema::new(&schema).map(Arc::new).map_err(|e| {
-                format!("the schema of version {version} does not compile offline: {e}")
+                SchemaOf::Unusable(format!(
+                    "the schema of version {version} does not compile offline: {e}"
+                ))
             })
         })
         .clone()

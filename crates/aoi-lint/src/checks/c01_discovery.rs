@@ -40,28 +40,12 @@ fn discovery_failure<T>(what: &str, found: &Discovered<T>) -> Option<(String, Ev
 /// A command capabilities lists that the tool does not have: its example is refused as a usage
 /// error (exit 64) and `TOOL COMMAND --help` (§16.1: help is a MUST) fails too.
 fn no_such_command(subject: &Subject<'_>) -> Option<(String, Evidence)> {
-    let entry = &subject.entry;
-    if !entry.speaks_aoi() || entry.is_discovery() {
-        return None;
-    }
-    let base = subject.base_run().ok()?;
-    if base.run.exit.code() != Some(i32::from(aoi::exit_code::USAGE)) {
-        return None;
-    }
-    let mut words = entry.words();
-    words.push("--help".into());
-    let sandbox = subject.fresh().ok()?;
-    let help = sandbox
-        .run(&subject.human_invocation_of(&words, &Extras::default()))
-        .ok()?;
-    if help.exit.code() == Some(0) {
-        return None;
-    }
+    let help = subject.missing_help()?;
     let stderr = String::from_utf8_lossy(&help.stderr);
     Some((
         format!(
             "capabilities lists `{}`, but the tool does not know it: its example is a usage error and `--help` exits {}",
-            entry.name,
+            subject.entry.name,
             help.exit.shell_status()
         ),
         Evidence {
@@ -161,6 +145,25 @@ pub fn fold_probe_writes(subject: &Subject<'_>, results: &mut [CheckResult]) {
             excerpt: Some(detail),
             ..Evidence::default()
         });
+    }
+}
+
+/// A command the tool does not have fails check 1, once: the other checks of it, which had
+/// nothing to run, are not applicable rather than "could not run" (which would ask for
+/// configuration that cannot help).
+pub fn fold_missing_command(subject: &Subject<'_>, results: &mut [CheckResult]) {
+    if !subject.missing() {
+        return;
+    }
+    for result in results
+        .iter_mut()
+        .filter(|r| r.command == subject.name() && r.check != ID)
+        .filter(|r| r.outcome == CheckOutcome::CouldNotRun)
+    {
+        result.outcome = CheckOutcome::NotApplicable;
+        result.detail =
+            "the tool does not have this command, which capabilities lists (check 1)".into();
+        result.evidence.clear();
     }
 }
 

@@ -38,6 +38,20 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
     if base.succeeded() {
         return judge.pass("the example exits 0 and its last event is aoi:summary ok:true");
     }
+    if base.run.exit.code() == Some(0) && base.summary().is_some_and(|s| !s.ok) {
+        // §6: non-zero is how the process layer says "failed"; `cmd && next` and a CI step
+        // take exit 0 for success whatever the summary says.
+        return judge
+            .fail(format!(
+                "the run failed (summary ok:false{}) but exited 0: a failure exits non-zero (§4.1, §6)",
+                base.summary()
+                    .and_then(|s| s.reason)
+                    .map(|r| format!(" reason:{}", r.as_str()))
+                    .unwrap_or_default()
+            ))
+            .evidence(base.evidence());
+    }
+
     judge
         .could_not_run(format!(
             "the example failed honestly ({}{}); give a working invocation in aoi-lint.toml",

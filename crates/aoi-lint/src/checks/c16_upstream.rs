@@ -82,7 +82,7 @@ fn judges_a_cut_upstream(subject: &Subject<'_>, args: &[String]) -> Result<Strin
         stdin: Some(cut_stream()),
     };
     let run = subject
-        .exec(args, &extras)
+        .exec_judged_here(args, &extras)
         .map_err(|why| judge.could_not_run(why))?;
     let ok = run.summary().is_some_and(|s| s.ok);
     if ok || run.run.exit.code() == Some(0) {
@@ -93,12 +93,33 @@ fn judges_a_cut_upstream(subject: &Subject<'_>, args: &[String]) -> Result<Strin
             ))
             .evidence(run.evidence()));
     }
+    if let Some(result) = stream_broken(subject, &run) {
+        return Err(result);
+    }
     let io = run.errors().any(|e| e.category == aoi::Category::Io);
     Ok(format!(
         "an upstream cut before its summary gives {}{}",
         run.ending(),
         if io { " with an io error" } else { "" }
     ))
+}
+
+/// The first violation in the stream of an upstream probe, as this check's failure.
+fn stream_broken(subject: &Subject<'_>, run: &crate::subject::Captured) -> Option<CheckResult> {
+    let all = &run.verification.findings;
+    let first = all
+        .iter()
+        .find(|f| f.level == aoi::read::Level::Violation && !super::explained(f, all))?;
+    Some(
+        Judge::new(ID, subject)
+            .fail(format!(
+                "fed an upstream stream, its own stream breaks the contract: {} ({}): {}",
+                first.code.as_str(),
+                first.section,
+                first.message
+            ))
+            .evidence(run.quote(first.line, &first.message)),
+    )
 }
 
 /// Runs the check for one command.
@@ -115,7 +136,9 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         env: Vec::new(),
         stdin: Some(upstream_stream()),
     };
-    let run = match subject.exec(&args, &extras) {
+    // What the producer does with an upstream is this check's: the violations of its streams
+    // here (a forwarded summary's identity, say) count here, once.
+    let run = match subject.exec_judged_here(&args, &extras) {
         Ok(run) => run,
         Err(why) => return judge.could_not_run(why),
     };
@@ -183,6 +206,9 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             .fail("aoi:summary.caused_by does not reproduce the upstream retry fields (unavailable, retryable, retry_after_ms 1500)")
             .evidence(run.quote(None, &text));
     }
+    if let Some(result) = stream_broken(subject, &run) {
+        return result;
+    }
     let cut = match judges_a_cut_upstream(subject, &args) {
         Ok(text) => text,
         Err(result) => return result,
@@ -227,6 +253,8 @@ mod cut_tests {
             report.findings
         );
         assert!(report.summary.is_none());
-        assert_eq!(report.warnings, 1);
+        let stream = String::from_utf8(cut_stream()).unwrap();
+        let types: Vec<&str> = stream.lines().filter_map(|l| l.split('"').nth(3)).collect();
+        assert_eq!(types, ["aoi:meta", "aoi:warning"]);
     }
 }

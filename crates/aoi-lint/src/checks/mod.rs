@@ -110,14 +110,25 @@ pub(crate) fn counts_against(finding: &Finding, check: CheckId) -> bool {
         && (finding.level == Level::Violation || finding.code == FindingCode::SeqAbsent)
 }
 
+/// True when `finding` is a schema finding on a line whose fault the verifier's own rules
+/// already name (an `aoi:error` without `retryable` breaks both §9.1 and a schema that
+/// requires it): one fault counts once, against the rule's check, not check 4 as well.
+pub(crate) fn explained(finding: &Finding, all: &[Finding]) -> bool {
+    finding.code == FindingCode::EventSchemaInvalid
+        && finding.line.is_some()
+        && all.iter().any(|other| {
+            other.line == finding.line
+                && other.level == Level::Violation
+                && check_of(other.code) != check_of(finding.code)
+        })
+}
+
 /// The verifier's findings on `captured` that count against `check`, as evidence.
 pub(crate) fn findings(captured: &Captured, check: CheckId) -> Vec<Evidence> {
     let lines: Vec<&[u8]> = aoi::read::complete_lines(&captured.run.stdout).collect();
-    captured
-        .verification
-        .findings
-        .iter()
-        .filter(|f| counts_against(f, check))
+    let all = &captured.verification.findings;
+    all.iter()
+        .filter(|f| counts_against(f, check) && !explained(f, all))
         .map(|f| {
             let excerpt = f
                 .line

@@ -190,7 +190,12 @@ impl InputSchema {
                         .unwrap_or(false);
                     let switch =
                         schema.and_then(|s| s.get("type")) == Some(&Value::from("boolean"));
-                    write_only || (!switch && crate::discover::input_schema::is_secret_name(p))
+                    // `"writeOnly": false` says the value is not secret, whatever its name
+                    // (a store's `key`).
+                    let public =
+                        schema.and_then(|s| s.get("writeOnly")) == Some(&Value::Bool(false));
+                    write_only
+                        || (!switch && !public && crate::discover::input_schema::is_secret_name(p))
                 })
                 .collect(),
         };
@@ -299,6 +304,7 @@ mod tests {
                 "idempotency_key": {"type": "string"},
                 "api_token": {"type": "string"},
                 "secret_sauce": {"type": "string", "writeOnly": true},
+                "key": {"type": "string", "writeOnly": false},
                 "title": {"type": "string"}
             }
         }));
@@ -309,6 +315,7 @@ mod tests {
         assert!(s.positional().is_empty());
         let mut secret = s.secret_flags();
         secret.sort();
+        // `key` is a sensitive name (§11), but `"writeOnly": false` says it is not secret.
         assert_eq!(secret, ["--api-token", "--secret-sauce"]);
         // Declared operands are never flags.
         let s = InputSchema::new(serde_json::json!({

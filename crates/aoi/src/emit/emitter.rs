@@ -840,7 +840,11 @@ impl<W: Write> Emitter<W> {
             Ok(mutex) => mutex,
             Err(_) => panic!("the emitter's state is still shared"),
         };
-        core.into_inner().unwrap_or_else(|p| p.into_inner()).out
+        let mut core = core.into_inner().unwrap_or_else(|p| p.into_inner());
+        // What was written but not yet flushed (a warning, a domain event) belongs to the
+        // stream the caller takes back.
+        let _ = core.flush();
+        core.out
     }
 }
 

@@ -1693,3 +1693,15 @@ fn a_body_that_writes_its_own_summary_keeps_that_summarys_exit_code() {
     let bytes = e.into_writer();
     assert_eq!(verified(&bytes).verdict, Verdict::Failed);
 }
+
+#[test]
+fn into_writer_gives_back_what_was_written_before_any_summary() {
+    // A stream taken back mid-run (an upstream cut before its summary, in a test) holds every
+    // event written so far, the buffered ones included.
+    let mut out = start();
+    out.warning(&Warning::new(code("SLOW"), "a warning"))
+        .unwrap();
+    let bytes = out.into_writer();
+    let types: Vec<Value> = lines(&bytes).iter().map(|l| l["type"].clone()).collect();
+    assert_eq!(types, [json!("aoi:meta"), json!("aoi:warning")]);
+}
