@@ -21,5 +21,8 @@ pub mod subject;
 pub mod tool;
 
 pub use config::Config;
-pub use lint::{lint_invocation, lint_tool, lint_transcript, Options};
+pub use lint::{
+    lint_invocation, lint_invocation_streaming, lint_tool, lint_tool_streaming, lint_transcript,
+    OnCommand, Options,
+};
 pub use model::{CheckId, CheckOutcome, CheckResult, Evidence, Factor, Report, CHECKS};

@@ -12,8 +12,9 @@ use crate::checks::{self, Judge};
 use crate::config::Config;
 use crate::manifest::CommandEntry;
 use crate::model::{CheckId, CheckOutcome, CheckResult, Evidence, Report};
+use crate::reaper::{self, Witnessed};
 use crate::sandbox::{network_isolation, SandboxConfig};
-use crate::subject::{verify, Subject};
+use crate::subject::{self, verify, Subject};
 use crate::tool::Tool;
 
 /// How lint runs.
@@ -40,6 +41,10 @@ impl Default for Options {
     }
 }
 
+/// Receives one command's results as soon as all its checks have finished, in the order they
+/// finished (the report keeps command then check order). Called from lint's worker threads.
+pub type OnCommand<'a> = &'a (dyn Fn(&[CheckResult]) + Sync);
+
 fn sandbox_config(config: &Config) -> SandboxConfig {
     SandboxConfig {
         timeout: config.timeout(),
@@ -60,9 +65,20 @@ fn network_fields(report: &mut Report) {
 
 /// Lints every command a tool's capabilities lists (`aoi lint --tool TOOL`).
 pub fn lint_tool(argv: Vec<OsString>, config: Config, options: &Options) -> Report {
+    lint_tool_streaming(argv, config, options, &|_| {})
+}
+
+/// [`lint_tool`], handing each command's results to `on_command` as soon as they are known.
+pub fn lint_tool_streaming(
+    argv: Vec<OsString>,
+    config: Config,
+    options: &Options,
+    on_command: OnCommand<'_>,
+) -> Report {
     let started = Instant::now();
     let sandbox = sandbox_config(&config);
     let processes = sandbox.processes.clone();
+    let escaped = sandbox.escaped.clone();
     let tool = Tool::discover(argv, config, sandbox);
     let entries: Vec<CommandEntry> = match tool.manifest() {
         Some(manifest) => manifest
@@ -100,15 +116,20 @@ pub fn lint_tool(argv: Vec<OsString>, config: Config, options: &Options) -> Repo
                 },
             ),
         );
+        for r in &mut report.results {
+            r.elapsed = started.elapsed();
+        }
+        on_command(&report.results);
     } else {
         let subjects: Vec<Subject<'_>> = entries
             .into_iter()
             .map(|entry| Subject::new(&tool, entry))
             .collect();
         report.commands = subjects.iter().map(|s| s.name().to_owned()).collect();
-        report.results = run_all(&subjects, options);
+        report.results = run_all(&subjects, options, on_command);
     }
     report.processes = processes.load(Ordering::Relaxed);
+    report.escaped = escaped.load(Ordering::Relaxed);
     report.elapsed = started.elapsed();
     report
 }
@@ -121,9 +142,21 @@ pub fn lint_invocation(
     config: Config,
     options: &Options,
 ) -> Report {
+    lint_invocation_streaming(program, args, config, options, &|_| {})
+}
+
+/// [`lint_invocation`], handing the command's results to `on_command` once its checks ran.
+pub fn lint_invocation_streaming(
+    program: OsString,
+    args: Vec<String>,
+    config: Config,
+    options: &Options,
+    on_command: OnCommand<'_>,
+) -> Report {
     let started = Instant::now();
     let sandbox = sandbox_config(&config);
     let processes = sandbox.processes.clone();
+    let escaped = sandbox.escaped.clone();
     let tool = Tool::discover(vec![program], config, sandbox);
     let words: Vec<&str> = args
         .iter()
@@ -158,21 +191,25 @@ pub fn lint_invocation(
     if stream_only && opts.only.is_empty() {
         opts.only = checks::STREAM_CHECKS.to_vec();
     }
-    let mut results = run_all(std::slice::from_ref(&subject), &opts);
+    let mut results = run_all(std::slice::from_ref(&subject), &opts, on_command);
     if stream_only {
+        let mut skipped = Vec::new();
         for check in CheckId::all() {
             if !results.iter().any(|r| r.check == check) {
-                results.push(
+                skipped.push(
                     Judge::new(check, &subject).not_applicable(
                         "the tool's capabilities do not describe this command, so only the stream checks run",
                     ),
                 );
             }
         }
+        on_command(&skipped);
+        results.extend(skipped);
         results.sort_by_key(|r| r.check);
     }
     report.results = results;
     report.processes = processes.load(Ordering::Relaxed);
+    report.escaped = escaped.load(Ordering::Relaxed);
     report.elapsed = started.elapsed();
     report
 }
@@ -239,8 +276,15 @@ pub fn lint_transcript(name: &str, stream: &[u8], schema: Option<&Value>) -> Rep
 }
 
 /// Runs every selected (command × check) on `options.jobs` threads; results come back in
-/// command order, then check order.
-fn run_all(subjects: &[Subject<'_>], options: &Options) -> Vec<CheckResult> {
+/// command order, then check order. Once every check of a command has finished, its results
+/// are adjusted for what the command's probes showed and handed to `on_command` in the order
+/// they finished. Each result carries its check's own wall time, and as evidence every process
+/// its probes left running outside their process group (which lint killed).
+fn run_all(
+    subjects: &[Subject<'_>],
+    options: &Options,
+    on_command: OnCommand<'_>,
+) -> Vec<CheckResult> {
     let mut jobs = Vec::new();
     for (s, subject) in subjects.iter().enumerate() {
         for (check, run) in checks::ALL {
@@ -252,7 +296,34 @@ fn run_all(subjects: &[Subject<'_>], options: &Options) -> Vec<CheckResult> {
         }
     }
     let results: Vec<Mutex<Option<CheckResult>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    let unfinished: Vec<AtomicUsize> = (0..subjects.len())
+        .map(|s| AtomicUsize::new(jobs.iter().filter(|job| job.0 == s).count()))
+        .collect();
+    // Per command, its jobs in the order they finished.
+    let finished: Vec<Mutex<Vec<usize>>> =
+        subjects.iter().map(|_| Mutex::new(Vec::new())).collect();
     let next = AtomicUsize::new(0);
+    let take = |i: usize| {
+        let (s, check, _, _) = &jobs[i];
+        let slot = results[i].lock().ok().and_then(|mut slot| slot.take());
+        slot.unwrap_or_else(|| {
+            Judge::new(*check, &subjects[*s]).could_not_run("the check did not finish")
+        })
+    };
+    let finish_command = |s: usize| {
+        let subject = &subjects[s];
+        let order = finished[s].lock().map(|o| o.clone()).unwrap_or_default();
+        let mut done: Vec<CheckResult> = order.iter().map(|&i| take(i)).collect();
+        fold_probe_violations(subject, &mut done);
+        checks::c01_discovery::fold_probe_writes(subject, &mut done);
+        checks::c01_discovery::fold_missing_command(subject, &mut done);
+        on_command(&done);
+        for (i, result) in order.into_iter().zip(done) {
+            if let Ok(mut slot) = results[i].lock() {
+                *slot = Some(result);
+            }
+        }
+    };
     std::thread::scope(|scope| {
         for _ in 0..options.jobs.max(1).min(jobs.len().max(1)) {
             scope.spawn(|| loop {
@@ -261,36 +332,55 @@ fn run_all(subjects: &[Subject<'_>], options: &Options) -> Vec<CheckResult> {
                     break;
                 };
                 let subject = &subjects[*s];
-                let result = match (skip, &subject.entry.protocol) {
-                    (Some(why), _) => Judge::new(*check, subject)
-                        .could_not_run(format!("skipped in aoi-lint.toml: {why}")),
-                    (None, Some(protocol)) if *check != checks::c01_discovery::ID => {
-                        Judge::new(*check, subject).not_applicable(format!(
+                let started = Instant::now();
+                let (mut result, escaped) =
+                    reaper::witness(|| match (skip, &subject.entry.protocol) {
+                        _ if reaper::cancelled() => {
+                            Judge::new(*check, subject).could_not_run("lint was cancelled")
+                        }
+                        (Some(why), _) => Judge::new(*check, subject)
+                            .could_not_run(format!("skipped in aoi-lint.toml: {why}")),
+                        (None, Some(protocol)) if *check != checks::c01_discovery::ID => {
+                            Judge::new(*check, subject).not_applicable(format!(
                         "it speaks {protocol} on stdout, not an AOI stream (capabilities says so)"
                     ))
-                    }
-                    (None, _) => run(subject),
-                };
+                        }
+                        (None, _) => run(subject),
+                    });
+                result.elapsed = started.elapsed();
+                result
+                    .evidence
+                    .extend(escaped.into_iter().map(escape_evidence));
                 if let Ok(mut slot) = results[i].lock() {
                     *slot = Some(result);
+                }
+                if let Ok(mut order) = finished[*s].lock() {
+                    order.push(i);
+                }
+                if unfinished[*s].fetch_sub(1, Ordering::AcqRel) == 1 {
+                    finish_command(*s);
                 }
             });
         }
     });
-    let mut results: Vec<CheckResult> = results
-        .into_iter()
-        .zip(&jobs)
-        .map(|(slot, (s, check, _, _))| {
-            slot.into_inner().ok().flatten().unwrap_or_else(|| {
-                Judge::new(*check, &subjects[*s]).could_not_run("the check did not finish")
-            })
-        })
-        .collect();
-    for subject in subjects {
-        fold_probe_violations(subject, &mut results);
-        checks::c01_discovery::fold_probe_writes(subject, &mut results);
+    (0..jobs.len()).map(take).collect()
+}
+
+/// Evidence that a probe left a process running outside its process group when it ended.
+///
+/// Reported, not failed: no rule of the spec says a command's descendants must end with it
+/// (§4 and §7 speak of the stream and of the process lint started), but a command that leaves
+/// a daemon behind in every invocation is one a user wants to hear about.
+fn escape_evidence(witnessed: Witnessed) -> Evidence {
+    Evidence {
+        invocation: witnessed.argv,
+        excerpt: Some(format!(
+            "pid {} ({}) was still running outside the command's process group after the command ended; lint killed it",
+            witnessed.escapee.pid,
+            subject::cut(&witnessed.escapee.command, 64)
+        )),
+        ..Evidence::default()
     }
-    results
 }
 
 /// Every stream lint observes is judged by the verifier: a violation in the stream of any

@@ -383,6 +383,9 @@ pub struct CheckResult {
     /// What supports it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<Evidence>,
+    /// The check's own wall time for this command (zero for a result no check ran for).
+    #[serde(skip)]
+    pub elapsed: Duration,
 }
 
 impl CheckResult {
@@ -399,6 +402,7 @@ impl CheckResult {
             outcome,
             detail: detail.into(),
             evidence: Vec::new(),
+            elapsed: Duration::ZERO,
         }
     }
 
@@ -423,6 +427,10 @@ pub struct Report {
     pub results: Vec<CheckResult>,
     /// How many processes of the target lint spawned.
     pub processes: u64,
+    /// How many processes lint found still running outside a run's process group after the
+    /// run ended, and killed (each also evidence on the check whose probe left it, when a
+    /// check's probe did).
+    pub escaped: u64,
     /// Wall time of the whole lint run.
     #[serde(skip)]
     pub elapsed: Duration,

@@ -23,8 +23,8 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fs;
+use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, RwLock};
@@ -214,6 +214,10 @@ pub(crate) struct Selector<'a> {
     pub roots: &'a [PathBuf],
     /// Also take every child of lint (when cancelling).
     pub children: bool,
+    /// Only processes started no earlier than this (`/proc/PID/stat` start time, in clock
+    /// ticks since boot): a run's processes are no older than its first, so every older
+    /// process is passed over after one read of its `stat`, its environment never read.
+    pub born_since: Option<u64>,
 }
 
 impl Selector<'_> {
@@ -251,34 +255,44 @@ struct Found {
 }
 
 /// The fields of `/proc/PID/stat` a sweep needs.
-struct Stat {
+pub(crate) struct Stat {
     command: String,
     state: u8,
     ppid: i32,
     pgid: i32,
+    /// Clock ticks after boot at which the process started.
+    pub(crate) started: u64,
 }
 
-fn read_stat(proc_dir: &Path) -> Option<Stat> {
-    let text = fs::read_to_string(proc_dir.join("stat")).ok()?;
+/// Parses `/proc/PID/stat`, read with one `read(2)` (it is a few hundred bytes).
+pub(crate) fn read_stat(proc_dir: &Path) -> Option<Stat> {
+    let mut buf = [0u8; 1024];
+    let n = fs::File::open(proc_dir.join("stat"))
+        .and_then(|mut f| f.read(&mut buf))
+        .ok()?;
+    let text = String::from_utf8_lossy(buf.get(..n)?);
     let (head, rest) = text.rsplit_once(')')?;
     let command = head.split_once('(')?.1.to_owned();
-    let mut fields = rest.split_whitespace();
-    let state = *fields.next()?.as_bytes().first()?;
-    let ppid = fields.next()?.parse().ok()?;
-    let pgid = fields.next()?.parse().ok()?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the command: state, ppid, pgrp, …, starttime is the 20th.
     Some(Stat {
         command,
-        state,
-        ppid,
-        pgid,
+        state: *fields.first()?.as_bytes().first()?,
+        ppid: fields.get(1)?.parse().ok()?,
+        pgid: fields.get(2)?.parse().ok()?,
+        started: fields.get(19)?.parse().ok()?,
     })
+}
+
+/// When `pid` started, in clock ticks after boot.
+pub(crate) fn start_time(pid: u32) -> Option<u64> {
+    read_stat(Path::new(&format!("/proc/{pid}"))).map(|s| s.started)
 }
 
 /// Every live process of this user that `select` takes; reaps unowned zombie children on
 /// the way when lint is a subreaper.
 fn scan(select: &Selector<'_>) -> Vec<Found> {
     let me = rustix::process::getpid().as_raw_nonzero().get();
-    let uid = rustix::process::getuid().as_raw();
     let Ok(listing) = fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -299,9 +313,6 @@ fn scan(select: &Selector<'_>) -> Vec<Found> {
             continue;
         };
         let dir = dirent.path();
-        if dirent.metadata().map_or(true, |m| m.uid() != uid) {
-            continue;
-        }
         let Some(stat) = read_stat(&dir) else {
             continue;
         };
@@ -311,6 +322,10 @@ fn scan(select: &Selector<'_>) -> Vec<Found> {
             }
             continue;
         }
+        if select.born_since.is_some_and(|t| stat.started < t) && stat.ppid != me {
+            continue;
+        }
+        // Another user's process: its environment cannot be read, and it cannot be killed.
         if select.takes(&dir, stat.ppid, me) {
             found.push(Found {
                 pid,
@@ -454,6 +469,7 @@ pub fn cancel_all() -> Cancelled {
         prefix: true,
         roots: &roots,
         children: true,
+        born_since: start_time(std::process::id()),
     };
     totals.processes += sweep(&select).len();
     for root in &roots {

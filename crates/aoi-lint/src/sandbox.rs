@@ -515,12 +515,15 @@ impl Sandbox {
         // Not yet reaped, so the pid is still this child's. Without pidfds (Linux < 5.3) exits
         // are noticed at the next poll of stdout, at most `NO_PIDFD_TICK` later.
         let pidfd = pidfd_open(pgid, PidfdFlags::empty()).ok();
+        // Readable until the child is reaped, which only this `Running` does.
+        let born = reaper::start_time(child.id());
         self.unswept.fetch_add(1, Ordering::SeqCst);
         Ok(Running {
             child,
             pgid,
             pidfd,
             run_id,
+            born,
             marker,
             root: self.root.clone(),
             unswept: Arc::clone(&self.unswept),
@@ -555,6 +558,7 @@ impl Drop for Sandbox {
                 prefix: true,
                 roots: &roots,
                 children: false,
+                born_since: reaper::start_time(std::process::id()),
             });
         }
         reaper::remove_tree(&self.root);
@@ -728,6 +732,8 @@ pub struct Running {
     pidfd: Option<OwnedFd>,
     /// Names the run in lint's registry of live process groups.
     run_id: u64,
+    /// When the child started (clock ticks after boot): no process of the run is older.
+    born: Option<u64>,
     /// The value of [`reaper::MARKER`] in the environment of every process of this run.
     marker: String,
     /// The sandbox root: a process without a marker but with its cwd in here is this run's.
@@ -866,6 +872,7 @@ impl Running {
             prefix: false,
             roots: &roots,
             children: false,
+            born_since: self.born,
         });
         let pgid = self.pgid.as_raw_nonzero().get();
         self.escaped = killed

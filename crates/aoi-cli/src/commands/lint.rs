@@ -1,13 +1,28 @@
 //! `aoi lint`: the sixteen conformance checks of §18.2 against a tool, per command, reported
 //! as a matrix, an AOI stream, SARIF or JUnit.
+//!
+//! SIGINT or SIGTERM ends the run at once: every process of the tool (every process group,
+//! and every descendant that left one) is killed and every sandbox directory removed, then
+//! lint exits 130 or 143; in `--format jsonl` its own stream ends with an `aoi:summary`
+//! `reason:"cancelled"` first (§7), the checks already streamed standing.
 
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
 
-use aoi::{exit_code, Category, Check, Code, DomainEvent, ErrorEvent, Harness, Outcome, Severity};
-use aoi_lint::{lint_invocation, lint_tool, lint_transcript, CheckId, Config, Options, Report};
+use aoi::{
+    exit_code, Category, Check, Code, DomainEvent, EmitError, ErrorEvent, Harness, Outcome,
+    Severity,
+};
+use aoi_lint::reaper;
+use aoi_lint::{
+    lint_invocation_streaming, lint_tool_streaming, lint_transcript, CheckId, CheckResult, Config,
+    OnCommand, Options, Report,
+};
 use serde::Serialize;
 
 use crate::cli::{LintArgs, LintFormat};
@@ -133,56 +148,42 @@ pub fn run(args: LintArgs) -> ExitCode {
     if let Some(jobs) = args.jobs {
         options.jobs = usize::from(jobs);
     }
-    let target_path: Option<PathBuf> = match &target {
-        Target::Tool(argv) => Some(PathBuf::from(&argv[0])),
-        Target::Invocation(program, _) => Some(PathBuf::from(program)),
-        Target::Transcript(path) => Some(path.clone()),
+    // Orphans of the tool come to lint, which kills and reaps them; without it (no prctl)
+    // they still are found and killed, and init reaps them.
+    let _ = reaper::become_subreaper();
+    let run = LintRun {
+        target,
+        config,
+        config_path,
+        options,
+        schema: args.schema.clone(),
+        badge: args.badge.clone(),
     };
-    let report = match target {
-        Target::Tool(argv) => match resolve(&argv[0]) {
-            Ok(program) => lint_tool(vec![program], config, &options),
-            Err(e) => return fail(e, format, args.no_color),
-        },
-        Target::Invocation(program, rest) => match resolve(&program) {
-            Ok(program) => lint_invocation(program, rest, config, &options),
-            Err(e) => return fail(e, format, args.no_color),
-        },
-        Target::Transcript(path) => match transcript(&path, args.schema.as_deref()) {
-            Ok(report) => report,
-            Err(e) => return fail(e, format, args.no_color),
-        },
-    };
-    let mut report = report;
-    report.artifact = config_path.or(target_path).map(|p| relative_to_cwd(&p));
-    report.invocation = std::env::args().collect();
-    if let Some(path) = &args.badge {
-        if let Some(svg) = aoi_lint::report::badge(&report) {
-            if let Err(e) = std::fs::write(path, svg) {
-                let e = ErrorEvent::new(
-                    Category::Io,
-                    Code::from_static("BADGE_WRITE_FAILED"),
-                    format!("cannot write {}: {e}", path.display()),
-                )
-                .target(path.display().to_string());
-                return fail(e, format, args.no_color);
-            }
-        }
-    }
-    let code = lint_exit(&report, args.allow_incomplete);
-    let text = match format {
-        LintFormat::Jsonl => return machine_run(&report, args.allow_incomplete),
-        LintFormat::Human => {
-            let color = aoi::surface::color::enabled(&io::stdout(), args.no_color);
-            aoi_lint::report::human(&report, color)
-        }
-        LintFormat::Sarif => {
+    let render: fn(&Report, bool) -> String = match format {
+        LintFormat::Jsonl => return machine_run(run, args.allow_incomplete),
+        LintFormat::Human => aoi_lint::report::human,
+        LintFormat::Sarif => |report, _| {
             let mut text =
-                serde_json::to_string_pretty(&aoi_lint::report::sarif(&report)).unwrap_or_default();
+                serde_json::to_string_pretty(&aoi_lint::report::sarif(report)).unwrap_or_default();
             text.push('\n');
             text
-        }
-        LintFormat::Junit => aoi_lint::report::junit(&report),
+        },
+        LintFormat::Junit => |report, _| aoi_lint::report::junit(report),
     };
+    end_on_signal();
+    let linted = run.lint(&|_| {});
+    if let Some(code) = signalled() {
+        // The signal thread is ending the run: its sweep first, then no report.
+        reaper::cancel_all();
+        return ExitCode::from(code);
+    }
+    let report = match linted {
+        Ok(report) => report,
+        Err(e) => return fail(e, format, args.no_color),
+    };
+    let code = lint_exit(&report, args.allow_incomplete);
+    let color = aoi::surface::color::enabled(&io::stdout(), args.no_color);
+    let text = render(&report, color);
     let mut stdout = io::stdout().lock();
     if stdout
         .write_all(text.as_bytes())
@@ -192,6 +193,94 @@ pub fn run(args: LintArgs) -> ExitCode {
         return ExitCode::from(exit_code::SIGPIPE);
     }
     ExitCode::from(code)
+}
+
+/// Everything one lint run needs once its arguments are parsed.
+struct LintRun {
+    target: Target,
+    config: Config,
+    config_path: Option<PathBuf>,
+    options: Options,
+    schema: Option<PathBuf>,
+    badge: Option<PathBuf>,
+}
+
+impl LintRun {
+    /// Lints the target, handing each command's results to `on_command` as they are known,
+    /// and writes the badge when asked.
+    fn lint(self, on_command: OnCommand<'_>) -> Result<Report, ErrorEvent> {
+        let target_path: Option<PathBuf> = match &self.target {
+            Target::Tool(argv) => Some(PathBuf::from(&argv[0])),
+            Target::Invocation(program, _) => Some(PathBuf::from(program)),
+            Target::Transcript(path) => Some(path.clone()),
+        };
+        let mut report = match self.target {
+            Target::Tool(argv) => {
+                let program = resolve(&argv[0])?;
+                lint_tool_streaming(vec![program], self.config, &self.options, on_command)
+            }
+            Target::Invocation(program, rest) => {
+                let program = resolve(&program)?;
+                lint_invocation_streaming(program, rest, self.config, &self.options, on_command)
+            }
+            Target::Transcript(path) => {
+                let report = transcript(&path, self.schema.as_deref())?;
+                on_command(&report.results);
+                report
+            }
+        };
+        report.artifact = self
+            .config_path
+            .or(target_path)
+            .map(|p| relative_to_cwd(&p));
+        report.invocation = std::env::args().collect();
+        if let Some(path) = &self.badge {
+            if let Some(svg) = aoi_lint::report::badge(&report) {
+                std::fs::write(path, svg).map_err(|e| {
+                    ErrorEvent::new(
+                        Category::Io,
+                        Code::from_static("BADGE_WRITE_FAILED"),
+                        format!("cannot write {}: {e}", path.display()),
+                    )
+                    .target(path.display().to_string())
+                })?;
+            }
+        }
+        Ok(report)
+    }
+}
+
+/// The exit code of the signal that cancelled a report written at the end, once one arrived.
+static SIGNALLED: AtomicU8 = AtomicU8::new(0);
+
+fn signalled() -> Option<u8> {
+    match SIGNALLED.load(Ordering::SeqCst) {
+        0 => None,
+        code => Some(code),
+    }
+}
+
+/// For the reports written at the end (human, SARIF, JUnit): the first SIGINT or SIGTERM kills
+/// every process of the tool, removes every sandbox and exits 130 or 143 at once.
+fn end_on_signal() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        // Without a handler the signal kills lint; the sweep of the next lint run cannot help,
+        // but the tool's process groups still get the terminal's SIGINT.
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(raw) = signals.forever().next() {
+            let code = if raw == SIGTERM {
+                exit_code::SIGTERM
+            } else {
+                exit_code::SIGINT
+            };
+            SIGNALLED.store(code, Ordering::SeqCst);
+            reaper::cancel_all();
+            std::process::exit(i32::from(code));
+        }
+    });
 }
 
 fn transcript(path: &Path, schema: Option<&Path>) -> Result<Report, ErrorEvent> {
@@ -265,50 +354,97 @@ fn lint_exit(report: &Report, allow_incomplete: bool) -> u8 {
     }
 }
 
-fn machine_run(report: &Report, allow_incomplete: bool) -> ExitCode {
-    let wanted = lint_exit(report, allow_incomplete);
-    Harness::new(machine::emitter("lint")).run(|out| {
-        for r in &report.results {
-            let info = r.check.info();
-            let (ok, severity) = match r.outcome {
-                aoi_lint::CheckOutcome::Pass | aoi_lint::CheckOutcome::NotApplicable => {
-                    (true, Severity::Info)
-                }
-                aoi_lint::CheckOutcome::Fail => (false, Severity::Error),
-                aoi_lint::CheckOutcome::CouldNotRun => (true, Severity::Warning),
-            };
-            let mut properties = serde_json::Map::new();
-            properties.insert("check".into(), r.check.number().into());
-            properties.insert("command".into(), r.command.clone().into());
-            properties.insert("outcome".into(), r.outcome.as_str().into());
-            properties.insert(
-                "factors".into(),
-                info.factors
-                    .iter()
-                    .map(|f| f.name())
-                    .collect::<Vec<_>>()
-                    .into(),
-            );
-            if !r.evidence.is_empty() {
-                properties.insert(
-                    "evidence".into(),
-                    serde_json::to_value(&r.evidence).unwrap_or_default(),
-                );
-            }
-            let name = if r.command.is_empty() {
-                format!("{} {}", r.check, info.name)
-            } else {
-                format!("{} {} · {}", r.check, info.name, r.command)
-            };
-            out.check(&Check {
-                name,
-                ok,
-                severity: Some(severity),
-                detail: Some(r.detail.clone()),
-                hint: None,
-                properties: Some(properties),
-            })?;
+/// One result as an `aoi:check` event; `properties.elapsed_ms` is the check's own wall time.
+fn check_event(r: &CheckResult) -> Check {
+    let info = r.check.info();
+    let (ok, severity) = match r.outcome {
+        aoi_lint::CheckOutcome::Pass | aoi_lint::CheckOutcome::NotApplicable => {
+            (true, Severity::Info)
         }
+        aoi_lint::CheckOutcome::Fail => (false, Severity::Error),
+        aoi_lint::CheckOutcome::CouldNotRun => (true, Severity::Warning),
+    };
+    let mut properties = serde_json::Map::new();
+    properties.insert("check".into(), r.check.number().into());
+    properties.insert("command".into(), r.command.clone().into());
+    properties.insert("outcome".into(), r.outcome.as_str().into());
+    properties.insert(
+        "factors".into(),
+        info.factors
+            .iter()
+            .map(|f| f.name())
+            .collect::<Vec<_>>()
+            .into(),
+    );
+    properties.insert(
+        "elapsed_ms".into(),
+        u64::try_from(r.elapsed.as_millis())
+            .unwrap_or(u64::MAX)
+            .into(),
+    );
+    if !r.evidence.is_empty() {
+        properties.insert(
+            "evidence".into(),
+            serde_json::to_value(&r.evidence).unwrap_or_default(),
+        );
+    }
+    let name = if r.command.is_empty() {
+        format!("{} {}", r.check, info.name)
+    } else {
+        format!("{} {} · {}", r.check, info.name, r.command)
+    };
+    Check {
+        name,
+        ok,
+        severity: Some(severity),
+        detail: Some(r.detail.clone()),
+        hint: None,
+        properties: Some(properties),
+    }
+}
+
+/// `--format jsonl`: each command's `aoi:check` events as soon as all its checks finished,
+/// then the verdict and the summary. A signal (the harness turns it into cancellation) ends
+/// every process of the tool and every sandbox at once, and the stream with `reason:"cancelled"`;
+/// so does a closed stdout, quietly (141).
+fn machine_run(run: LintRun, allow_incomplete: bool) -> ExitCode {
+    Harness::new(machine::emitter("lint")).run(|out| {
+        let token = out.cancel_token();
+        std::thread::spawn(move || {
+            while token.sleep(Duration::from_secs(3600)).is_none() {}
+            reaper::cancel_all();
+        });
+        let token = out.cancel_token();
+        let emitter = Mutex::new(&mut *out);
+        let lost: Mutex<Option<EmitError>> = Mutex::new(None);
+        let report = run.lint(&|results| {
+            let mut out = emitter.lock().unwrap_or_else(|p| p.into_inner());
+            let mut lost = lost.lock().unwrap_or_else(|p| p.into_inner());
+            if lost.is_some() {
+                return;
+            }
+            // Flushed per command: a consumer sees each command's verdict as it is known.
+            let written = results
+                .iter()
+                .try_for_each(|r| out.check(&check_event(r)))
+                .and_then(|()| out.flush());
+            if let Err(e) = written {
+                // Nobody is reading (or a signal arrived): stop the tool now.
+                *lost = Some(e);
+                reaper::cancel_all();
+            }
+        });
+        if token.cancelled().is_some() {
+            // Waits for the watcher's sweep, then sweeps again for whatever a check started
+            // meanwhile; the harness writes the cancelled summary.
+            reaper::cancel_all();
+            return Ok(Outcome::cancelled());
+        }
+        if let Some(e) = lost.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e.into());
+        }
+        let report = report?;
+        let wanted = lint_exit(&report, allow_incomplete);
         out.emit(&LintVerdict {
             tool: report.tool.clone(),
             tool_version: report.tool_version.clone(),
@@ -333,6 +469,8 @@ fn machine_run(report: &Report, allow_incomplete: bool) -> ExitCode {
         } else {
             Outcome::failed().exit_code(wanted)
         };
-        Ok(outcome.property("results", serde_json::to_value(totals).unwrap_or_default()))
+        Ok(outcome
+            .property("results", serde_json::to_value(totals).unwrap_or_default())
+            .property("escaped_processes", report.escaped))
     })
 }

@@ -4,6 +4,7 @@ mod consumer;
 mod harness;
 mod lint;
 mod lint_corpus;
+mod lint_robust;
 mod lint_targets;
 mod mcp;
 mod mcp_clients;

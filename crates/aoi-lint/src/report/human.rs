@@ -156,12 +156,13 @@ pub fn human(report: &Report, color: bool) -> String {
     };
     let _ = writeln!(
         out,
-        "{} · factors passed ({}/10): {} · {} process{} in {:.1}s",
+        "{} · factors passed ({}/10): {} · {} process{}{} in {:.1}s",
         paint(if report.passed() { GREEN } else { RED }, &counts),
         factors.len(),
         factor_list,
         report.processes,
         if report.processes == 1 { "" } else { "es" },
+        escaped_note(report.escaped),
         report.elapsed.as_secs_f64(),
     );
     let reasons = report.could_not_run_reasons();
@@ -301,6 +302,15 @@ fn char_width(c: char) -> usize {
     }
 }
 
+/// `" (N left running outside their process group, killed by lint)"`, or nothing for none.
+fn escaped_note(escaped: u64) -> String {
+    match escaped {
+        0 => String::new(),
+        1 => " (1 left running outside its process group, killed by lint)".to_owned(),
+        n => format!(" ({n} left running outside their process group, killed by lint)"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -407,6 +417,17 @@ mod tests {
             .find(|l| l.starts_with(&expected_counts))
             .unwrap_or_else(|| panic!("no summary line in\n{text}"));
         assert!(summary.contains("· 57 processes in 3.2s"), "{summary}");
+        let left = Report {
+            escaped: 2,
+            ..sample_report()
+        };
+        assert!(
+            human(&left, false).contains(
+                "· 57 processes (2 left running outside their process group, killed by lint) in 3.2s"
+            ),
+            "{}",
+            human(&left, false)
+        );
         let factors = report.factors_passed();
         let names: Vec<&str> = factors.iter().map(|f| f.name()).collect();
         assert!(summary.contains(&format!(

@@ -227,6 +227,7 @@ pub(crate) mod tests {
             ],
             results,
             processes: 57,
+            escaped: 0,
             elapsed: Duration::from_millis(3_250),
             network_isolated: false,
             network_note: Some("unshare(CLONE_NEWNET) not permitted".into()),

@@ -39,6 +39,7 @@ pub fn sarif(report: &Report) -> Value {
         "could_not_run": report.count(CheckOutcome::CouldNotRun),
         "factors_passed": report.factors_passed().iter().map(|f| f.name()).collect::<Vec<_>>(),
         "processes": report.processes,
+        "escaped_processes": report.escaped,
         "elapsed_ms": u64::try_from(report.elapsed.as_millis()).unwrap_or(u64::MAX),
         "network_isolated": report.network_isolated,
     });
