@@ -561,10 +561,13 @@ impl<'t> Subject<'t> {
             return;
         }
         let all = &captured.verification.findings;
+        let forwarded = crate::checks::forwarded_summary(self, captured);
         let violations = all
             .iter()
             .filter(|f| f.level == aoi::read::Level::Violation)
-            .filter(|f| !crate::checks::explained(f, all));
+            .filter(|f| !crate::checks::explained(f, all))
+            // An upstream's summary forwarded: check 16's, not an identity fault here.
+            .filter(|f| !(forwarded && f.code == aoi::FindingCode::IdentityMismatch));
         if let Ok(mut probes) = self.probes.lock() {
             probes.extend(violations.map(|finding| ProbeViolation {
                 argv: captured.run.argv.clone(),

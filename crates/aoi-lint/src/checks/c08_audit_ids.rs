@@ -3,8 +3,8 @@
 //! `--idempotency-key` names the same ones, and two reads of the same data name the same ones.
 //!
 //! An id is a field named `id`, `*_id`, `ids`, `path` or `url` (`docs/discovery.md`), or a
-//! documented natural key (§14.4): a field named after a property of the command's input
-//! schema that carries the value the invocation gave it (`put --key a` → `"key": "a"`).
+//! documented natural key (§14.4): a field whose description in the event schema calls it an
+//! identifier or natural key.
 
 use serde_json::{Map, Value};
 
@@ -50,43 +50,60 @@ fn is_value(value: &Value) -> bool {
     }
 }
 
-/// The properties the example gives that could name a resource (not the §16.1 options, not
-/// secrets), with their values: the command's natural keys.
-fn natural_keys(subject: &Subject<'_>) -> Map<String, Value> {
-    let (Some(input), Ok(args)) = (subject.input, &subject.base) else {
-        return Map::new();
-    };
-    let words = subject.entry.words();
-    let Some(rest) = args.strip_prefix(words.as_slice()) else {
-        return Map::new();
-    };
-    let secret = input.secret_flags();
-    let mut given = aoi::discover::argv::from_argv(input, rest).unwrap_or_default();
-    given.retain(|name, value| {
-        !super::c06_confirmation::is_option(name)
-            && !input
-                .flag(name)
-                .is_some_and(|f| secret.contains(&f.into_owned()))
-            && matches!(value, Value::String(_) | Value::Number(_))
-    });
-    given
+/// True when a property's description documents it as an identifier (§14.4 "a documented
+/// natural key"): it says "identifier", "natural key" or "natural id".
+fn documents_an_id(description: &str) -> bool {
+    let text = description.to_lowercase();
+    text.contains("identifier") || text.contains("natural key") || text.contains("natural id")
+}
+
+/// The event properties `schema` documents as identifiers, anywhere in it.
+fn documented_ids(schema: &Value, out: &mut Vec<String>) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::Object(props)) = map.get("properties") {
+                for (name, prop) in props {
+                    let documented = prop
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .is_some_and(documents_an_id);
+                    if documented && !out.contains(name) && !PER_RUN.contains(&name.as_str()) {
+                        out.push(name.clone());
+                    }
+                }
+            }
+            for value in map.values() {
+                documented_ids(value, out);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                documented_ids(item, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The tool's natural keys: the event fields its schema documents as identifiers.
+fn natural_keys(subject: &Subject<'_>) -> Vec<String> {
+    let mut keys = Vec::new();
+    if let Ok(schema) = &subject.tool.schema.value {
+        documented_ids(schema, &mut keys);
+    }
+    keys
 }
 
 /// The ids an event carries, as `field=value` (sorted by field): id-like fields (locations
-/// only when `locations`, per-run ids never) and natural keys with the value given.
-fn ids_of(
-    fields: &Map<String, Value>,
-    natural: &Map<String, Value>,
-    locations: bool,
-) -> Vec<String> {
+/// only when `locations`, per-run ids never) and documented natural keys.
+fn ids_of(fields: &Map<String, Value>, natural: &[String], locations: bool) -> Vec<String> {
     let mut out: Vec<String> = fields
         .iter()
         .filter(|(k, v)| {
             let id_like = is_id_key(k)
                 && !PER_RUN.contains(&k.as_str())
-                && (locations || !is_location_key(k))
-                && is_value(v);
-            id_like || natural.get(k.as_str()).is_some_and(|n| n == *v)
+                && (locations || !is_location_key(k));
+            (id_like || natural.contains(k)) && is_value(v)
         })
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
@@ -95,7 +112,7 @@ fn ids_of(
 }
 
 /// Every id the run's domain events carry, in event order.
-fn ids(run: &Captured, natural: &Map<String, Value>, locations: bool) -> Vec<String> {
+fn ids(run: &Captured, natural: &[String], locations: bool) -> Vec<String> {
     run.domain()
         .flat_map(|e| ids_of(e, natural, locations))
         .collect()
@@ -200,7 +217,9 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
     if subject.takes("--idempotency-key") {
         // Whether the replay itself works is check 7's; here, only what it names.
         if let Ok(replay) = subject.replay() {
-            if replay.second.succeeded() {
+            // A replay that did the work again made new resources: that doubled effect is
+            // check 7's failure, and its new ids follow from it.
+            if replay.second.succeeded() && replay.second.changes.is_empty() {
                 let first = ids(&replay.first, &natural, true);
                 let second = ids(&replay.second, &natural, true);
                 if first != second {
@@ -232,8 +251,7 @@ mod tests {
 
     #[test]
     fn ids_paths_and_urls_count_but_empty_values_do_not() {
-        let none = Map::new();
-        let has = |v: Value| !ids_of(&fields(v), &none, true).is_empty();
+        let has = |v: Value| !ids_of(&fields(v), &[], true).is_empty();
         assert!(has(serde_json::json!({"id": "doc_1"})));
         assert!(has(serde_json::json!({"source_id": 7})));
         assert!(has(serde_json::json!({"path": "/x"})));
@@ -243,16 +261,16 @@ mod tests {
     }
 
     #[test]
-    fn a_natural_key_counts_only_with_the_value_given() {
-        let natural = fields(serde_json::json!({"key": "a"}));
-        assert_eq!(
-            ids_of(
-                &fields(serde_json::json!({"key": "a", "value": "v"})),
-                &natural,
-                true
-            ),
-            ["key=\"a\""]
-        );
-        assert!(ids_of(&fields(serde_json::json!({"key": "b"})), &natural, true).is_empty());
+    fn a_field_the_schema_documents_as_an_identifier_is_an_id() {
+        let schema = serde_json::json!({"$defs": {"record": {"properties": {
+            "key": {"type": "string", "description": "The record's key: its natural identifier (§14.4)"},
+            "value": {"type": "string", "description": "The value"}
+        }}}});
+        let mut found = Vec::new();
+        documented_ids(&schema, &mut found);
+        assert_eq!(found, ["key"]);
+        let event = fields(serde_json::json!({"key": "a", "value": "v"}));
+        assert_eq!(ids_of(&event, &found, true), ["key=\"a\""]);
+        assert!(ids_of(&event, &[], true).is_empty());
     }
 }

@@ -3,7 +3,7 @@
 //! and the summary say it, and the events validate against that version's schema, from
 //! `schema --schema-version V`), and one it does not serve is refused as `unsupported`.
 
-use super::{id, Judge};
+use super::{forwarded_summary, id, Judge};
 use crate::model::{CheckId, CheckResult};
 use aoi::read::FindingCode;
 
@@ -62,7 +62,9 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
     for (event, name) in carried {
         // An unbounded stream ends on lint's signal: whether it ends with a summary is
         // check 10's to judge; one that does carries the version.
-        if event.is_none() && name == "aoi:summary" && subject.entry.unbounded {
+        if name == "aoi:summary"
+            && ((event.is_none() && subject.entry.unbounded) || forwarded_summary(subject, base))
+        {
             continue;
         }
         let Some((version, text)) = event else {
@@ -117,7 +119,10 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             ),
         ];
         for (name, said) in said {
-            if name == "aoi:summary" && subject.entry.unbounded && own_summary(&run).is_none() {
+            if name == "aoi:summary"
+                && ((subject.entry.unbounded && own_summary(&run).is_none())
+                    || forwarded_summary(subject, &run))
+            {
                 continue;
             }
             if said != Some(version.as_str()) {
