@@ -538,6 +538,11 @@ fn inspector(args: &[String], home: &Path) -> Value {
         .args(args)
         .output()
         .expect("the Inspector runs");
+    inspector_json(&out, args)
+}
+
+/// The Inspector's stdout as JSON, after checking that it succeeded.
+pub(crate) fn inspector_json(out: &std::process::Output, args: &[impl std::fmt::Debug]) -> Value {
     assert!(
         out.status.success(),
         "mcp-inspector {args:?} failed ({}):\n{}\n{}",

@@ -472,19 +472,7 @@ fn inspector(scratch: &Scratch, args: &[&str]) -> Value {
         .current_dir(&scratch.dir)
         .output()
         .expect("the Inspector runs");
-    assert!(
-        out.status.success(),
-        "mcp-inspector {args:?} failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "mcp-inspector printed no JSON ({e}):\n{}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
+    crate::mcp::inspector_json(&out, args)
 }
 
 #[test]

@@ -19,9 +19,9 @@ const UPSTREAM: &str = "aoi-lint-upstream";
 /// Marks the upstream's warning and error messages.
 const MARK: &str = "aoi-lint upstream probe";
 
-/// A conforming stream from a run that failed with a retryable error, written by the SDK's
-/// emitter (so it is exactly what a conforming upstream writes).
-fn upstream_stream() -> Vec<u8> {
+/// What a conforming upstream writes, by the SDK's emitter: its meta, a warning, then
+/// (unless the stream is `cut` before its summary) a retryable error and a failed summary.
+fn upstream(cut: bool) -> Vec<u8> {
     let identity = Identity::new(
         UPSTREAM,
         "1.0.0",
@@ -36,6 +36,9 @@ fn upstream_stream() -> Vec<u8> {
                 Code::from_static("UPSTREAM_SLOW"),
                 format!("{MARK}: a warning"),
             ))?;
+            if cut {
+                return Ok(out.into_writer());
+            }
             out.error(
                 &ErrorEvent::new(
                     Category::Unavailable,
@@ -51,26 +54,15 @@ fn upstream_stream() -> Vec<u8> {
     written.unwrap_or_default()
 }
 
+/// A conforming stream from a run that failed with a retryable error.
+fn upstream_stream() -> Vec<u8> {
+    upstream(false)
+}
+
 /// A conforming upstream's stream cut before its summary: its meta and a warning, then EOF
 /// (the upstream died, or the pipe broke).
 fn cut_stream() -> Vec<u8> {
-    let identity = Identity::new(
-        UPSTREAM,
-        "1.0.0",
-        "io.machinemode.aoi-lint.upstream",
-        "1.0.0",
-    );
-    let written = Emitter::builder(identity)
-        .command("probe")
-        .start(Vec::new())
-        .and_then(|mut out| {
-            out.warning(&Warning::new(
-                Code::from_static("UPSTREAM_SLOW"),
-                format!("{MARK}: a warning before the cut"),
-            ))?;
-            Ok(out.into_writer())
-        });
-    written.unwrap_or_default()
+    upstream(true)
 }
 
 /// §13.1: an upstream EOF without a terminal summary sets `ok:false`. Returns what the run
