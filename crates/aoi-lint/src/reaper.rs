@@ -13,7 +13,7 @@
 //! When lint is a child subreaper ([`become_subreaper`]), orphans of the tool are reparented to
 //! lint rather than to init, so lint reaps them: the processes it killed, and any zombie child
 //! that no [`std::process::Child`] of a sandbox owns. Spawns and that reaping exclude each other
-//! ([`SPAWN_GATE`]), so a child that exits before its owner has recorded it is never reaped
+//! (`SPAWN_GATE`), so a child that exits before its owner has recorded it is never reaped
 //! from under it.
 //!
 //! [`cancel_all`] is the end of everything: every live process group and every marked process
