@@ -19,7 +19,7 @@ pub(crate) fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn outline() -> PathBuf {
+pub(crate) fn outline() -> PathBuf {
     aoi_test::workspace_bin("outline")
 }
 
@@ -45,7 +45,7 @@ fn outline_server() -> Vec<String> {
 }
 
 /// A test's own outline data home.
-fn data_home(tag: &str) -> PathBuf {
+pub(crate) fn data_home(tag: &str) -> PathBuf {
     temp_dir(&format!("mcp-{tag}"))
 }
 
@@ -77,7 +77,7 @@ fn python(scenario: &str, command: &[String], home: &Path, mut config: Value) ->
 }
 
 /// Imports `records` into outline's database under `home`, directly (not through MCP).
-fn seed(home: &Path, records: &[Value]) {
+pub(crate) fn seed(home: &Path, records: &[Value]) {
     let file = home.join("seed.jsonl");
     let lines: Vec<String> = records.iter().map(Value::to_string).collect();
     std::fs::write(&file, lines.join("\n") + "\n").expect("write seed");

@@ -1,6 +1,8 @@
 //! Real MCP clients that no one here wrote, installed by the tests themselves from the package
-//! registries: the official Python SDK (`mcp` from PyPI, in a venv) and the MCP Inspector CLI
-//! (`@modelcontextprotocol/inspector` from npm, in a local prefix).
+//! registries: the official Python SDK (`mcp` from PyPI, in a venv), the MCP Inspector CLI
+//! (`@modelcontextprotocol/inspector` from npm, in a local prefix) and, for
+//! [`crate::mcp_protocol`], the official TypeScript SDK with Ajv on Node.js 22 (all from npm,
+//! in a local prefix of their own: [`ts_client`]).
 //!
 //! Installed once per test process (a `OnceLock`) and cached across runs under
 //! `target/mcp-clients/`, in a directory named after the pinned versions so a new pin installs
@@ -18,6 +20,16 @@ pub const PYTHON_MCP: &str = "mcp==2.3.0";
 pub const PYTHON_JSONSCHEMA: &str = "jsonschema==4.26.0";
 /// The MCP Inspector, pinned (0.21.1 runs on Node.js 20; its CLI mode is `--cli`).
 pub const INSPECTOR: &str = "@modelcontextprotocol/inspector@0.21.1";
+
+/// The TypeScript SDK, pinned (its `Client` validates structuredContent with Ajv).
+pub const TS_SDK: &str = "@modelcontextprotocol/sdk@1.32.2";
+/// The Ajv that `tests/data/mcp/ts/client.mjs` validates results with, and its formats.
+pub const AJV: &str = "ajv@8.20.0";
+/// Ajv's standard formats (`date-time`, `uri`, ...), as the SDK adds them.
+pub const AJV_FORMATS: &str = "ajv-formats@3.0.1";
+/// Node.js itself, from npm (the `node` package ships the binary): the conformance suite needs
+/// 22 or newer, more than Debian's `nodejs` gives.
+pub const NODE: &str = "node@22.23.3";
 
 /// What a test runs.
 #[derive(Debug)]
@@ -58,6 +70,62 @@ pub fn mcp_clients() -> &'static McpClients {
             inspector: node.join("node_modules").join(".bin").join("mcp-inspector"),
         }
     })
+}
+
+/// The TypeScript SDK client: Node.js 22 and the `node_modules` that
+/// `tests/data/mcp/ts/client.mjs` loads the SDK and Ajv from (`AOI_TS_MODULES`).
+#[derive(Debug)]
+pub struct TsClient {
+    /// Node.js 22, from npm.
+    pub node: PathBuf,
+    /// The `node_modules` directory with the SDK, Ajv and ajv-formats.
+    pub modules: PathBuf,
+}
+
+/// The TypeScript client, installed on first use (under the same lock as [`mcp_clients`]).
+pub fn ts_client() -> &'static TsClient {
+    static CLIENT: OnceLock<TsClient> = OnceLock::new();
+    CLIENT.get_or_init(|| {
+        let prefix = npm_cached(&[NODE, TS_SDK, AJV, AJV_FORMATS]);
+        TsClient {
+            node: prefix.join("node_modules").join(".bin").join("node"),
+            modules: prefix.join("node_modules"),
+        }
+    })
+}
+
+/// `packages` installed by npm into a prefix under `target/mcp-clients/` named after them,
+/// once (flock'd, with a `.complete` marker): the prefix.
+pub fn npm_cached(packages: &[&str]) -> PathBuf {
+    let root = target_dir().join("mcp-clients");
+    fs::create_dir_all(&root).expect("create target/mcp-clients");
+    let lock = File::create(root.join(".lock")).expect("create target/mcp-clients/.lock");
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
+        .expect("lock target/mcp-clients/.lock");
+    let name: Vec<String> = packages
+        .iter()
+        .map(|p| p.trim_start_matches('@').replace(['@', '/', '='], "-"))
+        .collect();
+    let prefix = root.join(format!("npm-{}", name.join("+")));
+    let marker = prefix.join(".complete");
+    if !marker.exists() {
+        let _ = fs::remove_dir_all(&prefix);
+        fs::create_dir_all(&prefix).expect("create the npm prefix");
+        let installed = run(
+            &format!("npm install {}", packages.join(" ")),
+            Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
+                .arg("--prefix")
+                .arg(&prefix)
+                .args(packages),
+        );
+        if let Err(e) = installed {
+            panic!("{e}");
+        }
+        fs::write(&marker, "").expect("write the .complete marker");
+    }
+    drop(lock);
+    prefix
 }
 
 /// `target/`: `CARGO_TARGET_DIR`, or three levels above this test binary

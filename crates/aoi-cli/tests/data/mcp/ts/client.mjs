@@ -1,0 +1,163 @@
+// An MCP client built on the official TypeScript SDK (`@modelcontextprotocol/sdk` from npm),
+// driving `aoi mcp` the way a host does: over stdio (`StdioClientTransport`) or Streamable
+// HTTP (`StreamableHTTPClientTransport`), through the SDK's `Client`.
+//
+//     node client.mjs SCENARIO CONFIG_JSON
+//
+// The packages are not beside this file: AOI_TS_MODULES names the `node_modules` directory the
+// tests installed them into (crates/aoi-cli/tests/it/mcp_clients.rs). CONFIG_JSON holds either
+// `url` (a server already listening) or `command` (the server's argv) with `env` (added to the
+// SDK's default environment) and optionally `cwd`, plus the scenario's own fields. The scenario
+// prints one JSON object on stdout for the Rust test (crates/aoi-cli/tests/it/mcp_protocol.rs)
+// to assert on; the client itself asserts nothing.
+//
+// Every result is checked twice: by the SDK itself (`callTool` validates structuredContent
+// against the tool's outputSchema with its own Ajv and throws when it does not fit; the error
+// is kept as `_sdk_error`), and by a second Ajv of the dialect the schema names (`_schema_errors`).
+// Whatever either Ajv logs (unknown formats, strict-mode notes) is collected in `warnings`.
+
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+
+const modules = process.env.AOI_TS_MODULES;
+if (!modules) {
+  process.stderr.write("client.mjs: set AOI_TS_MODULES to the node_modules with the SDK\n");
+  process.exit(2);
+}
+const require = createRequire(join(modules, "resolve-from-here.js"));
+const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
+const { StdioClientTransport, getDefaultEnvironment } = require(
+  "@modelcontextprotocol/sdk/client/stdio.js",
+);
+const { StreamableHTTPClientTransport } = require(
+  "@modelcontextprotocol/sdk/client/streamableHttp.js",
+);
+const { default: Ajv } = require("ajv");
+const { default: Ajv2020 } = require("ajv/dist/2020");
+const { default: addFormats } = require("ajv-formats");
+
+// Everything an Ajv (the SDK's, which logs through `console`, or ours) says while compiling.
+const warnings = [];
+for (const level of ["log", "warn", "error"]) {
+  console[level] = (...args) => warnings.push(args.map(String).join(" "));
+}
+const logger = {
+  log: (...a) => warnings.push(a.map(String).join(" ")),
+  warn: (...a) => warnings.push(a.map(String).join(" ")),
+  error: (...a) => warnings.push(a.map(String).join(" ")),
+};
+
+// The options the SDK's own validator uses (validation/ajv-provider.js), in the schema's dialect.
+function ajvFor(schema) {
+  const options = { strict: false, validateFormats: true, allErrors: true, logger };
+  const dialect = typeof schema.$schema === "string" ? schema.$schema : "";
+  const ajv = dialect.includes("2020-12") ? new Ajv2020(options) : new Ajv(options);
+  addFormats(ajv);
+  return ajv;
+}
+
+const validators = new Map();
+function schemaErrors(tool, result) {
+  const schema = tool?.outputSchema;
+  if (!schema) return ["no outputSchema"];
+  if (result.structuredContent === undefined) return ["no structuredContent"];
+  let validate = validators.get(tool.name);
+  if (!validate) {
+    try {
+      validate = ajvFor(schema).compile(schema);
+    } catch (e) {
+      return [`outputSchema does not compile: ${e.message}`];
+    }
+    validators.set(tool.name, validate);
+  }
+  if (validate(result.structuredContent)) return [];
+  return validate.errors.map((e) => `${e.instancePath || "/"} ${e.message}`);
+}
+
+async function connect(config) {
+  const client = new Client({ name: "aoi-tests-ts", version: "1.0.0" });
+  let transport;
+  let stderr = "";
+  if (config.url) {
+    transport = new StreamableHTTPClientTransport(new URL(config.url));
+  } else {
+    const [command, ...args] = config.command;
+    transport = new StdioClientTransport({
+      command,
+      args,
+      env: { ...getDefaultEnvironment(), ...(config.env ?? {}) },
+      cwd: config.cwd,
+      stderr: "pipe",
+    });
+    transport.stderr?.on("data", (chunk) => {
+      stderr += chunk;
+    });
+  }
+  await client.connect(transport);
+  return { client, transport, stderr: () => stderr };
+}
+
+async function list(client) {
+  const started = performance.now();
+  const listed = await client.listTools();
+  const listMs = performance.now() - started;
+  return { tools: listed.tools, listMs, listBytes: JSON.stringify(listed).length };
+}
+
+async function call(client, tools, name, args) {
+  const tool = tools.find((t) => t.name === name);
+  let result;
+  let sdkError = null;
+  try {
+    result = await client.callTool({ name, arguments: args });
+  } catch (e) {
+    // The SDK refused the result (it does not fit the outputSchema) or the call failed:
+    // ask again without the SDK's check, so the test sees what was on the wire.
+    sdkError = { code: e.code ?? null, message: e.message };
+    try {
+      result = await client.request(
+        { method: "tools/call", params: { name, arguments: args } },
+        require("@modelcontextprotocol/sdk/types.js").CallToolResultSchema,
+      );
+    } catch (again) {
+      return { _sdk_error: sdkError, _request_error: { code: again.code ?? null, message: again.message } };
+    }
+  }
+  return { ...result, _sdk_error: sdkError, _schema_errors: schemaErrors(tool, result) };
+}
+
+const scenarios = {
+  // Lists the tools: {tools, listMs, listBytes, warnings}.
+  async list(config) {
+    const { client } = await connect(config);
+    const listed = await list(client);
+    await client.close();
+    return { ...listed, warnings };
+  },
+  // Lists the tools, then runs `calls` ([{tool, arguments}]) in order; each result is checked.
+  async calls(config) {
+    const { client } = await connect(config);
+    const listed = await list(client);
+    const results = [];
+    for (const c of config.calls) {
+      results.push(await call(client, listed.tools, c.tool, c.arguments ?? {}));
+    }
+    await client.close();
+    return { ...listed, results, warnings };
+  },
+};
+
+const [scenario, configText] = process.argv.slice(2);
+if (!scenarios[scenario]) {
+  process.stderr.write(`client.mjs: no scenario ${scenario}: ${Object.keys(scenarios).join(", ")}\n`);
+  process.exit(2);
+}
+try {
+  const out = await scenarios[scenario](JSON.parse(configText ?? "{}"));
+  // Exit only once the pipe took it all: a pipe write is asynchronous in Node.
+  process.stdout.write(JSON.stringify(out) + "\n", () => process.exit(0));
+} catch (e) {
+  process.stderr.write(`client.mjs ${scenario}: ${e.stack ?? e}\n`);
+  process.exit(1);
+}
