@@ -1403,7 +1403,7 @@ def capabilities():
              "bounded": kw.get("bounded", False), "supports_cursor": kw.get("supports_cursor", False),
              "unbounded": False, "event_types": event_types,
              "input_modes": kw.get("input_modes", ["args"]), "examples": examples}
-        for key in ("input_default", "setup", "stdin"):
+        for key in ("additive", "input_default", "setup", "stdin"):
             if key in kw:
                 c[key] = kw[key]
         return c
@@ -1429,7 +1429,7 @@ def capabilities():
                 [["add", "--title", "Buy milk", "--body", "Two litres"],
                  ["add", "--title", "Call the plumber", "--idempotency-key", "call-plumber-1"],
                  ["add", "--title", "Draft", "--dry-run"]],
-                supports_dry_run=True, supports_idempotency_key=True),
+                supports_dry_run=True, supports_idempotency_key=True, additive=True),
             cmd("delete", "Delete a note (destructive: needs --confirm)", False,
                 fw[:1] + ["deleted", "aoi:plan"] + fw[1:],
                 [["delete", "--id", "n1", "--confirm"], ["delete", "--id", "n1", "--dry-run"]],
@@ -1438,7 +1438,7 @@ def capabilities():
             cmd("import", "Add notes from JSONL records or an upstream AOI stream on stdin", False,
                 ["aoi:meta", "created", "aoi:plan", "aoi:warning", "aoi:error", "aoi:summary"],
                 [["import", "--input-jsonl", "-"], ["import", "--input-jsonl", "-", "--continue-on-error"]],
-                supports_dry_run=True, supports_idempotency_key=True,
+                supports_dry_run=True, supports_idempotency_key=True, additive=True,
                 input_modes=["args", "jsonl"], input_default="fail_fast",
                 stdin='{"title": "Imported note", "body": "from stdin"}\n'),
         ],

@@ -18,6 +18,7 @@ pub struct CommandSpec {
     name: String,
     read_only: bool,
     destructive: bool,
+    additive: bool,
     unbounded: bool,
     event_types: Vec<String>,
     examples: Vec<Vec<String>>,
@@ -49,6 +50,13 @@ impl CommandSpec {
     /// The command destroys data: it requires `--confirm` (§14.3).
     pub fn destructive(mut self) -> Self {
         self.destructive = true;
+        self
+    }
+
+    /// The command only adds (a new document, a copy): it never overwrites nor removes what
+    /// was there, so a host may treat it as not destructive (profile, `docs/discovery.md`).
+    pub fn additive(mut self) -> Self {
+        self.additive = true;
         self
     }
 
@@ -153,6 +161,10 @@ pub struct CommandInfo {
     pub read_only: bool,
     /// Destroys data.
     pub destructive: bool,
+    /// Only adds: never overwrites nor removes what was there (profile, `docs/discovery.md`).
+    /// Written only when true; absent means false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub additive: bool,
     /// Takes `--confirm`.
     pub requires_confirm: bool,
     /// Takes `--dry-run`.
@@ -262,6 +274,7 @@ fn command_info(cmd: &Command, spec: CommandSpec) -> CommandInfo {
             .map(|a| a.to_string().lines().next().unwrap_or_default().to_owned()),
         read_only: spec.read_only,
         destructive: spec.destructive,
+        additive: spec.additive,
         requires_confirm: has("confirm"),
         supports_dry_run: has("dry-run"),
         supports_idempotency_key: has("idempotency-key"),
@@ -329,6 +342,7 @@ mod tests {
                 .events(["hit"])
                 .example(["search", "agent", "--limit", "2"]),
             CommandSpec::new("delete").destructive().events(["deleted"]),
+            CommandSpec::new("import").additive(),
         ];
         manifest(
             &Cli::command(),
@@ -363,7 +377,11 @@ mod tests {
         assert!(delete.supports_idempotency_key && !delete.bounded);
         assert!(delete.event_types.contains(&"aoi:plan".to_owned()));
         let import = &m.commands[2];
-        assert!(!import.read_only, "no spec: described conservatively");
+        assert!(!import.read_only && import.additive);
+        assert!(
+            !search.additive && !delete.additive,
+            "not additive unless said"
+        );
         assert_eq!(import.input_modes, ["args", "jsonl", "json"]);
         assert_eq!(import.input_default.as_deref(), Some("fail_fast"));
         assert_eq!(search.input_default, None);
@@ -428,6 +446,7 @@ mod tests {
                 &w.input_default,
             );
             assert_eq!(as_read, as_written, "{}", w.name);
+            assert_eq!(r.additive, w.additive, "{}", w.name);
         }
     }
 }

@@ -126,7 +126,12 @@ fn value_schema(arg: &Arg) -> Map<String, Value> {
         s.insert("type".into(), "boolean".into());
     } else {
         s.insert("type".into(), "string".into());
-        if t == TypeId::of::<PathBuf>() {
+        // A path by its type, or by its value hint when `-` (stdin) keeps it a `String`.
+        let hinted = matches!(
+            arg.get_value_hint(),
+            clap::ValueHint::AnyPath | clap::ValueHint::FilePath | clap::ValueHint::DirPath
+        );
+        if t == TypeId::of::<PathBuf>() || hinted {
             s.insert("x-aoi-format".into(), "path".into());
         }
     }
@@ -265,7 +270,9 @@ mod tests {
     use clap::{Args, CommandFactory, Parser, Subcommand};
 
     use super::*;
-    use crate::surface::flags::{ConfirmArgs, GlobalArgs, MutationArgs, PageArgs, TimeoutArgs};
+    use crate::surface::flags::{
+        ConfirmArgs, GlobalArgs, InputArgs, MutationArgs, PageArgs, TimeoutArgs,
+    };
 
     #[derive(Parser)]
     #[command(name = "notes")]
@@ -292,6 +299,17 @@ mod tests {
         /// Credentials.
         #[command(subcommand)]
         Auth(AuthCmd),
+        /// Import notes.
+        Import {
+            #[command(flatten)]
+            input: InputArgs,
+            /// Attach this file.
+            #[arg(long)]
+            attach: Option<std::path::PathBuf>,
+            /// A label.
+            #[arg(long)]
+            label: Option<String>,
+        },
     }
 
     #[derive(Subcommand)]
@@ -369,6 +387,16 @@ mod tests {
     }
 
     #[test]
+    fn paths_are_marked_by_type_or_by_value_hint() {
+        let p = &schema("import")["properties"];
+        for path in ["attach", "input_jsonl", "input_json"] {
+            assert_eq!(p[path]["x-aoi-format"], "path", "{path}");
+            assert_eq!(p[path]["type"], "string", "{path}");
+        }
+        assert!(p["label"].get("x-aoi-format").is_none());
+    }
+
+    #[test]
     fn booleans_secrets_and_nested_commands() {
         let s = schema("delete");
         assert_eq!(s["properties"]["confirm"]["type"], "boolean");
@@ -386,7 +414,7 @@ mod tests {
         assert_eq!(s["title"], "notes auth login");
         assert_eq!(
             command_paths(&Cli::command()),
-            ["search", "delete", "auth login"]
+            ["search", "delete", "auth login", "import"]
         );
         assert!(input_schema(&Cli::command(), "auth").is_err(), "not a leaf");
         assert!(input_schema(&Cli::command(), "nope").is_err());

@@ -64,6 +64,10 @@ pub struct CommandEntry {
     pub read_only: bool,
     /// It destroys data and requires confirmation (§14.3).
     pub destructive: bool,
+    /// It only adds, never overwriting nor removing what was there (profile,
+    /// `docs/discovery.md`); absent means false: a command that is not read-only is then taken
+    /// to be able to destroy.
+    pub additive: bool,
     /// It requires `--confirm`.
     pub requires_confirm: bool,
     /// It streams until cancelled (§4.2).
@@ -271,13 +275,18 @@ mod tests {
     #[test]
     fn a_sparse_manifest_reads_with_defaults() {
         let m: Manifest = serde_json::from_str(
-            r#"{"tool":"t","commands":[{"name":"auth login","destructive":true},{"name":"x","extra":1}]}"#,
+            r#"{"tool":"t","commands":[{"name":"auth login","destructive":true},{"name":"x","extra":1},{"name":"create","additive":true}]}"#,
         )
         .unwrap();
         assert_eq!(m.tool, "t");
         assert_eq!(m.commands[0].words(), ["auth", "login"]);
         assert!(m.commands[0].destructive && !m.commands[0].read_only);
         assert!(m.commands[1].examples.is_empty());
+        assert!(
+            !m.commands[0].additive && !m.commands[1].additive,
+            "absent: not additive"
+        );
+        assert!(m.commands[2].additive);
     }
 
     #[test]

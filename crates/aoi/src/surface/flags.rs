@@ -202,11 +202,11 @@ pub enum InputMode {
 #[derive(Debug, Clone, Default, Args)]
 pub struct InputArgs {
     /// Read one JSON object per line from PATH (`-` for stdin).
-    #[arg(long, value_name = "PATH", conflicts_with = "input_json")]
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath, conflicts_with = "input_json")]
     pub input_jsonl: Option<String>,
 
     /// Read one JSON document (an object, or an array of objects) from PATH (`-` for stdin).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
     pub input_json: Option<String>,
 
     /// Abort on the first malformed line, before any side effect.

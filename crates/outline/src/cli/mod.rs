@@ -149,13 +149,12 @@ fn app() -> App {
             .domain_event::<ProtectionEvent>()
             .build()
     })
-    .command(CommandSpec::new("create").events(["created"]).example([
-        "create",
-        "--title",
-        "Meeting notes",
-        "--tag",
-        "work",
-    ]))
+    .command(
+        CommandSpec::new("create")
+            .additive()
+            .events(["created"])
+            .example(["create", "--title", "Meeting notes", "--tag", "work"]),
+    )
     .command(
         CommandSpec::new("get")
             .read_only()
@@ -183,12 +182,17 @@ fn app() -> App {
         "--if-match",
         "1",
     ]))
-    .command(CommandSpec::new("copy").events(["copied"]).example([
-        "copy",
-        "doc_01JZQ7X4TQ9V6H0ZT7K8F2W3C1",
-        "--to",
-        "templates",
-    ]))
+    .command(
+        CommandSpec::new("copy")
+            .additive()
+            .events(["copied"])
+            .example([
+                "copy",
+                "doc_01JZQ7X4TQ9V6H0ZT7K8F2W3C1",
+                "--to",
+                "templates",
+            ]),
+    )
     .command(
         CommandSpec::new("list")
             .read_only()
@@ -216,6 +220,7 @@ fn app() -> App {
     )
     .command(
         CommandSpec::new("import")
+            .additive()
             .events(["created", "aoi:progress"])
             .input_default(aoi::surface::flags::InputMode::FailFast)
             .example(["import", "--input-jsonl", "docs.jsonl"]),
