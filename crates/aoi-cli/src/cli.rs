@@ -184,8 +184,9 @@ pub struct McpArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     pub timeout: u64,
 
-    /// Keep at most this many bytes of a call's output; past it the CLI is killed.
-    #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]
+    /// Bound each call's response (text and structured content together) to this many bytes:
+    /// events past it are withheld and the result says `truncated` (default 4 MiB).
+    #[arg(long, value_name = "BYTES", default_value_t = aoi_mcp::call::DEFAULT_MAX_OUTPUT)]
     pub max_output: usize,
 
     /// Print a configuration snippet for MCP hosts (Claude Desktop, Cursor, VS Code) and exit.

@@ -1,26 +1,52 @@
 //! One `tools/call`: spawn the CLI in machine mode (its own process group, no shell), read
 //! its stream through the `aoi` reader and verifier as it arrives, forward `aoi:progress`, and
-//! turn the run into `{events, summary}`.
+//! turn the run into `{events, summary}` that always fits the tool's `outputSchema`.
+//!
+//! Everything a call waits for has a deadline: the CLI's stdout, its exit and its stderr are
+//! read in one loop beside `--timeout`, so a descendant that holds a pipe open cannot hold the
+//! call. When the call ends, however it ends, nothing it started is left running
+//! ([`crate::reap`]).
 
+use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
 use std::time::Duration;
 
 use aoi::read::{decode_object, Event, Frame, Framer, Level, LineKind, ProcessEnd};
 use aoi::wire::FrameworkEvent;
 use aoi::{Category, Code, ErrorEvent, Verdict, Verifier, VerifyOptions};
+use rustix::process::Signal;
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
+use tokio::time::{sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::ServedTool;
+use crate::reap::{CallProcesses, MARKER};
+
+/// The default `--max-output`: 4 MiB, below the line buffer of every official MCP client.
+pub const DEFAULT_MAX_OUTPUT: usize = 4 << 20;
+
+/// How long a bounded stop (SIGINT) leaves the CLI to write its summary and exit.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
+
+/// How long stdout is still read after the CLI exited, when its summary has not arrived yet:
+/// what it wrote before exiting is in the pipe already; anything later is a descendant's.
+const EXIT_GRACE: Duration = Duration::from_millis(250);
+
+/// Bytes of a response kept for everything but the events: headline, summary, errors.
+const RESERVE: usize = 16 << 10;
+
+/// The stderr kept, for a violation's message.
+const STDERR_KEPT: usize = 8 << 10;
 
 /// Bounds of one call.
 #[derive(Debug, Clone, Copy)]
 pub struct Bounds {
     /// The run is killed after this long.
     pub timeout: Duration,
-    /// At most this many bytes of stdout are kept; past it the run is killed.
+    /// The size of the whole response (text and structured content): events past it are
+    /// withheld and the result says `truncated`.
     pub max_output: usize,
 }
 
@@ -28,9 +54,24 @@ impl Default for Bounds {
     fn default() -> Self {
         Bounds {
             timeout: Duration::from_secs(300),
-            max_output: 16 << 20,
+            max_output: DEFAULT_MAX_OUTPUT,
         }
     }
+}
+
+/// What one call runs, beyond the tool.
+#[derive(Debug, Default)]
+pub struct Invocation {
+    /// Arguments after the program and the command words.
+    pub argv: Vec<String>,
+    /// Bytes for the CLI's standard input (closed when `None`).
+    pub stdin: Option<Vec<u8>>,
+    /// The caller passed an idempotency key: a mutation may then be retried after a timeout.
+    pub keyed: bool,
+    /// For an unbounded command: stop the CLI (SIGINT) after this long.
+    pub max_duration: Option<Duration>,
+    /// For an unbounded command: stop the CLI (SIGINT) after this many domain events.
+    pub max_events: Option<u64>,
 }
 
 /// How a call ended, before it becomes an MCP result.
@@ -41,7 +82,7 @@ pub struct CallOutcome {
     pub structured: Value,
     /// True for an MCP `isError` result.
     pub is_error: bool,
-    /// A line for a person or a model, before the JSON.
+    /// A line for a person or a model, read before the JSON.
     pub headline: String,
 }
 
@@ -56,55 +97,79 @@ pub struct ProgressUpdate {
     pub message: Option<String>,
 }
 
-/// Why a run was stopped by the adapter.
+/// Why the adapter stopped a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stopped {
     Cancelled,
     TimedOut,
-    TooMuchOutput,
-}
-
-/// Kills the child's whole process group and reaps the child.
-async fn kill_group(child: &mut tokio::process::Child) {
-    if let Some(pid) = child
-        .id()
-        .and_then(|id| rustix::process::Pid::from_raw(id as i32))
-    {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
-    let _ = child.kill().await;
-    let _ = child.wait().await;
+    /// An unbounded command reached `max_duration_ms` (or the call's timeout).
+    MaxDuration,
+    /// An unbounded command reached `max_events`.
+    MaxEvents,
+    /// A read-only command's output reached `--max-output`: nothing more would be kept.
+    Output,
 }
 
 /// An `aoi:error` of the adapter's own, as the SDK builds one (its `retryable` is the
 /// category's, its message one line), marked with `origin: "aoi mcp"`.
 pub fn adapter_error(category: Category, code: &'static str, message: impl AsRef<str>) -> Value {
-    let error = ErrorEvent::new(category, Code::from_static(code), message).origin("aoi mcp");
-    let mut value = serde_json::to_value(&error).unwrap_or_default();
+    error_value(ErrorEvent::new(category, Code::from_static(code), message))
+}
+
+fn error_value(error: ErrorEvent) -> Value {
+    let mut value = serde_json::to_value(error.origin("aoi mcp")).unwrap_or_default();
     if let Some(map) = value.as_object_mut() {
         map.insert("type".into(), ErrorEvent::TYPE.into());
     }
     value
 }
 
-/// Runs `tool` with `argv` (after the program and command words) and `stdin` on its
-/// standard input (closed when `None`), forwarding progress through `progress`, until it
-/// ends, `cancel` fires, or `bounds` are reached.
+/// What a response costs for one event line: once in `structuredContent`, once escaped in
+/// the text block (every `"` and `\` doubled; the line is compact JSON, so nothing else is
+/// escaped), and a comma each time.
+fn wire_cost(line: &[u8]) -> usize {
+    let escaped = line.iter().filter(|&&b| b == b'"' || b == b'\\').count();
+    2 * line.len() + escaped + 2
+}
+
+/// Everything kept of a run as it is read.
+struct Collected {
+    /// Events in stream order, with their line numbers.
+    events: Vec<(u64, Value)>,
+    summary: Option<(u64, Value)>,
+    errors: Vec<ErrorEvent>,
+    domain_events: u64,
+    /// Wire cost of the events kept.
+    cost: usize,
+    /// Events not kept: past `--max-output`, or past `max_events`.
+    withheld: u64,
+    /// Events past `--max-output` (a subset of `withheld`).
+    over_budget: bool,
+    last_progress: Option<f64>,
+}
+
+/// Runs `tool` with `invocation`, forwarding progress through `progress`, until it ends,
+/// `cancel` fires, or `bounds` are reached; the result fits `output` (the tool's compiled
+/// `outputSchema`) when one is given.
 pub async fn run(
     tool: &ServedTool,
-    argv: Vec<String>,
-    stdin: Option<Vec<u8>>,
+    mut invocation: Invocation,
     bounds: Bounds,
+    output: Option<&jsonschema::Validator>,
     cancel: CancellationToken,
     mut progress: impl FnMut(ProgressUpdate) + Send,
 ) -> CallOutcome {
     let cli = &tool.cli;
+    let Some(mut processes) = CallProcesses::new() else {
+        return not_started(tool, "the adapter is stopping".into());
+    };
     let mut command = Command::new(cli.argv.first().cloned().unwrap_or_default());
     command
         .args(&cli.argv[1.min(cli.argv.len())..])
         .args(tool.entry.words())
-        .args(&argv)
-        .stdin(if stdin.is_some() {
+        .args(&invocation.argv)
+        .env(MARKER, processes.marker())
+        .stdin(if invocation.stdin.is_some() {
             Stdio::piped()
         } else {
             Stdio::null()
@@ -115,43 +180,22 @@ pub async fn run(
         .kill_on_drop(true);
     let mut child = match command.spawn() {
         Ok(child) => child,
-        Err(e) => {
-            let error = adapter_error(
-                Category::Unavailable,
-                "CLI_NOT_RUNNABLE",
-                format!("cannot run {}: {e}", cli.name),
-            );
-            return CallOutcome {
-                structured: json!({"events": [], "summary": null, "adapter_error": error}),
-                is_error: true,
-                headline: format!("{} could not be started: {e}", cli.name),
-            };
-        }
+        Err(e) => return not_started(tool, format!("cannot run {}: {e}", cli.name)),
     };
-    if let (Some(bytes), Some(mut input)) = (stdin, child.stdin.take()) {
+    if !processes.started(child.id().unwrap_or_default()) {
+        return not_started(tool, "the adapter is stopping".into());
+    }
+    if let (Some(bytes), Some(mut input)) = (invocation.stdin.take(), child.stdin.take()) {
         // Written beside the reading of stdout, so a CLI that writes before it has read
-        // everything cannot deadlock; one that exits unread is a broken pipe, ignored.
+        // everything cannot deadlock; one that exits unread is a broken pipe, ignored. The
+        // task ends when the pipe does: the CLI's group is killed at the end of the call.
         tokio::spawn(async move {
             let _ = input.write_all(&bytes).await;
         });
     }
-    let mut stdout = child.stdout.take();
-    let mut stderr = child.stderr.take();
-    let stderr_task = tokio::spawn(async move {
-        let mut buf = Vec::new();
-        if let Some(err) = stderr.as_mut() {
-            let mut chunk = [0u8; 8192];
-            while let Ok(n) = err.read(&mut chunk).await {
-                if n == 0 {
-                    break;
-                }
-                if buf.len() < 64 << 10 {
-                    buf.extend_from_slice(&chunk[..n]);
-                }
-            }
-        }
-        buf
-    });
+    let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return not_started(tool, "the CLI's pipes were not opened".into());
+    };
 
     let mut verifier = Verifier::new(VerifyOptions {
         unbounded: tool.entry.unbounded,
@@ -160,179 +204,514 @@ pub async fn run(
     if let Some(schema) = cli.compiled() {
         verifier = verifier.with_compiled(schema);
     }
-    let mut framer = Framer::new();
-    let mut received = 0usize;
-    let mut stopped = None;
-    let deadline = tokio::time::sleep(bounds.timeout);
-    tokio::pin!(deadline);
-    let mut events: Vec<Value> = Vec::new();
-    let mut errors: Vec<ErrorEvent> = Vec::new();
-    let mut summary: Option<Value> = None;
-    if let Some(out) = stdout.as_mut() {
-        let mut chunk = vec![0u8; 64 << 10];
-        loop {
-            tokio::select! {
-                read = out.read(&mut chunk) => {
-                    let n: usize = read.unwrap_or_default();
-                    if n == 0 {
-                        break;
-                    }
-                    received += n;
-                    if received > bounds.max_output {
-                        stopped = Some(Stopped::TooMuchOutput);
-                        break;
-                    }
-                    framer.push(&chunk[..n]);
-                    // Complete lines only: a cut last line is never a line (§2).
-                    while let Some(frame) = framer.next_frame() {
-                        // The verifier parses framework lines and only scans domain ones; the
-                        // result needs each event as a JSON value, parsed here once.
-                        let kind = verifier.frame(frame);
-                        let Frame::Line { bytes: line, .. } = frame else { continue };
-                        if kind == LineKind::Invalid {
-                            continue;
-                        }
-                        let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(line) else { continue };
-                        if kind != LineKind::Framework {
-                            events.push(Value::Object(object));
-                            continue;
-                        }
-                        let decoded = decode_object(object.clone());
-                        let raw = Value::Object(object);
-                        match decoded.map(|d| d.event) {
-                            Ok(Event::Meta(_)) => {}
-                            Ok(Event::Summary(_)) => summary = Some(raw),
-                            Ok(Event::Progress(p)) => {
-                                progress(ProgressUpdate {
-                                    progress: p.completed.map_or(0.0, |c| c as f64),
-                                    total: p.total.map(|t| t as f64),
-                                    message: p.message,
-                                });
-                                events.push(raw);
-                            }
-                            Ok(Event::Error(e)) => {
-                                errors.push(e);
-                                events.push(raw);
-                            }
-                            Ok(_) => events.push(raw),
-                            // A framework event that breaks its shape is the verifier's finding,
-                            // not a result.
-                            Err(_) => {}
-                        }
-                    }
+    let budget = bounds.max_output.saturating_sub(RESERVE);
+    let mut framer = Framer::with_max_line(budget.max(1));
+    let started = Instant::now();
+    let deadline = started + bounds.timeout;
+    // An unbounded command never ends by itself: it is stopped at its own bound, or at the
+    // call's timeout, and either is an honest end of the run, not a failure.
+    let stop_at = if tool.entry.unbounded {
+        Some(
+            invocation
+                .max_duration
+                .map_or(deadline, |d| (started + d).min(deadline)),
+        )
+    } else {
+        None
+    };
+    let mut kept = Collected {
+        events: Vec::new(),
+        summary: None,
+        errors: Vec::new(),
+        domain_events: 0,
+        cost: 0,
+        withheld: 0,
+        over_budget: false,
+        last_progress: None,
+    };
+    let mut stopped: Option<Stopped> = None;
+    let mut interrupted: Option<Instant> = None;
+    let mut status: Option<std::process::ExitStatus> = None;
+    let mut exit_grace: Option<Instant> = None;
+    let mut out_open = true;
+    let mut err_open = true;
+    let mut stderr_kept: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 64 << 10];
+    let mut err_chunk = vec![0u8; 8 << 10];
+    let far = started + Duration::from_secs(365 * 24 * 3600);
+
+    loop {
+        if status.is_some() && (!out_open || kept.summary.is_some()) {
+            break;
+        }
+        if matches!(
+            stopped,
+            Some(Stopped::Cancelled | Stopped::TimedOut | Stopped::Output)
+        ) {
+            break;
+        }
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => { stopped = Some(Stopped::Cancelled); }
+            () = sleep_until(deadline), if stop_at.is_none() => { stopped = Some(Stopped::TimedOut); }
+            () = sleep_until(stop_at.unwrap_or(far)), if stop_at.is_some() && interrupted.is_none() => {
+                stopped.get_or_insert(Stopped::MaxDuration);
+                processes.signal_group(Signal::INT);
+                interrupted = Some(Instant::now());
+            }
+            () = sleep_until(interrupted.map_or(far, |t| (t + INTERRUPT_GRACE).min(deadline + INTERRUPT_GRACE))), if interrupted.is_some() => {
+                // It did not end on SIGINT: it is killed, and what it said stands.
+                processes.signal_group(Signal::KILL);
+                interrupted = None;
+                exit_grace.get_or_insert(Instant::now() + EXIT_GRACE);
+            }
+            () = sleep_until(exit_grace.unwrap_or(far)), if exit_grace.is_some() => {
+                // The CLI is gone; a descendant holding stdout is not waited for.
+                if status.is_some() { break; }
+                exit_grace = None;
+            }
+            exited = child.wait(), if status.is_none() => {
+                match exited {
+                    Ok(s) => status = Some(s),
+                    Err(_) => status = Some(std::process::ExitStatus::from_raw(0xff00)),
                 }
-                () = cancel.cancelled() => { stopped = Some(Stopped::Cancelled); break; }
-                () = &mut deadline => { stopped = Some(Stopped::TimedOut); break; }
+                exit_grace = Some(Instant::now() + EXIT_GRACE);
+            }
+            read = stdout.read(&mut chunk), if out_open => {
+                let n = read.unwrap_or_default();
+                if n == 0 {
+                    out_open = false;
+                    continue;
+                }
+                framer.push(&chunk[..n]);
+                // Complete lines only: a cut last line is never a line (§2).
+                while let Some(frame) = framer.next_frame() {
+                    let kind = verifier.frame(frame);
+                    let Frame::Line { number, bytes: line } = frame else { continue };
+                    if kind == LineKind::Invalid {
+                        continue;
+                    }
+                    take_line(tool, &invocation, budget, number, line, kind, &mut kept, &mut progress);
+                }
+                if kept.over_budget && tool.entry.read_only && stopped.is_none() {
+                    // Nothing more would be kept, and a read-only command changes nothing:
+                    // it is stopped rather than read to its end.
+                    stopped = Some(Stopped::Output);
+                }
+                let capped = invocation.max_events.is_some_and(|m| kept.domain_events >= m);
+                if capped && tool.entry.unbounded && interrupted.is_none() && stopped.is_none() {
+                    stopped = Some(Stopped::MaxEvents);
+                    processes.signal_group(Signal::INT);
+                    interrupted = Some(Instant::now());
+                }
+            }
+            read = stderr.read(&mut err_chunk), if err_open => {
+                match read {
+                    Ok(n) if n > 0 => {
+                        let room = STDERR_KEPT.saturating_sub(stderr_kept.len());
+                        stderr_kept.extend_from_slice(&err_chunk[..n.min(room)]);
+                    }
+                    _ => err_open = false,
+                }
             }
         }
     }
-    if stopped.is_some() {
-        kill_group(&mut child).await;
-    }
-    let status = if stopped.is_some() {
-        None
-    } else {
-        tokio::select! {
-            status = child.wait() => status.ok(),
-            () = cancel.cancelled() => { stopped = Some(Stopped::Cancelled); kill_group(&mut child).await; None }
-            () = &mut deadline => { stopped = Some(Stopped::TimedOut); kill_group(&mut child).await; None }
+    drop(chunk);
+    // The call is over: the group, and whatever left it, goes now.
+    processes.kill_all();
+    if status.is_none() && !matches!(stopped, Some(Stopped::Cancelled | Stopped::TimedOut)) {
+        // Killed above; its exit is collected with a bound, as everything else.
+        if let Ok(Ok(s)) = tokio::time::timeout(Duration::from_secs(2), child.wait()).await {
+            status = Some(s);
         }
-    };
-    let stderr = stderr_task.await.unwrap_or_default();
+    }
     if let Some(tail) = framer.finish() {
         verifier.frame(tail);
     }
-    let end = status.map(|s| {
-        use std::os::unix::process::ExitStatusExt;
-        match (s.code(), s.signal()) {
+    let killed = matches!(
+        stopped,
+        Some(Stopped::Cancelled | Stopped::TimedOut | Stopped::Output)
+    );
+    let end = if killed {
+        None
+    } else {
+        status.map(|s| match (s.code(), s.signal()) {
             (Some(code), _) => ProcessEnd::Exited(code),
             (None, Some(sig)) => ProcessEnd::Signaled(sig),
             (None, None) => ProcessEnd::Exited(-1),
-        }
-    });
-    let report = verifier.finish(end);
-    let mut structured = Map::new();
-    structured.insert("events".into(), Value::Array(events));
-    structured.insert("summary".into(), summary.clone().unwrap_or(Value::Null));
-    if let Some(stop) = stopped {
-        let (category, code, message) = match stop {
-            Stopped::Cancelled => (
-                Category::Cancelled,
-                "CALL_CANCELLED",
-                "the call was cancelled; the CLI's process group was killed".to_owned(),
-            ),
-            Stopped::TimedOut => (
-                Category::Timeout,
-                "CALL_TIMED_OUT",
-                format!(
-                    "the CLI ran longer than {} s and its process group was killed",
-                    bounds.timeout.as_secs()
-                ),
-            ),
-            Stopped::TooMuchOutput => (
-                Category::Io,
-                "OUTPUT_TOO_LARGE",
-                format!(
-                    "the CLI wrote more than {} bytes; it was killed",
-                    bounds.max_output
-                ),
-            ),
-        };
-        structured.insert(
-            "adapter_error".into(),
-            adapter_error(category, code, message.clone()),
-        );
-        return CallOutcome {
-            structured: Value::Object(structured),
-            is_error: true,
-            headline: message,
-        };
-    }
-    if report.verdict == Verdict::Violation {
-        let findings: Vec<Value> = report
-            .findings
-            .iter()
-            .filter(|f| f.level == Level::Violation)
-            .map(|f| serde_json::to_value(f).unwrap_or_default())
-            .collect();
-        let first = report
-            .findings
-            .iter()
-            .find(|f| f.level == Level::Violation)
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        let stderr_line = String::from_utf8_lossy(&stderr)
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .to_owned();
-        let message =
-            format!(
-            "{} broke the AOI-CLI contract, so its output cannot be trusted as a result: {first}{}",
-            tool.cli.name,
-            if stderr_line.is_empty() { String::new() } else { format!(" (stderr: {stderr_line})") }
-        );
-        structured.insert(
-            "protocol_violation".into(),
-            json!({"findings": findings, "message": message}),
-        );
-        return CallOutcome {
-            structured: Value::Object(structured),
-            is_error: true,
-            headline: message,
-        };
-    }
-    let ok = report.verdict == Verdict::Succeeded;
-    let headline = if ok {
-        format!("{} {} succeeded", tool.cli.name, tool.entry.name)
-    } else {
-        failure_headline(tool, &errors)
+        })
     };
+    let report = verifier.finish(end);
+    let stderr_line = String::from_utf8_lossy(&stderr_kept)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    drop(stderr_kept);
+
+    // The findings that make the run untrustworthy. An unknown category is §9.4's to route,
+    // not a broken contract: its event is kept, routed as `internal`.
+    let violations: Vec<&aoi::read::Finding> = report
+        .findings
+        .iter()
+        .filter(|f| f.level == Level::Violation)
+        .filter(|f| !unknown_category(f, &kept))
+        .collect();
+    let mut bad_lines: Vec<u64> = violations.iter().filter_map(|f| f.line).collect();
+    bad_lines.sort_unstable();
+    let suppressed = report.suppressed > 0;
+    let violated = !violations.is_empty() || (report.verdict == Verdict::Violation && suppressed);
+    let before = kept.events.len();
+    if suppressed && report.verdict == Verdict::Violation {
+        // More violations than the verifier keeps: which lines they were on is unknown, so
+        // no event of the run can be vouched for.
+        kept.events.clear();
+    } else {
+        kept.events
+            .retain(|(line, _)| bad_lines.binary_search(line).is_err());
+    }
+    let dropped_invalid = (before - kept.events.len()) as u64;
+    if kept
+        .summary
+        .as_ref()
+        .is_some_and(|(line, _)| bad_lines.binary_search(line).is_ok())
+    {
+        kept.summary = None;
+    }
+
+    let mut structured = Map::new();
+    structured.insert(
+        "events".into(),
+        Value::Array(kept.events.into_iter().map(|(_, v)| v).collect()),
+    );
+    let summary = kept.summary.map(|(_, v)| v);
+    let next_cursor = summary
+        .as_ref()
+        .and_then(|s| s.get("next_cursor"))
+        .filter(|c| c.is_string())
+        .cloned();
+    structured.insert("summary".into(), summary.unwrap_or(Value::Null));
+    let truncated = kept.over_budget;
+    if truncated {
+        structured.insert("truncated".into(), Value::Bool(true));
+        if let Some(cursor) = next_cursor {
+            structured.insert("next_cursor".into(), cursor);
+        }
+    }
+    if kept.withheld > 0 {
+        structured.insert("withheld_events".into(), kept.withheld.into());
+    }
+
+    let retry_safe = tool.entry.read_only || invocation.keyed;
+    let mut outcome = match stopped {
+        Some(Stopped::Cancelled) => stop_error(
+            structured,
+            ErrorEvent::new(
+                Category::Cancelled,
+                Code::from_static("CALL_CANCELLED"),
+                "the call was cancelled; everything the CLI started was killed",
+            ),
+        ),
+        Some(Stopped::TimedOut) => {
+            let message = format!(
+                "the CLI ran longer than {} s and everything it started was killed{}",
+                bounds.timeout.as_secs_f64(),
+                if retry_safe {
+                    ""
+                } else {
+                    "; what it applied before is unknown: read the state before calling again"
+                }
+            );
+            stop_error(
+                structured,
+                ErrorEvent::new(
+                    Category::Timeout,
+                    Code::from_static("CALL_TIMED_OUT"),
+                    message,
+                )
+                .retryable(retry_safe),
+            )
+        }
+        Some(bound @ (Stopped::MaxDuration | Stopped::MaxEvents)) if !violated => {
+            let (reason, message) = match bound {
+                Stopped::MaxEvents => (
+                    "max_events",
+                    format!(
+                        "stopped after {} events (max_events); the stream does not end by itself",
+                        invocation.max_events.unwrap_or_default()
+                    ),
+                ),
+                _ => (
+                    "max_duration",
+                    format!(
+                        "stopped after {} ms (max_duration_ms or the call's timeout); the stream does not end by itself",
+                        stop_at.map_or(0, |t| t.duration_since(started).as_millis())
+                    ),
+                ),
+            };
+            structured.insert(
+                "stopped".into(),
+                json!({"reason": reason, "retryable": false, "message": message}),
+            );
+            CallOutcome {
+                structured: Value::Object(structured),
+                is_error: false,
+                headline: format!("{} {} {message}", tool.cli.name, tool.entry.name),
+            }
+        }
+        _ if violated => {
+            let first = violations
+                .first()
+                .map(ToString::to_string)
+                .unwrap_or_else(|| "the stream broke the contract".into());
+            let findings: Vec<Value> = violations
+                .iter()
+                .map(|f| serde_json::to_value(f).unwrap_or_default())
+                .collect();
+            let message = format!(
+                "{} broke the AOI-CLI contract, so its output cannot be trusted as a result: {first}{}",
+                tool.cli.name,
+                if stderr_line.is_empty() { String::new() } else { format!(" (stderr: {stderr_line})") }
+            );
+            let mut violation = json!({"findings": findings, "message": message});
+            if dropped_invalid > 0 {
+                violation["withheld_events"] = dropped_invalid.into();
+            }
+            structured.insert("protocol_violation".into(), violation);
+            CallOutcome {
+                structured: Value::Object(structured),
+                is_error: true,
+                headline: message,
+            }
+        }
+        _ => {
+            // Output past --max-output stopped a read-only command: what was kept is a
+            // truncated result; the run's own success is unknown, so it is not one.
+            let ok = stopped.is_none() && report.verdict == Verdict::Succeeded;
+            let mut headline = if ok {
+                format!("{} {} succeeded", tool.cli.name, tool.entry.name)
+            } else if stopped == Some(Stopped::Output) {
+                format!(
+                    "{} {}: the output passed --max-output ({} bytes), so the CLI was stopped; the events kept are the first ones",
+                    tool.cli.name, tool.entry.name, bounds.max_output
+                )
+            } else {
+                failure_headline(tool, &kept.errors)
+            };
+            if truncated && stopped != Some(Stopped::Output) {
+                headline.push_str(&format!(
+                    "; {} events withheld to keep the response under {} bytes",
+                    kept.withheld, bounds.max_output
+                ));
+            }
+            // A read-only run stopped at --max-output is a truncated result, an error only
+            // when the CLI reported one before.
+            let is_error = if stopped == Some(Stopped::Output) {
+                !kept.errors.is_empty()
+            } else {
+                !ok
+            };
+            CallOutcome {
+                structured: Value::Object(structured),
+                is_error,
+                headline,
+            }
+        }
+    };
+    if let Some(validator) = output {
+        fit(&mut outcome, validator);
+    }
+    outcome
+}
+
+/// Takes one complete line the verifier did not reject outright into `kept`.
+#[allow(clippy::too_many_arguments)]
+fn take_line(
+    tool: &ServedTool,
+    invocation: &Invocation,
+    budget: usize,
+    number: u64,
+    line: &[u8],
+    kind: LineKind,
+    kept: &mut Collected,
+    progress: &mut impl FnMut(ProgressUpdate),
+) {
+    // The verifier parses framework lines and only scans domain ones; the result needs each
+    // event as a JSON value, parsed here once.
+    let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(line) else {
+        return;
+    };
+    let keep = |kept: &mut Collected, value: Value| {
+        let cost = wire_cost(line);
+        if kept.over_budget || kept.cost + cost > budget {
+            kept.over_budget = true;
+            kept.withheld += 1;
+        } else {
+            kept.cost += cost;
+            kept.events.push((number, value));
+        }
+    };
+    if kind != LineKind::Framework {
+        kept.domain_events += 1;
+        let past_cap = invocation
+            .max_events
+            .is_some_and(|m| tool.entry.unbounded && kept.domain_events > m);
+        if past_cap {
+            kept.withheld += 1;
+        } else {
+            keep(kept, Value::Object(object));
+        }
+        return;
+    }
+    match decode_object(object.clone()).map(|d| d.event) {
+        Ok(Event::Meta(_)) => {}
+        Ok(Event::Summary(_)) => kept.summary = Some((number, Value::Object(object))),
+        Ok(Event::Progress(p)) => {
+            let value = p.completed.map_or(0.0, |c| c as f64);
+            // MCP: progress MUST increase. A value that does not is not forwarded (the event
+            // stays in the result).
+            if kept.last_progress.is_none_or(|last| value > last) {
+                kept.last_progress = Some(value);
+                progress(ProgressUpdate {
+                    progress: value,
+                    total: p.total.map(|t| t as f64),
+                    message: p.message,
+                });
+            }
+            keep(kept, Value::Object(object));
+        }
+        Ok(Event::Error(e)) => {
+            let routed = object
+                .get("category")
+                .and_then(Value::as_str)
+                .is_some_and(|c| Category::parse(c).is_none());
+            kept.errors.push(e);
+            let mut object = object;
+            if routed {
+                // §9.4: a category this version does not know is routed as `internal`, its
+                // wire value kept in `details.category`; every other field as the CLI wrote it.
+                if let Some(wire) = object.insert("category".into(), "internal".into()) {
+                    if let Value::Object(details) = object
+                        .entry("details")
+                        .or_insert_with(|| Value::Object(Map::new()))
+                    {
+                        details.insert("category".into(), wire);
+                    }
+                }
+            }
+            keep(kept, Value::Object(object));
+        }
+        Ok(_) => keep(kept, Value::Object(object)),
+        // A framework event that breaks its shape is the verifier's finding, not a result.
+        Err(_) => {}
+    }
+}
+
+/// True when `finding` is only about an `aoi:error` category this version does not know
+/// (a string, not one of the renamed v0.2 values): §9.4 routes it, it breaks nothing.
+fn unknown_category(finding: &aoi::read::Finding, kept: &Collected) -> bool {
+    if finding.code != aoi::read::FindingCode::ErrorCategoryInvalid {
+        return false;
+    }
+    let Some(line) = finding.line else {
+        return false;
+    };
+    kept.events.iter().any(|(n, event)| {
+        *n == line
+            && event
+                .get("details")
+                .and_then(|d| d.get("category"))
+                .is_some_and(Value::is_string)
+    })
+}
+
+/// A run the adapter ended: `error` as `adapter_error`, an MCP error result.
+fn stop_error(mut structured: Map<String, Value>, error: ErrorEvent) -> CallOutcome {
+    let headline = error.message.clone();
+    structured.insert("adapter_error".into(), error_value(error));
     CallOutcome {
         structured: Value::Object(structured),
-        is_error: !ok,
+        is_error: true,
         headline,
     }
+}
+
+fn not_started(tool: &ServedTool, message: String) -> CallOutcome {
+    let error = adapter_error(Category::Unavailable, "CLI_NOT_RUNNABLE", &message);
+    CallOutcome {
+        structured: json!({"events": [], "summary": null, "adapter_error": error}),
+        is_error: true,
+        headline: format!("{} {}: {message}", tool.cli.name, tool.entry.name),
+    }
+}
+
+/// Makes `outcome` fit the tool's `outputSchema`: an event or a summary that does not (the
+/// verifier let it through, or the schema is stricter than the stream's) is withheld and
+/// named in `protocol_violation`, and the result becomes an error. Never passes a misfit on.
+fn fit(outcome: &mut CallOutcome, validator: &jsonschema::Validator) {
+    for _ in 0..4 {
+        let errors: Vec<(String, String)> = validator
+            .iter_errors(&outcome.structured)
+            .take(32)
+            .map(|e| (e.instance_path().to_string(), e.to_string()))
+            .collect();
+        if errors.is_empty() {
+            return;
+        }
+        let Value::Object(structured) = &mut outcome.structured else {
+            break;
+        };
+        let mut bad_events: Vec<usize> = Vec::new();
+        let mut findings = Vec::new();
+        for (path, message) in &errors {
+            let mut parts = path.trim_start_matches('/').split('/');
+            match (
+                parts.next(),
+                parts.next().and_then(|i| i.parse::<usize>().ok()),
+            ) {
+                (Some("events"), Some(i)) => bad_events.push(i),
+                (Some("summary"), _) => {
+                    structured.insert("summary".into(), Value::Null);
+                }
+                _ => {}
+            }
+            findings.push(json!({"code": "OUTPUT_SCHEMA_MISMATCH", "level": "violation", "section": "§10", "message": format!("{path}: {message}")}));
+        }
+        bad_events.sort_unstable();
+        bad_events.dedup();
+        if let Some(Value::Array(events)) = structured.get_mut("events") {
+            for &i in bad_events.iter().rev() {
+                if i < events.len() {
+                    events.remove(i);
+                }
+            }
+        }
+        let message = format!(
+            "the CLI's output does not fit the tool's outputSchema, so it was withheld: {}",
+            errors
+                .first()
+                .map(|(p, m)| format!("{p}: {m}"))
+                .unwrap_or_default()
+        );
+        let violation = structured
+            .entry("protocol_violation")
+            .or_insert_with(|| json!({"findings": [], "message": message}));
+        if let Some(Value::Array(list)) = violation.get_mut("findings") {
+            list.extend(findings);
+        }
+        outcome.is_error = true;
+        if !outcome.headline.contains("outputSchema") {
+            outcome.headline.push_str(&format!("; {message}"));
+        }
+    }
+    // Still no fit (a field of the adapter's own, say): nothing but the violation is sent.
+    let message = format!(
+        "{}; the result could not be made to fit the tool's outputSchema",
+        outcome.headline
+    );
+    outcome.structured = json!({"events": [], "summary": null, "protocol_violation": {"findings": [], "message": message}});
+    outcome.is_error = true;
+    outcome.headline = message;
 }
 
 /// What a model should read first about a failed run: the process error, its retry advice,
@@ -346,13 +725,22 @@ fn failure_headline(tool: &ServedTool, errors: &[ErrorEvent]) -> String {
         return format!("{} {} failed (ok:false)", tool.cli.name, tool.entry.name);
     };
     let hint = error.hint.as_deref().unwrap_or_default();
+    // §9.4: an unknown category was routed as internal; the model sees both.
+    let category = match error
+        .details
+        .as_ref()
+        .and_then(|d| d.get("category"))
+        .and_then(Value::as_str)
+    {
+        Some(wire) => format!("{wire} (unknown category, routed as internal)"),
+        None => error.category.to_string(),
+    };
     // The message is a sentence of the CLI's, often with its own full stop; the advice that
     // follows starts a sentence of its own.
     let mut text = format!(
-        "{} {} failed: {} {}: {}",
+        "{} {} failed: {category} {}: {}",
         tool.cli.name,
         tool.entry.name,
-        error.category,
         error.code,
         error.message.trim_end_matches('.')
     );
@@ -374,4 +762,15 @@ fn failure_headline(tool: &ServedTool, errors: &[ErrorEvent]) -> String {
         text.push_str(&format!("; hint: {hint}"));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wire_cost_counts_the_line_twice_and_its_escapes_once() {
+        assert_eq!(wire_cost(br#"{"a":1}"#), 2 * 7 + 2 + 2);
+        assert_eq!(wire_cost(br#""\\""#), 2 * 4 + 4 + 2);
+    }
 }

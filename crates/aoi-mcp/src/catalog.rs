@@ -18,6 +18,38 @@ use aoi::discover::argv::caller_schema;
 /// The longest MCP tool name hosts accept.
 pub const MAX_NAME: usize = 64;
 
+/// The argument of an unbounded command's tool that stops the CLI after this many ms.
+pub const MAX_DURATION_MS: &str = "max_duration_ms";
+/// The argument of an unbounded command's tool that stops the CLI after this many events.
+pub const MAX_EVENTS: &str = "max_events";
+/// How long an unbounded command runs when the call gives no `max_duration_ms`.
+pub const DEFAULT_MAX_DURATION: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The caller's schema of an unbounded command (`unbounded: true`), with the adapter's own
+/// bounds: the stream never ends by itself, so the call says when to stop it.
+fn with_stream_bounds(mut schema: Map<String, Value>, unbounded: bool) -> Map<String, Value> {
+    if !unbounded {
+        return schema;
+    }
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        props.insert(
+            MAX_DURATION_MS.into(),
+            json!({
+                "type": "integer", "minimum": 1, "default": DEFAULT_MAX_DURATION.as_millis() as u64,
+                "description": "Stop the stream (SIGINT to the CLI) after this many milliseconds and return the events seen; capped by the server's timeout"
+            }),
+        );
+        props.insert(
+            MAX_EVENTS.into(),
+            json!({
+                "type": "integer", "minimum": 1,
+                "description": "Stop the stream (SIGINT to the CLI) after this many events and return them"
+            }),
+        );
+    }
+    schema
+}
+
 /// One CLI behind the server.
 #[derive(Debug)]
 pub struct Cli {
@@ -328,10 +360,19 @@ pub fn output_schema(event_schema: Option<&Value>, event_types: &[String]) -> Ma
                 "type": "object",
                 "properties": {
                     "findings": {"type": "array", "items": {"type": "object"}},
-                    "message": {"type": "string"}
+                    "message": {"type": "string"},
+                    "withheld_events": {"type": "integer"}
                 }
             },
-            "adapter_error": {"type": "object"}
+            "adapter_error": {"type": "object"},
+            "truncated": {"type": "boolean", "description": "Events were withheld to keep the response under the server's --max-output"},
+            "next_cursor": {"type": "string", "description": "The CLI's own next_cursor, when a truncated result's summary gave one"},
+            "withheld_events": {"type": "integer", "description": "Events the adapter did not include"},
+            "stopped": {
+                "type": "object",
+                "description": "An unbounded stream the adapter stopped at max_duration_ms or max_events",
+                "properties": {"reason": {"enum": ["max_duration", "max_events"]}, "retryable": {"type": "boolean"}, "message": {"type": "string"}}
+            }
         },
         "required": ["events", "summary"]
     });
@@ -468,7 +509,10 @@ fn served(name: String, cli: Arc<Cli>, entry: CommandEntry, input: InputSchema) 
         .idempotent(entry.supports_idempotency_key || entry.read_only)
         .open_world(false);
     let records = records_property(&entry, &input);
-    let input_schema = with_records(caller_schema(&input), records.as_deref());
+    let input_schema = with_stream_bounds(
+        with_records(caller_schema(&input), records.as_deref()),
+        entry.unbounded,
+    );
     let tool = Tool::new(name, description, Arc::new(input_schema))
         .with_title(format!("{} {}", cli.name, entry.name))
         .with_raw_output_schema(Arc::new(output_schema(

@@ -24,6 +24,7 @@
 pub mod call;
 pub mod catalog;
 pub mod http;
+pub mod reap;
 pub mod server;
 
 pub use catalog::{Catalog, CatalogError, Cli, Filter, ServedTool};

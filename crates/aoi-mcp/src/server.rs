@@ -1,6 +1,7 @@
 //! The MCP server: `tools/list` from the catalog, `tools/call` through [`crate::call`].
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use aoi::Category;
 use rmcp::model::{
@@ -12,7 +13,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{json, Map, Value};
 
-use crate::call::{self, Bounds};
+use crate::call::{self, Bounds, Invocation};
 use crate::catalog::{Catalog, ServedTool};
 use aoi::discover::argv::to_argv;
 
@@ -28,14 +29,18 @@ pub struct ServerOptions {
 pub struct McpServer {
     catalog: Arc<Catalog>,
     options: ServerOptions,
+    /// Each tool's `outputSchema` compiled, on its first call (in catalog order).
+    output_validators: Arc<Vec<OnceLock<Option<jsonschema::Validator>>>>,
 }
 
 impl McpServer {
     /// A server for `catalog`.
     pub fn new(catalog: Catalog, options: ServerOptions) -> McpServer {
+        let output_validators = Arc::new(catalog.tools.iter().map(|_| OnceLock::new()).collect());
         McpServer {
             catalog: Arc::new(catalog),
             options,
+            output_validators,
         }
     }
 
@@ -43,19 +48,34 @@ impl McpServer {
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
     }
+
+    /// The compiled `outputSchema` of `tool`, compiled on its first call.
+    fn output_validator(&self, tool: &ServedTool) -> Option<&jsonschema::Validator> {
+        let index = self
+            .catalog
+            .tools
+            .iter()
+            .position(|t| t.tool.name == tool.tool.name)?;
+        self.output_validators
+            .get(index)?
+            .get_or_init(|| {
+                let schema = tool.tool.output_schema.as_ref()?;
+                jsonschema::validator_for(&Value::Object(schema.as_ref().clone())).ok()
+            })
+            .as_ref()
+    }
 }
 
-/// The text block and structured content of a result: the same JSON in both, after a
-/// headline a model reads first.
+/// The content of a result: a headline a model reads first, in its own text block, then the
+/// serialized JSON of `structuredContent` (one serialization, the same JSON), as the MCP
+/// specification recommends for clients that ignore structured content.
 fn result(headline: &str, structured: Value, is_error: bool) -> CallToolResult {
-    let text = format!(
-        "{headline}\n{}",
-        serde_json::to_string(&structured).unwrap_or_default()
-    );
+    let json = serde_json::to_string(&structured).unwrap_or_default();
+    let content = vec![ContentBlock::text(headline), ContentBlock::text(json)];
     let mut result = if is_error {
-        CallToolResult::error(vec![ContentBlock::text(text)])
+        CallToolResult::error(content)
     } else {
-        CallToolResult::success(vec![ContentBlock::text(text)])
+        CallToolResult::success(content)
     };
     result.structured_content = Some(structured);
     result
@@ -121,32 +141,83 @@ impl ServerHandler for McpServer {
             }
         }
         let stdin = tool.split_records(&mut arguments);
+        let (max_duration, max_events) = split_bounds(tool, &mut arguments);
+        let keyed = keyed(tool, &arguments);
         let argv = match to_argv(&tool.input, &arguments, &tool.cli.machine_flag) {
             Ok(argv) => argv,
             Err(e) => return Ok(refused(tool, e.to_string()).into()),
         };
+        // One task per call forwards its progress, in the order the CLI reported it.
         let token = context.meta.get_progress_token();
-        let peer = context.peer.clone();
+        let (sender, mut updates) = tokio::sync::mpsc::unbounded_channel::<call::ProgressUpdate>();
+        let forwarder = token.map(|token| {
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                while let Some(update) = updates.recv().await {
+                    let mut param = ProgressNotificationParam::new(token.clone(), update.progress);
+                    param.total = update.total;
+                    param.message = update.message;
+                    if peer.notify_progress(param).await.is_err() {
+                        break;
+                    }
+                }
+            })
+        });
         let progress = move |update: call::ProgressUpdate| {
-            if let Some(token) = token.clone() {
-                let peer = peer.clone();
-                let mut param = ProgressNotificationParam::new(token, update.progress);
-                param.total = update.total;
-                param.message = update.message;
-                tokio::spawn(async move {
-                    let _ = peer.notify_progress(param).await;
-                });
-            }
+            let _ = sender.send(update);
+        };
+        let invocation = Invocation {
+            argv,
+            stdin,
+            keyed,
+            max_duration,
+            max_events,
         };
         let outcome = call::run(
             tool,
-            argv,
-            stdin,
+            invocation,
             self.options.bounds,
+            self.output_validator(tool),
             context.ct.clone(),
             progress,
         )
         .await;
+        if let Some(forwarder) = forwarder {
+            // Every notification goes out before the result; a peer that stopped reading does
+            // not hold the result back for long.
+            let _ = tokio::time::timeout(Duration::from_secs(5), forwarder).await;
+        }
         Ok(result(&outcome.headline, outcome.structured, outcome.is_error).into())
     }
+}
+
+/// The adapter's own bounds of an unbounded command (`max_duration_ms`, `max_events`), taken
+/// out of `arguments`: they are not the CLI's flags.
+fn split_bounds(
+    tool: &ServedTool,
+    arguments: &mut Map<String, Value>,
+) -> (Option<Duration>, Option<u64>) {
+    if !tool.entry.unbounded {
+        return (None, None);
+    }
+    let duration = arguments
+        .remove(crate::catalog::MAX_DURATION_MS)
+        .and_then(|v| v.as_u64())
+        .map(Duration::from_millis)
+        .or(Some(crate::catalog::DEFAULT_MAX_DURATION));
+    let events = arguments
+        .remove(crate::catalog::MAX_EVENTS)
+        .and_then(|v| v.as_u64());
+    (duration, events)
+}
+
+/// True when the caller passed a non-empty value for the command's `--idempotency-key`.
+fn keyed(tool: &ServedTool, arguments: &Map<String, Value>) -> bool {
+    tool.entry.supports_idempotency_key
+        && arguments.iter().any(|(name, value)| {
+            tool.input
+                .flag(name)
+                .is_some_and(|f| f == "--idempotency-key")
+                && value.as_str().is_some_and(|s| !s.is_empty())
+        })
 }

@@ -66,6 +66,23 @@ fn print_config(args: &McpArgs, catalog_names: &[String]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The first of SIGTERM, SIGINT and SIGHUP, as its number; never, when they cannot be watched.
+async fn stop_signal() -> Option<i32> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => Some(15),
+        _ = int.recv() => Some(2),
+        _ = hup.recv() => Some(1),
+    }
+}
+
 /// Runs `aoi mcp`.
 pub fn run(args: McpArgs) -> ExitCode {
     let clis = clis(&args);
@@ -128,22 +145,31 @@ pub fn run(args: McpArgs) -> ExitCode {
             let cancel = tokio_util::sync::CancellationToken::new();
             let stop = cancel.clone();
             tokio::spawn(async move {
-                let _ = tokio::signal::ctrl_c().await;
+                let _ = stop_signal().await;
                 stop.cancel();
             });
             return aoi_mcp::http::serve(server, listener, cancel)
                 .await
+                .map(|()| None)
                 .map_err(|e| e.to_string());
         }
         let service = server
             .serve(rmcp::transport::stdio())
             .await
             .map_err(|e| e.to_string())?;
-        service.waiting().await.map_err(|e| e.to_string())?;
-        Ok::<(), String>(())
+        // The host closing stdin ends the service; a signal ends it too. Either way every
+        // call's CLI, and whatever it started, is killed before aoi mcp exits.
+        let signal = tokio::select! {
+            waited = service.waiting() => { waited.map_err(|e| e.to_string())?; None }
+            signal = stop_signal() => signal,
+        };
+        Ok::<Option<i32>, String>(signal)
     });
+    aoi_mcp::reap::stop_all();
+    runtime.shutdown_timeout(Duration::from_secs(1));
     match served {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(None) => ExitCode::SUCCESS,
+        Ok(Some(signal)) => ExitCode::from(128u8.saturating_add(signal as u8)),
         Err(e) => fail(&e, exit_code::IO_ERR),
     }
 }

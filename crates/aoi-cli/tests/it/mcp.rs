@@ -111,16 +111,21 @@ pub(crate) fn tool<'a>(tools: &'a Value, name: &str) -> &'a Value {
 
 /// The checks every result gets: its structuredContent validates against the tool's
 /// outputSchema (checked by client.py with `jsonschema`, or by the SDK alone when client.py
-/// was told not to, which only a success allows: the SDK checks successes), and its text block
-/// is a headline followed by the very same JSON.
+/// was told not to, which only a success allows: the SDK checks successes), and its content is
+/// a headline block, then a block of the very same JSON.
 pub(crate) fn checked(result: &Value) -> &Value {
     let by_the_sdk = result["_schema_errors"].is_null() && result["isError"] == false;
     assert!(
         by_the_sdk || result["_schema_errors"] == json!([]),
         "structuredContent does not fit outputSchema: {result}"
     );
-    let text = result["content"][0]["text"].as_str().expect("a text block");
-    let (_, json_text) = text.split_once('\n').expect("headline, then JSON");
+    assert!(
+        result["content"][0]["text"].is_string(),
+        "a headline block first"
+    );
+    let json_text = result["content"][1]["text"]
+        .as_str()
+        .expect("a JSON text block second");
     let from_text: Value = serde_json::from_str(json_text).expect("the text block holds JSON");
     assert_eq!(
         from_text, result["structuredContent"],

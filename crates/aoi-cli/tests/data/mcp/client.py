@@ -56,7 +56,9 @@ class Client:
         results of tens of thousands of events that pure-Python jsonschema takes minutes over."""
         if not self.tools:
             await self.list()
+        started = time.monotonic()
         result = wire(await self.session.call_tool(name, arguments, **kwargs))
+        result["_elapsed"] = time.monotonic() - started
         result["_schema_errors"] = schema_errors(self.tools[name], result) if validate else None
         return result
 
@@ -201,6 +203,69 @@ async def scenario_cancel(client, config):
     return outcome
 
 
+def tagged(tag):
+    """pid -> argv of every live process (not a zombie) with `tag` in its argv."""
+    return {pid: p[2] for pid, p in processes().items() if p[0] != "Z" and any(tag in a for a in p[2])}
+
+
+def alive(pid):
+    """True while `pid` exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2:].split()[0] != "Z"
+
+
+async def scenario_stop(client, config):
+    """Starts a call, waits until `expect` processes carrying `tag` run, then stops the server
+    (`how`: "stdin" closes its stdin, "TERM", "INT" or "HUP" signals it) and reports how long
+    until the server and every tagged process were gone, and what was left after `limit` s."""
+    import signal
+    tag, how, limit = config["tag"], config["how"], config.get("limit", 10)
+    outcome = {}
+    await client.list()
+    server = [pid for pid in processes() if _parent(pid) == os.getpid()]
+    outcome["servers"] = len(server)
+
+    async def call():
+        try:
+            outcome["result"] = await client.call(config["tool"], config.get("arguments", {}))
+        except Exception as e:  # the server went away under the call: expected here
+            outcome["call_error"] = type(e).__name__
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(call)
+        deadline = time.monotonic() + 20
+        while len(tagged(tag)) < config["expect"] and time.monotonic() < deadline:
+            await anyio.sleep(0.02)
+        outcome["seen"] = len(tagged(tag))
+        started = time.monotonic()
+        if how == "stdin":
+            await client.write.aclose()
+        else:
+            os.kill(server[0], getattr(signal, "SIG" + how))
+        while time.monotonic() - started < limit:
+            if not tagged(tag) and not any(alive(pid) for pid in server):
+                break
+            await anyio.sleep(0.02)
+        outcome["elapsed"] = time.monotonic() - started
+        outcome["left"] = [{"pid": pid, "argv": argv} for pid, argv in tagged(tag).items()]
+        outcome["server_alive"] = any(alive(pid) for pid in server)
+        group.cancel_scope.cancel()
+    return outcome
+
+
+def _parent(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return int(stat[stat.rindex(")") + 2:].split()[1])
+
+
 SCENARIOS = {
     "list": scenario_list,
     "schemas": scenario_schemas,
@@ -209,13 +274,16 @@ SCENARIOS = {
     "paginate": scenario_paginate,
     "progress": scenario_progress,
     "cancel": scenario_cancel,
+    "stop": scenario_stop,
 }
 
 
 async def run(scenario, config, read, write):
     async with ClientSession(read, write) as session:
         init = await session.initialize()
-        out = await SCENARIOS[scenario](Client(session), config)
+        client = Client(session)
+        client.write = write
+        out = await SCENARIOS[scenario](client, config)
         out["server"] = wire(init.server_info) if hasattr(init, "server_info") else None
         return out
 

@@ -1,0 +1,239 @@
+//! Nothing a call started outlives it: its process group is killed, and so is every
+//! descendant that left the group (`setsid`, a double fork), found by a per-call marker.
+//!
+//! A process group is not a container. So every CLI the adapter runs carries
+//! [`MARKER`]`=<adapter pid>-<call>` in its environment, which every descendant inherits, and
+//! when a call ends, however it ends, the adapter kills the call's group and then scans `/proc`
+//! for live processes of this user that carry the call's marker and kills them too, scan after
+//! scan until one finds nothing new (a process forked between a scan and its kill is found by
+//! the next). A descendant that also scrubs its environment escapes the sweep; one that only
+//! changes session or group does not.
+//!
+//! [`stop_all`] is the end of everything, for when the adapter itself is told to stop (stdin
+//! closed, SIGTERM, SIGINT, SIGHUP): every live call's group, and every process marked by this
+//! adapter, killed; afterwards no call can start.
+//!
+//! The adapter is not a child subreaper: tokio reaps the CLIs it started, and orphans a sweep
+//! killed are reaped by whoever inherited them (init, or the host's subreaper).
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::Read;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use rustix::process::{kill_process, kill_process_group, Pid, Signal};
+
+/// The environment variable that marks every process of one call.
+pub const MARKER: &str = "AOI_MCP_CALL";
+
+/// How many scan-and-kill rounds one sweep makes at most (a fork bomb is not chased forever).
+const ROUNDS: usize = 8;
+
+static NEXT: AtomicU64 = AtomicU64::new(1);
+static STOPPED: AtomicBool = AtomicBool::new(false);
+/// The process group of every call running now, by call id.
+static LIVE: Mutex<Option<HashMap<u64, Pid>>> = Mutex::new(None);
+
+fn with_live<R>(f: impl FnOnce(&mut HashMap<u64, Pid>) -> R) -> R {
+    let mut guard = LIVE.lock().unwrap_or_else(|p| p.into_inner());
+    f(guard.get_or_insert_with(HashMap::new))
+}
+
+/// One call's claim on its processes: the marker its CLI carries and, once spawned, its
+/// process group. Dropping it (the call ended, or its future was dropped) kills the group and
+/// sweeps the marked processes.
+#[derive(Debug)]
+pub struct CallProcesses {
+    id: u64,
+    marker: String,
+    group: Option<Pid>,
+}
+
+impl CallProcesses {
+    /// A fresh marker for a call; `None` once [`stop_all`] ran: nothing may start any more.
+    pub fn new() -> Option<CallProcesses> {
+        if stopped() {
+            return None;
+        }
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        Some(CallProcesses {
+            id,
+            marker: format!("{}-{id}", std::process::id()),
+            group: None,
+        })
+    }
+
+    /// The value of [`MARKER`] for this call's CLI.
+    pub fn marker(&self) -> &str {
+        &self.marker
+    }
+
+    /// Records the CLI's process group (its pid: it leads its own group). `false` when the
+    /// adapter was stopped meanwhile; the caller then ends the call (dropping this kills it).
+    pub fn started(&mut self, pid: u32) -> bool {
+        let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+            return true;
+        };
+        self.group = Some(pid);
+        with_live(|live| live.insert(self.id, pid));
+        // Checked after recording, so a concurrent stop_all either sees the group or is seen.
+        !stopped()
+    }
+
+    /// Sends `signal` to the CLI's whole process group.
+    pub fn signal_group(&self, signal: Signal) {
+        if let Some(group) = self.group {
+            // ESRCH: the group is gone already, which is what was wanted.
+            let _ = kill_process_group(group, signal);
+        }
+    }
+
+    /// Kills the group and every process that carries this call's marker; returns how many
+    /// processes outside the group were killed.
+    pub fn kill_all(&self) -> usize {
+        self.signal_group(Signal::KILL);
+        sweep(&format!("{MARKER}={}", self.marker), false)
+    }
+}
+
+impl Drop for CallProcesses {
+    fn drop(&mut self) {
+        self.kill_all();
+        with_live(|live| live.remove(&self.id));
+    }
+}
+
+/// True once [`stop_all`] was called.
+pub fn stopped() -> bool {
+    STOPPED.load(Ordering::SeqCst)
+}
+
+/// Kills every live call's process group and every process marked by this adapter; from then
+/// on no call starts. Returns how many marked processes were killed. Safe to call more than once.
+pub fn stop_all() -> usize {
+    STOPPED.store(true, Ordering::SeqCst);
+    let groups: Vec<Pid> = with_live(|live| live.values().copied().collect());
+    for group in groups {
+        let _ = kill_process_group(group, Signal::KILL);
+    }
+    sweep(&format!("{MARKER}={}-", std::process::id()), true)
+}
+
+/// Kills every live process whose environment holds `wanted` (exactly, or as a prefix of the
+/// variable when `prefix`), until a scan finds none it has not killed already.
+fn sweep(wanted: &str, prefix: bool) -> usize {
+    let me = std::process::id();
+    let born = start_time(Path::new(&format!("/proc/{me}")));
+    let mut killed: Vec<i32> = Vec::new();
+    for _ in 0..ROUNDS {
+        let fresh: Vec<i32> = marked(wanted, prefix, me, born)
+            .into_iter()
+            .filter(|pid| !killed.contains(pid))
+            .collect();
+        if fresh.is_empty() {
+            break;
+        }
+        for &raw in &fresh {
+            if let Some(pid) = Pid::from_raw(raw) {
+                let _ = kill_process(pid, Signal::KILL);
+            }
+        }
+        killed.extend(fresh);
+    }
+    killed.len()
+}
+
+/// The live processes (not zombies) carrying the marker, other than this one; only those
+/// started after the adapter are read further than their `stat`.
+fn marked(wanted: &str, prefix: bool, me: u32, born: Option<u64>) -> Vec<i32> {
+    let Ok(listing) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for dirent in listing.flatten() {
+        let Some(pid) = dirent
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let dir = dirent.path();
+        let Some((state, started)) = stat(&dir) else {
+            continue;
+        };
+        if matches!(state, b'Z' | b'X') || born.is_some_and(|b| started < b) {
+            continue;
+        }
+        // Another user's process cannot be read, and is not ours to kill.
+        let environ = fs::read(dir.join("environ")).unwrap_or_default();
+        let hit = environ.split(|&b| b == 0).any(|var| {
+            if prefix {
+                var.starts_with(wanted.as_bytes())
+            } else {
+                var == wanted.as_bytes()
+            }
+        });
+        if hit {
+            if let Ok(raw) = i32::try_from(pid) {
+                found.push(raw);
+            }
+        }
+    }
+    found
+}
+
+/// A process's state letter and start time (clock ticks after boot), from `/proc/PID/stat`.
+fn stat(dir: &Path) -> Option<(u8, u64)> {
+    let mut buf = [0u8; 1024];
+    let n = fs::File::open(dir.join("stat"))
+        .and_then(|mut f| f.read(&mut buf))
+        .ok()?;
+    let text = std::str::from_utf8(buf.get(..n)?).ok()?;
+    // The command name may hold spaces and parentheses: the fields follow the last `)`.
+    let rest = text.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some((
+        *fields.first()?.as_bytes().first()?,
+        fields.get(19)?.parse().ok()?,
+    ))
+}
+
+fn start_time(dir: &Path) -> Option<u64> {
+    stat(dir).map(|(_, started)| started)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    #[test]
+    fn a_marked_process_in_its_own_session_is_found_and_killed() {
+        let call = CallProcesses::new().expect("not stopped");
+        let mut child = Command::new("setsid")
+            .args(["sleep", "30"])
+            .env(MARKER, call.marker())
+            .spawn()
+            .expect("setsid sleep");
+        let pid = child.id();
+        // setsid execs sleep in place (it is not a group leader), so the pid is sleep's.
+        let killed = call.kill_all();
+        assert!(killed >= 1, "the marked process was found");
+        let status = child.wait().expect("reaped");
+        assert!(!status.success(), "killed, not finished: {status:?}");
+        assert!(!Path::new(&format!("/proc/{pid}")).exists());
+    }
+
+    #[test]
+    fn stat_reads_state_and_start_time_of_this_process() {
+        let (state, started) = stat(Path::new("/proc/self")).expect("own stat");
+        assert!(b"RS".contains(&state), "{}", state as char);
+        assert!(started > 0);
+    }
+}
