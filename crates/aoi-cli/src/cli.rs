@@ -202,6 +202,11 @@ pub struct McpArgs {
     /// The address actually bound is printed on stderr (PORT 0 picks a free one).
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
+
+    /// With --listen: also answer requests whose `Origin` is ORIGIN (`http(s)://HOST[:PORT]`);
+    /// repeat for several. Without it only localhost origins are answered (others get 403).
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "listen")]
+    pub allow_origins: Vec<aoi_mcp::http::Origin>,
 }
 
 /// What `aoi lint` writes on stdout.

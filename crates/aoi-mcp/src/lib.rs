@@ -25,7 +25,9 @@ pub mod call;
 pub mod catalog;
 pub mod http;
 pub mod reap;
+pub mod revision;
 pub mod server;
+pub mod stdio;
 
 pub use catalog::{Catalog, CatalogError, Cli, Filter, ServedTool};
 pub use server::{McpServer, ServerOptions};

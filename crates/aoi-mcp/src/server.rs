@@ -17,6 +17,9 @@ use crate::call::{self, Bounds, Invocation};
 use crate::catalog::{Catalog, ServedTool};
 use aoi::discover::argv::to_argv;
 
+use crate::revision;
+use rmcp::model::{CacheScope, CustomRequest, CustomResult, DiscoverResult, ProtocolVersion};
+
 /// How the server runs calls.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ServerOptions {
@@ -111,7 +114,32 @@ impl ServerHandler for McpServer {
     ) -> Result<ListToolsResult, McpError> {
         Ok(ListToolsResult::with_all_items(
             self.catalog.tools.iter().map(|t| t.tool.clone()).collect(),
-        ))
+        )
+        .with_ttl_ms(revision::LIST_TTL_MS)
+        .with_cache_scope(CacheScope::Public))
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(revision::SERVED)
+    }
+
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        Ok(
+            DiscoverResult::from_server_info(revision::SERVED.to_vec(), self.get_info())
+                .with_ttl_ms(revision::LIST_TTL_MS)
+                .with_cache_scope(CacheScope::Public),
+        )
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        Err(revision::unparsed_request(&request))
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {

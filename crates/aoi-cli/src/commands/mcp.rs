@@ -148,13 +148,16 @@ pub fn run(args: McpArgs) -> ExitCode {
                 let _ = stop_signal().await;
                 stop.cancel();
             });
-            return aoi_mcp::http::serve(server, listener, cancel)
+            let http = aoi_mcp::http::HttpOptions {
+                allow_origins: args.allow_origins.clone(),
+            };
+            return aoi_mcp::http::serve(server, listener, http, cancel)
                 .await
                 .map(|()| None)
                 .map_err(|e| e.to_string());
         }
         let service = server
-            .serve(rmcp::transport::stdio())
+            .serve(aoi_mcp::stdio::StdioTransport::stdio())
             .await
             .map_err(|e| e.to_string())?;
         // The host closing stdin ends the service; a signal ends it too. Either way every
