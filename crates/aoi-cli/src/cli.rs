@@ -180,6 +180,17 @@ pub struct McpArgs {
     #[arg(long, value_name = "NAME")]
     pub exclude: Vec<String>,
 
+    /// Confine every path argument (`x-aoi-format: path` in the input schema) to DIR and what
+    /// is below it, symlinks resolved; repeat for several (default: the working directory).
+    /// A call naming a path outside is refused (authz, PATH_OUTSIDE_ROOTS) before the CLI runs.
+    #[arg(long = "root", value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
+
+    /// Fix argument NAME to VALUE in every call and hide it from the tools' input schemas,
+    /// e.g. `--pin db=/srv/outline.db`; repeat for several. A call that passes it is refused.
+    #[arg(long = "pin", value_name = "NAME=VALUE")]
+    pub pins: Vec<aoi_mcp::confine::Pin>,
+
     /// Kill a call's CLI (its whole process group) after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     pub timeout: u64,

@@ -15,6 +15,8 @@ use sha2::{Digest, Sha256};
 
 use aoi::discover::argv::caller_schema;
 
+use crate::confine::{path_properties, ConfineError, Confinement, Pin, Refusal};
+
 /// The longest MCP tool name hosts accept.
 pub const MAX_NAME: usize = 64;
 
@@ -90,58 +92,131 @@ pub struct ServedTool {
     /// Its input schema.
     pub input: InputSchema,
     /// The property that is `--input-jsonl`, when the command takes JSONL on stdin
-    /// (`input_modes` has `jsonl`): given an array, its items are the CLI's standard input.
+    /// (`input_modes` has `jsonl`): the tool then takes its records as [`RECORDS`].
     pub records: Option<String>,
+    /// The properties that are paths (`x-aoi-format` or `format` `"path"`), confined to the
+    /// catalog's roots.
+    pub paths: Vec<String>,
+    /// The arguments pinned by the operator (`--pin`): absent from `inputSchema`, refused
+    /// from a caller, added to every call.
+    pub pins: Map<String, Value>,
 }
 
+/// The argument that carries a command's input records: an array of JSON objects, which the
+/// adapter writes to the CLI's standard input, one line each, and gives `--input-jsonl -`.
+pub const RECORDS: &str = "records";
+
 impl ServedTool {
-    /// Splits the records off `arguments`: when the `--input-jsonl` property holds an array,
-    /// it becomes `-` and its items, one compact JSON line each, the bytes for the CLI's
-    /// standard input. `None` when there is nothing to feed: stdin stays closed.
-    pub fn split_records(&self, arguments: &mut Map<String, Value>) -> Option<Vec<u8>> {
-        let name = self.records.as_deref()?;
-        let Some(Value::Array(records)) = arguments.get(name) else {
-            return None;
+    /// Makes `arguments` (already valid against `inputSchema`) the CLI's: refuses a pinned
+    /// argument and a path outside `confinement`, adds the pins, and takes the [`RECORDS`]
+    /// off as the bytes of the CLI's standard input (`None`: stdin stays closed).
+    pub fn admit(
+        &self,
+        confinement: &Confinement,
+        arguments: &mut Map<String, Value>,
+    ) -> Result<Option<Vec<u8>>, Refusal> {
+        if let Some(name) = self.pins.keys().find(|p| arguments.contains_key(*p)) {
+            return Err(Refusal::invalid(format!(
+                "`{name}` is fixed by the server (--pin) and cannot be given"
+            )));
+        }
+        confinement.check(&self.paths, arguments)?;
+        let stdin = self.split_records(arguments)?;
+        for (name, value) in &self.pins {
+            arguments.insert(name.clone(), value.clone());
+        }
+        Ok(stdin)
+    }
+
+    /// Takes [`RECORDS`] off `arguments`: its items, one compact JSON line each, become the
+    /// bytes for the CLI's standard input and the `--input-jsonl` property `-`. `-` without
+    /// records would read an empty input, and records with a file are two inputs: both are
+    /// refused, as is a call with neither when the CLI requires `--input-jsonl`.
+    pub fn split_records(
+        &self,
+        arguments: &mut Map<String, Value>,
+    ) -> Result<Option<Vec<u8>>, Refusal> {
+        let Some(flag) = self.records.as_deref() else {
+            return Ok(None);
         };
+        let given = arguments.get(flag).cloned();
+        let Some(records) = arguments.remove(RECORDS) else {
+            return match given {
+                Some(Value::String(s)) if s == "-" => Err(Refusal::invalid(format!(
+                    "`{flag}: \"-\"` reads standard input: give the records as `{RECORDS}`"
+                ))),
+                None if self.input.required().iter().any(|r| r == flag) => Err(Refusal::invalid(
+                    format!("give the input records as `{RECORDS}` (or a file as `{flag}`)"),
+                )),
+                _ => Ok(None),
+            };
+        };
+        if given.as_ref().is_some_and(|v| v.as_str() != Some("-")) {
+            return Err(Refusal::invalid(format!(
+                "give `{RECORDS}` or `{flag}`, not both"
+            )));
+        }
         let mut stdin = Vec::new();
-        for record in records {
+        for record in records.as_array().into_iter().flatten() {
             stdin.extend(serde_json::to_vec(record).unwrap_or_default());
             stdin.push(b'\n');
         }
-        arguments.insert(name.to_owned(), "-".into());
-        Some(stdin)
+        arguments.insert(flag.to_owned(), "-".into());
+        Ok(Some(stdin))
     }
 }
 
-/// The property of `input` given as `--input-jsonl`, when `entry` takes JSONL input.
+/// The property of `input` given as `--input-jsonl`, when `entry` takes JSONL input and the
+/// tool has no property of its own called [`RECORDS`].
 fn records_property(entry: &CommandEntry, input: &InputSchema) -> Option<String> {
     if !entry.takes_jsonl() {
         return None;
     }
     let properties = input.schema.get("properties")?.as_object()?;
+    if properties.contains_key(RECORDS) {
+        return None;
+    }
     properties
         .keys()
         .find(|p| input.flag(p).is_some_and(|f| f == "--input-jsonl"))
         .cloned()
 }
 
-/// The caller's schema, with the `--input-jsonl` property `records` also taking the records
-/// themselves: an array of JSON objects, written to the CLI's stdin.
+/// The caller's schema with [`RECORDS`]: an array of the records the input schema documents
+/// under `$defs.record` (JSON objects when it documents none), so a record that breaks it is
+/// refused with the other invalid arguments, before the CLI runs. The `--input-jsonl`
+/// property is no longer required (the records stand for it), and is gone when it only
+/// takes `-`, which the records are.
 fn with_records(mut schema: Map<String, Value>, records: Option<&str>) -> Map<String, Value> {
-    let Some(name) = records else { return schema };
+    let Some(flag) = records else { return schema };
+    let item = if schema
+        .get("$defs")
+        .and_then(|d| d.get("record"))
+        .is_some_and(Value::is_object)
+    {
+        json!({"$ref": "#/$defs/record"})
+    } else {
+        json!({"type": "object"})
+    };
+    if let Some(Value::Array(required)) = schema.get_mut("required") {
+        required.retain(|r| r.as_str() != Some(flag));
+    }
     if let Some(Value::Object(props)) = schema.get_mut("properties") {
-        if let Some(own) = props.remove(name) {
-            props.insert(
-                name.to_owned(),
-                json!({
-                    "description": "The JSONL input: an array of records (JSON objects), which the adapter writes to the CLI's standard input, one line each, and passes `--input-jsonl -`; or the CLI's own value",
-                    "anyOf": [
-                        {"type": "array", "items": {"type": "object"}},
-                        own
-                    ]
-                }),
-            );
+        let only_stdin = props.get(flag).is_some_and(|own| {
+            own.get("const").and_then(Value::as_str) == Some("-")
+                || own.get("enum") == Some(&json!(["-"]))
+        });
+        if only_stdin {
+            props.remove(flag);
         }
+        props.insert(
+            RECORDS.to_owned(),
+            json!({
+                "type": "array",
+                "items": item,
+                "description": "The input records, written to the CLI's standard input one JSON line each (`--input-jsonl -`)"
+            }),
+        );
     }
     schema
 }
@@ -167,6 +242,9 @@ impl Filter {
 pub struct Catalog {
     /// In `tools/list` order.
     pub tools: Vec<ServedTool>,
+    /// Where path arguments must lead: the working directory unless [`Catalog::confine`]
+    /// says otherwise (none at all when it cannot be resolved).
+    pub confinement: Confinement,
 }
 
 /// Why a CLI cannot be served.
@@ -185,6 +263,12 @@ pub enum CatalogError {
     /// Two tools would have the same name.
     #[error("two tools would both be called `{0}`; serve the CLIs with distinct names")]
     Duplicate(String),
+    /// A `--root` that cannot be used.
+    #[error(transparent)]
+    Confine(#[from] ConfineError),
+    /// A `--pin` that no tool takes, or with a value its property refuses.
+    #[error("{0}")]
+    Pin(String),
 }
 
 /// Runs one discovery command of `argv` and parses its stdout as JSON.
@@ -383,32 +467,14 @@ pub fn output_schema(event_schema: Option<&Value>, event_types: &[String]) -> Ma
 }
 
 /// `schema` without the rules of the types not in `types` (nor of `aoi:meta`, which a result
-/// never holds), through the SDK's narrowing; the framework's definitions lose their prose,
-/// which would be repeated in every tool of the list.
+/// never holds), through the SDK's narrowing, then compacted ([`crate::compact::events`]);
+/// the framework's definitions lose their prose too, which would be repeated in every tool.
 fn narrowed(schema: &Value, types: &[String]) -> Value {
     let mut narrow = aoi::discover::schema::narrowed(schema, |ty| {
         ty != "aoi:meta" && (types.is_empty() || types.iter().any(|t| t == ty))
     });
-    if let Some(Value::Object(defs)) = narrow.get_mut("$defs") {
-        for (name, def) in defs.iter_mut() {
-            if name.starts_with("aoi.") {
-                strip_descriptions(def);
-            }
-        }
-    }
+    crate::compact::events_of(&mut narrow, types);
     narrow
-}
-
-/// Removes every `description` from `value`.
-fn strip_descriptions(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.remove("description");
-            map.values_mut().for_each(strip_descriptions);
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip_descriptions),
-        _ => {}
-    }
 }
 
 impl Catalog {
@@ -423,7 +489,10 @@ impl Catalog {
         cache: Option<&Path>,
     ) -> Result<Catalog, CatalogError> {
         let prefixed = clis.len() > 1;
-        let mut catalog = Catalog::default();
+        let mut catalog = Catalog {
+            confinement: Confinement::new(&[]).unwrap_or_default(),
+            ..Catalog::default()
+        };
         let mut names = BTreeSet::new();
         // Discovery of every CLI at once: start-up is bounded by the slowest, not the sum.
         let found: Vec<Result<(Manifest, Option<Value>), CatalogError>> =
@@ -479,13 +548,95 @@ impl Catalog {
                     .push(served(name, Arc::clone(&cli), entry.clone(), input));
             }
         }
+        catalog.dedupe_descriptions();
         Ok(catalog)
+    }
+
+    /// Keeps each schema description once in the list ([`crate::compact::dedupe_descriptions`]).
+    fn dedupe_descriptions(&mut self) {
+        let mut schemas: Vec<Value> = Vec::new();
+        for t in &self.tools {
+            schemas.push(Value::Object(t.tool.input_schema.as_ref().clone()));
+            schemas.push(Value::Object(
+                t.tool.output_schema.as_deref().cloned().unwrap_or_default(),
+            ));
+        }
+        crate::compact::dedupe_descriptions(schemas.iter_mut());
+        let mut schemas = schemas.into_iter();
+        for t in &mut self.tools {
+            if let Some(Value::Object(input)) = schemas.next() {
+                t.tool.input_schema = Arc::new(input);
+            }
+            if let Some(Value::Object(output)) = schemas.next() {
+                if t.tool.output_schema.is_some() {
+                    t.tool.output_schema = Some(Arc::new(output));
+                }
+            }
+        }
+    }
+
+    /// Confines every path argument to `roots` (the working directory when empty) and pins
+    /// `pins`: each is removed from the `inputSchema` of every tool that takes it, and a pin
+    /// that no tool takes, or whose value its property refuses, is an error.
+    pub fn confine(&mut self, roots: &[PathBuf], pins: &[Pin]) -> Result<(), CatalogError> {
+        self.confinement = Confinement::new(roots)?;
+        let base = self.confinement.base().to_path_buf();
+        for pin in pins {
+            if aoi::discover::argv::ADAPTER_OWNED.contains(&pin.name.as_str()) {
+                return Err(CatalogError::Pin(format!(
+                    "--pin {}: `{}` is the adapter's (machine mode)",
+                    pin.name, pin.name
+                )));
+            }
+            let mut taken = false;
+            for served in &mut self.tools {
+                let Some(property) = served.input.property(&pin.name).cloned() else {
+                    continue;
+                };
+                taken = true;
+                let value = pin.typed(&property, &base).map_err(CatalogError::Pin)?;
+                served.pins.insert(pin.name.clone(), value);
+                let mut schema = served.tool.input_schema.as_ref().clone();
+                if let Some(Value::Object(props)) = schema.get_mut("properties") {
+                    props.remove(&pin.name);
+                }
+                if let Some(Value::Array(required)) = schema.get_mut("required") {
+                    required.retain(|r| r.as_str() != Some(pin.name.as_str()));
+                }
+                served.tool.input_schema = Arc::new(schema);
+            }
+            if !taken {
+                return Err(CatalogError::Pin(format!(
+                    "--pin {}: no tool takes `{}`",
+                    pin.name, pin.name
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&ServedTool> {
         self.tools.iter().find(|t| t.tool.name == name)
     }
+}
+
+/// The MCP hints of a command, never more reassuring than its manifest allows: MCP reads an
+/// absent or false `destructiveHint` on a tool that writes as "only adds", and a host may
+/// approve such calls without asking.
+///
+/// - `readOnlyHint`: `read_only`.
+/// - `idempotentHint`: only a read-only command. Taking `--idempotency-key` makes a call safe
+///   to repeat only when the caller passes a key; two `create` calls without one create two.
+/// - `destructiveHint`: every command that is not read-only, unless the manifest says it is
+///   `additive` (profile, `docs/discovery.md`): `update`, `move` or `sync` overwrite what was
+///   there though they delete nothing, and are not `destructive` in the §14.3 sense.
+pub fn hints(entry: &CommandEntry) -> ToolAnnotations {
+    ToolAnnotations::new()
+        .read_only(entry.read_only)
+        .destructive(!entry.read_only && (entry.destructive || !entry.additive))
+        .idempotent(entry.read_only)
+        .open_world(false)
 }
 
 fn served(name: String, cli: Arc<Cli>, entry: CommandEntry, input: InputSchema) -> ServedTool {
@@ -503,29 +654,29 @@ fn served(name: String, cli: Arc<Cli>, entry: CommandEntry, input: InputSchema) 
             ". Bounded: when the summary says truncated, pass its next_cursor as `cursor` for the next page.",
         );
     }
-    let annotations = ToolAnnotations::new()
-        .read_only(entry.read_only)
-        .destructive(entry.destructive)
-        .idempotent(entry.supports_idempotency_key || entry.read_only)
-        .open_world(false);
+    let annotations = hints(&entry);
     let records = records_property(&entry, &input);
-    let input_schema = with_stream_bounds(
+    let mut input_schema = with_stream_bounds(
         with_records(caller_schema(&input), records.as_deref()),
         entry.unbounded,
     );
+    crate::compact::input(&mut input_schema);
     let tool = Tool::new(name, description, Arc::new(input_schema))
         .with_title(format!("{} {}", cli.name, entry.name))
-        .with_raw_output_schema(Arc::new(output_schema(
-            cli.schema.as_ref(),
-            &entry.event_types,
-        )))
+        .with_raw_output_schema(Arc::new({
+            let mut schema = output_schema(cli.schema.as_ref(), &entry.event_types);
+            crate::compact::result_fields(&mut schema);
+            schema
+        }))
         .with_annotations(annotations);
     ServedTool {
         tool,
         cli,
         entry,
+        paths: path_properties(&input.schema),
         input,
         records,
+        pins: Map::new(),
     }
 }
 
@@ -545,6 +696,30 @@ mod tests {
         assert_eq!(tool_name("outline", "search", true), "outline_search");
         assert_eq!(tool_name("t", "a.b/c", false), "a_b_c");
         assert_eq!(tool_name("t", &"x".repeat(100), false).len(), MAX_NAME);
+    }
+
+    #[test]
+    fn hints_are_never_more_reassuring_than_the_manifest() {
+        let entry = |v: Value| serde_json::from_value::<CommandEntry>(v).unwrap();
+        let h = |v: Value| {
+            let a = hints(&entry(v));
+            (a.read_only_hint, a.destructive_hint, a.idempotent_hint)
+        };
+        let keyed = json!({"name": "create", "supports_idempotency_key": true});
+        assert_eq!(h(keyed), (Some(false), Some(true), Some(false)));
+        let additive =
+            json!({"name": "create", "additive": true, "supports_idempotency_key": true});
+        assert_eq!(h(additive), (Some(false), Some(false), Some(false)));
+        let update = json!({"name": "update"});
+        assert_eq!(h(update), (Some(false), Some(true), Some(false)));
+        let both = json!({"name": "x", "additive": true, "destructive": true});
+        assert_eq!(
+            h(both),
+            (Some(false), Some(true), Some(false)),
+            "destructive wins"
+        );
+        let read = json!({"name": "get", "read_only": true});
+        assert_eq!(h(read), (Some(true), Some(false), Some(true)));
     }
 
     #[test]
@@ -574,9 +749,17 @@ mod tests {
             }
         });
         let narrowed = narrowed(&schema, &["hit".to_owned(), "aoi:summary".to_owned()]);
-        let defs: Vec<&String> = narrowed["$defs"].as_object().unwrap().keys().collect();
-        assert_eq!(defs, ["hit", "reason", "summary"]);
-        assert_eq!(narrowed["allOf"].as_array().unwrap().len(), 2);
+        // The summary is the adapter's own shape, the hit's definition inlined: the CLI's
+        // framework definitions and the other types' are gone.
+        let defs = narrowed["$defs"].as_object().unwrap();
+        assert!(defs.is_empty(), "{defs:?}");
+        let entries = narrowed["allOf"].as_array().unwrap();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(
+            entries[0]["if"]["properties"]["type"]["const"],
+            "aoi:summary"
+        );
+        assert_eq!(entries[1]["then"], json!({"required": ["rank"]}));
         let out = Value::Object(output_schema(
             Some(&schema),
             &["hit".to_owned(), "aoi:summary".to_owned()],

@@ -8,13 +8,14 @@
 //! | --- | --- |
 //! | each command of `capabilities` | one `tools/list` entry, named after it |
 //! | `input-schema --command NAME` | the tool's `inputSchema`; arguments map back to argv exactly |
-//! | `--input-jsonl -` (`input_modes` has `jsonl`) | an array of records as that argument, written to the CLI's stdin |
+//! | `--input-jsonl -` (`input_modes` has `jsonl`) | a `records` array, each record checked against `$defs.record`, written to the CLI's stdin |
+//! | a property marked as a path (`x-aoi-format: "path"`) | confined to `--root` (default: the working directory), see [`confine`] |
 //! | the event schema | `outputSchema`: `{events, summary}`, failed runs included |
 //! | a run: `aoi:meta` … `aoi:summary` | `structuredContent` `{events, summary}` and the same JSON as text |
 //! | a process `aoi:error`, `ok:false`, a protocol violation | `isError: true` with the whole error |
 //! | `aoi:progress` | `notifications/progress`, when the client sent a progress token |
 //! | `truncated` / `next_cursor` | the tool's `cursor` argument |
-//! | `read_only`, `destructive`, `supports_idempotency_key` | `readOnlyHint`, `destructiveHint`, `idempotentHint` |
+//! | `read_only`, `additive` | `readOnlyHint`; `idempotentHint` only when read-only; `destructiveHint` unless read-only or additive ([`catalog::hints`]) |
 //! | `notifications/cancelled`, a timeout | the child's process group killed, and reaped |
 //!
 //! The adapter never adds `--confirm`, never retries, and never runs a shell.
@@ -29,5 +30,7 @@ pub mod revision;
 pub mod server;
 pub mod stdio;
 
+pub mod compact;
+pub mod confine;
 pub use catalog::{Catalog, CatalogError, Cli, Filter, ServedTool};
 pub use server::{McpServer, ServerOptions};

@@ -95,6 +95,17 @@ fn refused(tool: &ServedTool, message: String) -> CallToolResult {
     )
 }
 
+/// A call refused before the CLI runs, by its own category and code: a path outside the
+/// roots (`authz`), a pinned or misplaced argument (`usage`).
+fn refusal_result(tool: &ServedTool, refusal: crate::confine::Refusal) -> CallToolResult {
+    let error = call::adapter_error(refusal.category, refusal.code, refusal.message.clone());
+    result(
+        &format!("{}: {}", tool.tool.name, refusal.message),
+        json!({"events": [], "summary": null, "adapter_error": error}),
+        true,
+    )
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
@@ -168,7 +179,10 @@ impl ServerHandler for McpServer {
                 return Ok(refused(tool, format!("invalid arguments: {e}")).into());
             }
         }
-        let stdin = tool.split_records(&mut arguments);
+        let stdin = match tool.admit(&self.catalog.confinement, &mut arguments) {
+            Ok(stdin) => stdin,
+            Err(refusal) => return Ok(refusal_result(tool, refusal).into()),
+        };
         let (max_duration, max_events) = split_bounds(tool, &mut arguments);
         let keyed = keyed(tool, &arguments);
         let argv = match to_argv(&tool.input, &arguments, &tool.cli.machine_flag) {

@@ -30,11 +30,33 @@ fn clis(args: &McpArgs) -> Vec<Vec<OsString>> {
 
 /// A configuration snippet for MCP hosts that read `mcpServers` (Claude Desktop, Cursor) —
 /// VS Code's `servers` takes the same object.
-fn print_config(args: &McpArgs, catalog_names: &[String]) -> ExitCode {
+///
+/// The roots and pins are written out resolved (absolute, the working directory when no
+/// `--root` was given), since a host starts the server in a directory of its own.
+fn print_config(args: &McpArgs, catalog: &Catalog, catalog_names: &[String]) -> ExitCode {
     let aoi = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "aoi".into());
     let mut server_args = vec!["mcp".to_owned()];
+    for root in catalog.confinement.roots() {
+        server_args.extend(["--root".to_owned(), root.display().to_string()]);
+    }
+    for pin in &args.pins {
+        let value = catalog
+            .tools
+            .iter()
+            .find_map(|t| t.pins.get(&pin.name))
+            .map(|v| match v {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Array(items) if items.len() == 1 => match &items[0] {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                },
+                other => other.to_string(),
+            })
+            .unwrap_or_else(|| pin.value.clone());
+        server_args.extend(["--pin".to_owned(), format!("{}={value}", pin.name)]);
+    }
     for a in &args.allow {
         server_args.extend(["--allow".to_owned(), a.clone()]);
     }
@@ -101,14 +123,17 @@ pub fn run(args: McpArgs) -> ExitCode {
     } else {
         aoi_mcp::catalog::default_cache_dir()
     };
-    let catalog = match Catalog::discover(&clis, &filter, cache.as_deref()) {
+    let mut catalog = match Catalog::discover(&clis, &filter, cache.as_deref()) {
         Ok(c) => c,
         Err(e) => return fail(&e.to_string(), exit_code::UNAVAILABLE),
     };
+    if let Err(e) = catalog.confine(&args.roots, &args.pins) {
+        return fail(&e.to_string(), exit_code::USAGE);
+    }
     if args.print_config {
         let mut names: Vec<String> = catalog.tools.iter().map(|t| t.cli.name.clone()).collect();
         names.dedup();
-        return print_config(&args, &names);
+        return print_config(&args, &catalog, &names);
     }
     let options = ServerOptions {
         bounds: Bounds {

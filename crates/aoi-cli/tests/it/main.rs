@@ -8,6 +8,7 @@ mod lint_robust;
 mod lint_targets;
 mod mcp;
 mod mcp_calls;
+mod mcp_catalog;
 mod mcp_clients;
 mod mcp_protocol;
 mod mcp_python_example;

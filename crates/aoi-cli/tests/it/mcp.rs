@@ -49,12 +49,14 @@ pub(crate) fn data_home(tag: &str) -> PathBuf {
     temp_dir(&format!("mcp-{tag}"))
 }
 
-/// Runs the Python SDK client's `scenario` against `command` with `XDG_DATA_HOME` set, and
-/// returns what it printed.
+/// Runs the Python SDK client's `scenario` against `command` with `XDG_DATA_HOME` set and
+/// the server started in `home` (so its paths are inside the default root), and returns what
+/// it printed.
 fn python(scenario: &str, command: &[String], home: &Path, mut config: Value) -> Value {
     let clients = mcp_clients();
     config["command"] = json!(command);
     config["env"] = json!({"XDG_DATA_HOME": path(home)});
+    config["cwd"] = json!(path(home));
     let out = Command::new(&clients.python)
         .arg(data("client.py"))
         .arg(scenario)
@@ -193,8 +195,11 @@ fn python_sdk_lists_one_tool_per_command_with_schemas_and_hints() {
         .expect("description")
         .contains("confirm"));
 
-    // `create` supports an idempotency key, `move` does not.
-    assert_eq!(tool(tools, "create")["annotations"]["idempotentHint"], true);
+    // A key makes a call idempotent only when the caller passes one: `create` is not.
+    assert_eq!(
+        tool(tools, "create")["annotations"]["idempotentHint"],
+        false
+    );
     assert_eq!(tool(tools, "move")["annotations"]["idempotentHint"], false);
 
     for t in tools.as_array().expect("tools") {
@@ -620,10 +625,15 @@ fn print_config_is_json_a_host_can_run() {
     let entry = &config["mcpServers"]["outline"];
     let command = entry["command"].as_str().expect("command");
     assert!(Path::new(command).is_absolute() && Path::new(command).exists());
+    // The default root, the working directory, is written out: a host starts the server
+    // somewhere else.
+    let cwd = std::env::current_dir().and_then(std::fs::canonicalize);
     assert_eq!(
         entry["args"],
         json!([
             "mcp",
+            "--root",
+            path(&cwd.expect("the working directory")),
             "--",
             path(&std::fs::canonicalize(outline()).expect("outline"))
         ])
@@ -760,14 +770,14 @@ fn python_sdk_calls_tools_over_streamable_http_on_loopback() {
 #[test]
 fn records_given_as_input_jsonl_reach_the_clis_stdin() {
     // A command that takes `--input-jsonl -` (input_modes has `jsonl`) gets its records as
-    // the `input_jsonl` argument: aoi mcp writes them to the CLI's stdin, one line each.
+    // the `records` argument: aoi mcp writes them to the CLI's stdin, one line each.
     let home = data_home("stdin");
     let out = python(
         "calls",
         &outline_server(),
         &home,
         json!({"calls": [
-            {"tool": "import", "arguments": {"input_jsonl": [
+            {"tool": "import", "arguments": {"records": [
                 {"title": "Stdin alpha", "body": "first"},
                 {"title": "Stdin beta", "body": "second"},
             ]}},

@@ -225,14 +225,16 @@ fn every_notes_command_is_a_tool_with_valid_schemas_and_the_hints_capabilities_g
             "{name}"
         );
 
-        // The hints say what capabilities says (machine-mode-and-mcp.md), each one present:
-        // an absent destructiveHint means true to MCP.
+        // The hints say no more than capabilities does, each one present (an absent
+        // destructiveHint means true to MCP): only a read-only command is idempotent (a key
+        // helps only the calls that pass one), and only one said `additive` writes without
+        // being destructive.
         let hints = &t["annotations"];
         let flag = |k: &str| command[k].as_bool().unwrap_or(false);
         assert_eq!(hints["readOnlyHint"], flag("read_only"), "{name}");
-        assert_eq!(hints["destructiveHint"], flag("destructive"), "{name}");
-        let idempotent = flag("supports_idempotency_key") || flag("read_only");
-        assert_eq!(hints["idempotentHint"], idempotent, "{name}");
+        let destructive = !flag("read_only") && (flag("destructive") || !flag("additive"));
+        assert_eq!(hints["destructiveHint"], destructive, "{name}");
+        assert_eq!(hints["idempotentHint"], flag("read_only"), "{name}");
         assert_eq!(hints["openWorldHint"], false, "{name}");
     }
     assert_eq!(tool(tools, "list")["annotations"]["readOnlyHint"], true);
@@ -241,7 +243,7 @@ fn every_notes_command_is_a_tool_with_valid_schemas_and_the_hints_capabilities_g
         true
     );
     assert_eq!(tool(tools, "add")["annotations"]["destructiveHint"], false);
-    assert_eq!(tool(tools, "add")["annotations"]["idempotentHint"], true);
+    assert_eq!(tool(tools, "add")["annotations"]["idempotentHint"], false);
     assert!(tool(tools, "delete")["description"]
         .as_str()
         .expect("description")
@@ -268,15 +270,20 @@ fn every_notes_command_is_a_tool_with_valid_schemas_and_the_hints_capabilities_g
         .map(String::from)
         .into()
     );
-    let records = &tool(tools, "import")["inputSchema"]["properties"]["input_jsonl"];
-    assert!(
-        records["anyOf"]
-            .as_array()
-            .expect("anyOf")
-            .iter()
-            .any(|s| s["type"] == "array"),
-        "import's input_jsonl takes an array of records: {records}"
+    // import takes its records as `records`, each one a notes record ($defs.record); its
+    // `--input-jsonl`, which only takes `-`, is the adapter's to give.
+    let import = &tool(tools, "import")["inputSchema"];
+    assert_eq!(
+        import["properties"]["records"]["items"],
+        json!({"$ref": "#/$defs/record"}),
+        "{import}"
     );
+    assert_eq!(import["$defs"]["record"]["required"], json!(["title"]));
+    assert!(
+        import["properties"].get("input_jsonl").is_none(),
+        "{import}"
+    );
+    assert!(!props("import").contains("input_jsonl"));
     assert!(!scratch.store().exists(), "discovery writes no store");
 }
 
@@ -389,17 +396,23 @@ fn delete_without_confirm_is_a_tool_error_that_changes_nothing_and_with_it_delet
 fn import_gets_its_records_on_stdin_and_fails_fast_on_a_bad_one() {
     let scratch = Scratch::new("import");
     let results = scratch.calls(json!([
-        {"tool": "import", "arguments": {"input_jsonl": [
+        {"tool": "import", "arguments": {"records": [
             {"title": "From MCP", "body": "first"},
             {"title": "Also from MCP"},
         ]}},
-        // The second record has a field notes does not know: fail fast, nothing written.
-        {"tool": "import", "arguments": {"input_jsonl": [
+        // The second record has a blank title, which its schema allows and notes refuses:
+        // fail fast, nothing written.
+        {"tool": "import", "arguments": {"records": [
             {"title": "Never written"},
-            {"title": "Bad", "colour": "red"},
+            {"title": "   "},
         ]}},
-        {"tool": "import", "arguments": {"continue_on_error": true, "input_jsonl": [
+        {"tool": "import", "arguments": {"continue_on_error": true, "records": [
             {"title": "Kept"},
+            {"title": "   "},
+        ]}},
+        // A field notes' record schema does not have: refused by the adapter, notes never ran.
+        {"tool": "import", "arguments": {"records": [
+            {"title": "Never either"},
             {"title": "Bad", "colour": "red"},
         ]}},
     ]));
@@ -412,7 +425,6 @@ fn import_gets_its_records_on_stdin_and_fails_fast_on_a_bad_one() {
     let s = tool_error(&results[1]);
     let error = process_error(s);
     assert_eq!(error["category"], "validation", "{s}");
-    assert_eq!(error["code"], "INPUT_RECORD_INVALID");
     assert_eq!(error["line_number"], 2, "the line of stdin it was on");
     assert!(of_type(s, "created").is_empty());
 
@@ -420,6 +432,11 @@ fn import_gets_its_records_on_stdin_and_fails_fast_on_a_bad_one() {
     assert_eq!(s["summary"]["partial"], true, "{s}");
     assert_eq!(of_type(s, "created")[0]["title"], "Kept");
     assert_eq!(of_type(s, "aoi:error")[0]["scope"], "item");
+
+    let s = tool_error(&results[3]);
+    assert_eq!(s["adapter_error"]["category"], "usage", "{s}");
+    assert_eq!(s["adapter_error"]["code"], "INVALID_ARGUMENTS");
+    assert_eq!(s["summary"], Value::Null, "notes never ran");
 
     assert_eq!(scratch.titles(), ["From MCP", "Also from MCP", "Kept"]);
 }
