@@ -10,6 +10,7 @@ mod mcp;
 mod mcp_calls;
 mod mcp_catalog;
 mod mcp_clients;
+mod mcp_conformance;
 mod mcp_protocol;
 mod mcp_python_example;
 mod pipeline;
