@@ -325,13 +325,16 @@ pub async fn run(
             status = Some(s);
         }
     }
-    if let Some(tail) = framer.finish() {
-        verifier.frame(tail);
-    }
     let killed = matches!(
         stopped,
         Some(Stopped::Cancelled | Stopped::TimedOut | Stopped::Output)
     );
+    if !killed {
+        // A run the adapter killed was cut mid-line by the kill, not by the CLI.
+        if let Some(tail) = framer.finish() {
+            verifier.frame(tail);
+        }
+    }
     let end = if killed {
         None
     } else {
@@ -356,11 +359,13 @@ pub async fn run(
         .iter()
         .filter(|f| f.level == Level::Violation)
         .filter(|f| !unknown_category(f, &kept))
+        // A run the adapter stopped has no summary because the adapter stopped it.
+        .filter(|f| !(killed && f.code == aoi::read::FindingCode::SummaryMissing))
         .collect();
     let mut bad_lines: Vec<u64> = violations.iter().filter_map(|f| f.line).collect();
     bad_lines.sort_unstable();
     let suppressed = report.suppressed > 0;
-    let violated = !violations.is_empty() || (report.verdict == Verdict::Violation && suppressed);
+    let violated = !violations.is_empty() || (suppressed && report.verdict == Verdict::Violation);
     let before = kept.events.len();
     if suppressed && report.verdict == Verdict::Violation {
         // More violations than the verifier keeps: which lines they were on is unknown, so

@@ -11,9 +11,15 @@
 //! | `--input-jsonl -` (`input_modes` has `jsonl`) | a `records` array, each record checked against `$defs.record`, written to the CLI's stdin |
 //! | a property marked as a path (`x-aoi-format: "path"`) | confined to `--root` (default: the working directory), see [`confine`] |
 //! | the event schema | `outputSchema`: `{events, summary}`, failed runs included |
-//! | a run: `aoi:meta` … `aoi:summary` | `structuredContent` `{events, summary}` and the same JSON as text |
+//! | a run: `aoi:meta` … `aoi:summary` | `structuredContent` `{events, summary}`; `content`: a headline block, then the serialized JSON of `structuredContent` |
 //! | a process `aoi:error`, `ok:false`, a protocol violation | `isError: true` with the whole error |
-//! | `aoi:progress` | `notifications/progress`, when the client sent a progress token |
+//! | a line the verifier or the tool's `outputSchema` rejects | never in `events`: `isError`, `protocol_violation.findings` (line, code, message); the result always fits `outputSchema` |
+//! | an `aoi:error` category v1.0-alpha does not know | kept, routed as `internal` with the wire value in `details.category` (§9.4); no violation |
+//! | `aoi:progress` | `notifications/progress`, when the client sent a progress token, in order, and only a value above the last one sent (MCP: progress increases) |
+//! | `unbounded: true` (`watch`) | `max_duration_ms` (default 30 s, capped by `--timeout`) and `max_events` arguments: SIGINT at either, the events seen, `stopped` `{reason, retryable: false}`, not an error |
+//! | `--timeout` | a hard limit: `adapter_error` `timeout` `CALL_TIMED_OUT`, `retryable` only for a read-only command or a call with an idempotency key (§9.3) |
+//! | `--max-output` (4 MiB) | bounds the response: events past it withheld, `truncated: true`, `withheld_events`, the summary's `next_cursor`; a read-only CLI is stopped there |
+//! | the end of a call, stdin closed, SIGTERM/SIGINT/SIGHUP | the call's process group and every descendant carrying its `AOI_MCP_CALL` marker killed ([`reap`]) |
 //! | `truncated` / `next_cursor` | the tool's `cursor` argument |
 //! | `read_only`, `additive` | `readOnlyHint`; `idempotentHint` only when read-only; `destructiveHint` unless read-only or additive ([`catalog::hints`]) |
 //! | `notifications/cancelled`, a timeout | the child's process group killed, and reaped |

@@ -121,6 +121,38 @@ pub fn stop_all() -> usize {
     sweep(&format!("{MARKER}={}-", std::process::id()), true)
 }
 
+/// Calls `on_hangup` once this process's standard input is hung up (a pipe whose every writer
+/// closed it, a terminal that went away), from a thread of its own. It only polls for the
+/// hang-up, never reads, so the transport reading stdin loses nothing. Standard input that
+/// cannot hang up (a file, `/dev/null`) or is not open: `on_hangup` is never called.
+pub fn on_stdin_hangup(on_hangup: impl FnOnce() + Send + 'static) {
+    use rustix::event::{poll, PollFd, PollFlags};
+    let spawned = std::thread::Builder::new()
+        .name("stdin-hangup".into())
+        .spawn(move || {
+            let stdin = rustix::stdio::stdin();
+            loop {
+                // No events asked for: poll reports only POLLHUP, POLLERR and POLLNVAL.
+                let mut fds = [PollFd::new(&stdin, PollFlags::empty())];
+                match poll(&mut fds, None) {
+                    Ok(_) => {}
+                    Err(rustix::io::Errno::INTR) => continue,
+                    Err(_) => return,
+                }
+                let revents = fds[0].revents();
+                if revents.contains(PollFlags::NVAL) {
+                    return;
+                }
+                if revents.intersects(PollFlags::HUP | PollFlags::ERR) {
+                    on_hangup();
+                    return;
+                }
+            }
+        });
+    // Without the thread, stdin's EOF still ends the service, only later.
+    drop(spawned);
+}
+
 /// Kills every live process whose environment holds `wanted` (exactly, or as a prefix of the
 /// variable when `prefix`), until a scan finds none it has not killed already.
 fn sweep(wanted: &str, prefix: bool) -> usize {

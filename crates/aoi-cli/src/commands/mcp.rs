@@ -181,6 +181,11 @@ pub fn run(args: McpArgs) -> ExitCode {
                 .map(|()| None)
                 .map_err(|e| e.to_string());
         }
+        // The host closing stdin is a shutdown (MCP stdio): running calls are killed at
+        // once rather than drained, so nothing they started outlives the session.
+        aoi_mcp::reap::on_stdin_hangup(|| {
+            aoi_mcp::reap::stop_all();
+        });
         let service = server
             .serve(aoi_mcp::stdio::StdioTransport::stdio())
             .await

@@ -51,7 +51,11 @@ fn python(scenario: &str, command: &[String], mut config: Value) -> Value {
 
 /// One call on a fresh server.
 fn call(command: &[String], tool: &str, arguments: Value) -> Value {
-    let out = python("call", command, json!({"tool": tool, "arguments": arguments}));
+    let out = python(
+        "call",
+        command,
+        json!({"tool": tool, "arguments": arguments}),
+    );
     out["result"].clone()
 }
 
@@ -358,9 +362,11 @@ fn unbounded_streams_are_bounded_by_max_events_and_max_duration() {
     let props = &watch["inputSchema"]["properties"];
     assert_eq!(props["max_duration_ms"]["type"], "integer");
     assert_eq!(props["max_events"]["type"], "integer");
-    assert!(crate::mcp::tool(&listed["tools"], "hang")["inputSchema"]["properties"]
-        .get("max_events")
-        .is_none());
+    assert!(
+        crate::mcp::tool(&listed["tools"], "hang")["inputSchema"]["properties"]
+            .get("max_events")
+            .is_none()
+    );
 
     let out = python(
         "calls",

@@ -205,7 +205,8 @@ async def scenario_cancel(client, config):
 
 def tagged(tag):
     """pid -> argv of every live process (not a zombie) with `tag` in its argv."""
-    return {pid: p[2] for pid, p in processes().items() if p[0] != "Z" and any(tag in a for a in p[2])}
+    return {pid: p[2] for pid, p in processes().items()
+            if p[0] != "Z" and pid != os.getpid() and any(tag in a for a in p[2])}
 
 
 def alive(pid):
@@ -243,7 +244,15 @@ async def scenario_stop(client, config):
         outcome["seen"] = len(tagged(tag))
         started = time.monotonic()
         if how == "stdin":
-            await client.write.aclose()
+            # The SDK only closes stdin at its shutdown, then signals: the write end this
+            # process holds of the server's stdin pipe is closed here, and nothing else.
+            pipe = os.readlink("/proc/%d/fd/0" % server[0])
+            for fd in os.listdir("/proc/self/fd"):
+                try:
+                    if os.readlink("/proc/self/fd/" + fd) == pipe:
+                        os.close(int(fd))
+                except OSError:
+                    pass
         else:
             os.kill(server[0], getattr(signal, "SIG" + how))
         while time.monotonic() - started < limit:

@@ -155,8 +155,8 @@ def main():
         out = Stream(command)
         note = {"type": "note", "text": "x" * 200}
         written = 0
-        block = "".join(out.line(note) for _ in range(1000))
         while command == "flood" or written < 500_000_000:
+            block = "".join(out.line(note) for _ in range(1000))
             sys.stdout.write(block)
             written += len(block)
         out.summary(True, count=written // 250)
