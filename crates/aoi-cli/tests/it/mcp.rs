@@ -53,29 +53,10 @@ pub(crate) fn data_home(tag: &str) -> PathBuf {
 /// the server started in `home` (so its paths are inside the default root), and returns what
 /// it printed.
 fn python(scenario: &str, command: &[String], home: &Path, mut config: Value) -> Value {
-    let clients = mcp_clients();
     config["command"] = json!(command);
     config["env"] = json!({"XDG_DATA_HOME": path(home)});
     config["cwd"] = json!(path(home));
-    let out = Command::new(&clients.python)
-        .arg(data("client.py"))
-        .arg(scenario)
-        .arg(config.to_string())
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .expect("the Python client runs");
-    assert!(
-        out.status.success(),
-        "client.py {scenario} failed ({}):\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "client.py {scenario} printed no JSON ({e}):\n{}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
+    crate::mcp_clients::python_client(scenario, &config)
 }
 
 /// Imports `records` into outline's database under `home`, directly (not through MCP).
@@ -548,24 +529,7 @@ fn inspector(args: &[String], home: &Path) -> Value {
         .args(args)
         .output()
         .expect("the Inspector runs");
-    inspector_json(&out, args)
-}
-
-/// The Inspector's stdout as JSON, after checking that it succeeded.
-pub(crate) fn inspector_json(out: &std::process::Output, args: &[impl std::fmt::Debug]) -> Value {
-    assert!(
-        out.status.success(),
-        "mcp-inspector {args:?} failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "mcp-inspector printed no JSON ({e}):\n{}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
+    crate::mcp_clients::client_json(&out, &format!("mcp-inspector {args:?}"))
 }
 
 #[test]

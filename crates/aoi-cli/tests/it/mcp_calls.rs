@@ -4,13 +4,11 @@
 //! meets its deadline, the adapter's own errors say honestly whether to retry, unbounded
 //! streams are bounded, and responses stay under `--max-output`. Real processes only.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use crate::mcp::{checked, data, path, server};
-use crate::mcp_clients::mcp_clients;
 
 /// `aoi mcp ARGS --tool hostile.py`.
 fn hostile(args: &[&str]) -> Vec<String> {
@@ -28,25 +26,7 @@ fn tag(name: &str) -> String {
 /// Runs client.py's `scenario` against `command`.
 fn python(scenario: &str, command: &[String], mut config: Value) -> Value {
     config["command"] = json!(command);
-    let out = Command::new(&mcp_clients().python)
-        .arg(data("client.py"))
-        .arg(scenario)
-        .arg(config.to_string())
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .expect("the Python client runs");
-    assert!(
-        out.status.success(),
-        "client.py {scenario} failed ({}):\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "client.py {scenario} printed no JSON ({e}):\n{}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
+    crate::mcp_clients::python_client(scenario, &config)
 }
 
 /// One call on a fresh server.

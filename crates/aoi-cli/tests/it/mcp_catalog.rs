@@ -10,8 +10,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-use crate::mcp::{checked, data, path, server, tool};
-use crate::mcp_clients::mcp_clients;
+use crate::mcp::{checked, path, server, tool};
 use crate::support::{aoi, temp_dir};
 
 fn outline() -> PathBuf {
@@ -32,20 +31,7 @@ fn python(scenario: &str, command: &[String], cwd: &Path, mut config: Value) -> 
     config["command"] = json!(command);
     config["env"] = json!({"XDG_DATA_HOME": path(cwd)});
     config["cwd"] = json!(path(cwd));
-    let out = Command::new(&mcp_clients().python)
-        .arg(data("client.py"))
-        .arg(scenario)
-        .arg(config.to_string())
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .expect("the Python client runs");
-    assert!(
-        out.status.success(),
-        "client.py {scenario} failed ({}):\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("client.py prints JSON")
+    crate::mcp_clients::python_client(scenario, &config)
 }
 
 /// The results of `calls` on one session.

@@ -205,3 +205,36 @@ fn install_inspector(prefix: &Path) -> Result<(), String> {
             .arg(INSPECTOR),
     )
 }
+
+/// What a client printed, as JSON, after checking that it succeeded (`what` names it in the
+/// failure message).
+pub fn client_json(out: &std::process::Output, what: &str) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        let text = String::from_utf8_lossy(&out.stdout);
+        panic!(
+            "{what} printed no JSON ({e}), {} bytes:\n{}",
+            text.len(),
+            text.chars().take(2000).collect::<String>()
+        )
+    })
+}
+
+/// Runs the Python SDK client driver (`tests/data/mcp/client.py`) with `scenario` and
+/// `config` (its `command`, `env`, `cwd`, …); returns what it printed.
+pub fn python_client(scenario: &str, config: &serde_json::Value) -> serde_json::Value {
+    let out = Command::new(&mcp_clients().python)
+        .arg(crate::mcp::data("client.py"))
+        .arg(scenario)
+        .arg(config.to_string())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("the Python client runs");
+    client_json(&out, &format!("client.py {scenario}"))
+}

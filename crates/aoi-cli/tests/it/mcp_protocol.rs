@@ -24,20 +24,7 @@ fn ts(scenario: &str, config: &Value) -> Value {
         .env("AOI_TS_MODULES", &client.modules)
         .output()
         .expect("the TypeScript client runs");
-    assert!(
-        out.status.success(),
-        "client.mjs {scenario} failed ({}):\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        let text = String::from_utf8_lossy(&out.stdout);
-        panic!(
-            "client.mjs {scenario} printed no JSON ({e}), {} bytes:\n{}",
-            text.len(),
-            text.chars().take(2000).collect::<String>()
-        )
-    })
+    crate::mcp_clients::client_json(&out, &format!("client.mjs {scenario}"))
 }
 
 /// `aoi mcp --listen 0 ARGS -- outline` in `home` (its working directory and data home):

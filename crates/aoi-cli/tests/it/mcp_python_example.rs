@@ -13,7 +13,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::mcp::{checked, data, names, path, process_error, server, tool};
+use crate::mcp::{checked, names, path, process_error, server, tool};
 use crate::mcp_clients::mcp_clients;
 use crate::support::temp_dir;
 
@@ -58,25 +58,7 @@ impl Scratch {
         config["command"] = json!(notes_server());
         config["env"] = self.env();
         config["cwd"] = json!(path(&self.dir));
-        let out = Command::new(&mcp_clients().python)
-            .arg(data("client.py"))
-            .arg(scenario)
-            .arg(config.to_string())
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            .output()
-            .expect("the Python client runs");
-        assert!(
-            out.status.success(),
-            "client.py {scenario} failed ({}):\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-            panic!(
-                "client.py {scenario} printed no JSON ({e}):\n{}",
-                String::from_utf8_lossy(&out.stdout)
-            )
-        })
+        crate::mcp_clients::python_client(scenario, &config)
     }
 
     /// Several calls in turn on one session; their results.
@@ -489,7 +471,7 @@ fn inspector(scratch: &Scratch, args: &[&str]) -> Value {
         .current_dir(&scratch.dir)
         .output()
         .expect("the Inspector runs");
-    crate::mcp::inspector_json(&out, args)
+    crate::mcp_clients::client_json(&out, &format!("mcp-inspector {args:?}"))
 }
 
 #[test]
