@@ -4,10 +4,15 @@
 #   2. warm `tools/call search {"query":"rollback","limit":5}` against spawning
 #      `outline search rollback --limit=5 --output jsonl` directly, interleaved: overhead ≤ 1 ms;
 #   3. cold start: spawn, initialize, notifications/initialized, tools/list until its response
-#      (target < 20 ms), interleaved with spawning `outline capabilities --output json`.
+#      (target < 20 ms), interleaved with spawning `outline capabilities --output json`;
+#   4. the transports side by side: the same warm `tools/call search` through `aoi mcp -- outline`
+#      on stdio and through `aoi mcp --listen 0 -- outline` on Streamable HTTP (one keep-alive
+#      connection), interleaved in one loop with the direct spawn: HTTP costs ≤ 1 ms more than
+#      stdio, stdio ≤ 0.5 ms more than the spawn; then `tools/list`'s bytes on both.
 # Unless NO_PEERS=1, the same three for a server on the official Python SDK (`mcp` on PyPI,
 # installed into bench/data/mcp-venv) with one `search` tool that spawns the same command:
-# bench/mcp_sdk_server.py. LIST_RUNS, CALL_RUNS, COLD_RUNS, PEER_COLD_RUNS set the counts.
+# bench/mcp_sdk_server.py. LIST_RUNS, CALL_RUNS, COLD_RUNS, PEER_COLD_RUNS, TRANSPORT_RUNS set
+# the counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p bench/data
@@ -30,6 +35,8 @@ out=bench/data/mcp
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$driver" list "${LIST_RUNS:-1000}" -- "$aoi" mcp -- "$outline" >"$out-aoi-list.tsv"
 "$driver" call "${CALL_RUNS:-200}" "$search" -- "$aoi" mcp -- "$outline" >"$out-aoi-call.tsv"
+"$driver" transports "${TRANSPORT_RUNS:-200}" "$search" -- "$aoi" mcp -- "$outline" \
+  ++ "$aoi" mcp --listen 0 -- "$outline" >"$out-aoi-transports.tsv"
 # Warm the discovery cache once, so the cold start below is a host restarting the server;
 # the first start after installing or upgrading the CLI (no cache) is measured next to it.
 "$aoi" mcp --print-config -- "$outline" >/dev/null
@@ -87,9 +94,26 @@ over = ms(a["call"]["call"]) - ms(a["call"]["direct"])
 cold = ms(a["cold"]["cold"])
 print(f"\ntools/list warm median {ms(a['list']['list']):.3f} ms (p90 {p90(a['list']['list']):.3f}); no numeric target")
 print(f"tools/call overhead over a direct spawn: {over:+.3f} ms at the median "
-      f"({ms(a['call']['call']) / ms(a['call']['direct']):.2f}x) (target <= 1 ms): {'met' if over <= 1 else 'NOT met'}")
+      f"({ms(a['call']['call']) / ms(a['call']['direct']):.2f}x) (target <= 0.5 ms): {'met' if over <= 0.5 else 'NOT met'}")
 print(f"cold start to tools/list: {cold:.2f} ms (target < 20 ms): {'met' if cold < 20 else 'NOT met'}; "
       f"{cold / ms(a['cold']['direct']):.1f}x one `outline capabilities`")
+t = load("aoi-transports")
+if t:
+    stdio, http, direct = t["stdio"], t["http"], t["direct"]
+    print(f"\nthe transports side by side, one run, interleaved (n={len(stdio)} each):")
+    for label, xs in (("tools/call search over stdio", stdio), ("tools/call search over Streamable HTTP", http),
+                      ("spawn outline search directly", direct)):
+        print(f"  {label}".ljust(58) + f" {ms(xs):10.3f} {p90(xs):8.3f}")
+    h_s = ms(http) - ms(stdio)
+    s_d = ms(stdio) - ms(direct)
+    print(f"HTTP over stdio: {h_s:+.3f} ms at the median ({ms(http) / ms(stdio):.2f}x) "
+          f"(target <= 1 ms): {'met' if h_s <= 1 else 'NOT met'}")
+    print(f"stdio over a direct spawn: {s_d:+.3f} ms at the median ({ms(stdio) / ms(direct):.2f}x) "
+          f"(target <= 0.5 ms): {'met' if s_d <= 0.5 else 'NOT met'}")
+    line, body, payload = (t[k][0] for k in ("list_bytes_stdio", "list_bytes_http_body", "list_bytes_http_json"))
+    print(f"tools/list for outline: {line} B on stdio (the JSON-RPC line and its newline), "
+          f"{body} B of HTTP body ({payload} B of JSON in SSE framing, +{body - payload} B); "
+          f"HTTP/stdio {body / line:.4f}x")
 first = load("aoi-first")
 if first:
     print(f"first start after an install or upgrade (--no-cache, discovery runs): "

@@ -9,9 +9,17 @@
 //   mcp_driver cold N DIRECT -- SERVER...       spawn SERVER, initialize, notifications/initialized,
 //                                               tools/list until its response; interleaved with
 //                                               spawning DIRECT and reading all its output
+//   mcp_driver transports N DIRECT -- STDIO... ++ HTTP...
+//                                               the same warm tools/call `search` through a stdio
+//                                               server and through a Streamable HTTP one (HTTP is
+//                                               a `--listen 0` server that announces its URL on
+//                                               stderr; one keep-alive connection), interleaved
+//                                               with spawning DIRECT; then tools/list's bytes on
+//                                               both
 //
 // Output: one line per sample, `label<TAB>nanoseconds`. Warm-ups are not printed.
 use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Instant;
 
@@ -89,6 +97,138 @@ impl Server {
     }
 }
 
+/// A Streamable HTTP server on one keep-alive connection: requests are POSTs with the session's
+/// headers; a response is read by its `Content-Length` or its chunks, with no JSON parsing.
+struct HttpServer {
+    child: Child,
+    conn: BufReader<TcpStream>,
+    authority: String,
+    path: String,
+    session: Option<String>,
+    next_id: u64,
+    body: Vec<u8>,
+}
+
+impl HttpServer {
+    fn spawn(argv: &[String]) -> HttpServer {
+        let mut child = Command::new(&argv[0])
+            .args(&argv[1..])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot spawn {}: {e}", argv[0]));
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).expect("read the server's announcement");
+        let url = line.trim().rsplit(' ').next().unwrap_or_default().to_owned();
+        let rest = url.strip_prefix("http://").unwrap_or_else(|| panic!("no URL announced: {line:?}"));
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        let stream = TcpStream::connect(authority).expect("connect to the HTTP server");
+        stream.set_nodelay(true).unwrap();
+        HttpServer {
+            child,
+            conn: BufReader::with_capacity(1 << 20, stream),
+            authority: authority.to_owned(),
+            path: path.to_owned(),
+            session: None,
+            next_id: 2,
+            body: Vec::with_capacity(1 << 20),
+        }
+    }
+
+    /// POSTs `json`; reads the response into `self.body`; its status.
+    fn post(&mut self, json: &str) -> u16 {
+        let mut req = format!(
+            "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+            self.path,
+            self.authority,
+            json.len()
+        );
+        if let Some(id) = &self.session {
+            req.push_str("MCP-Protocol-Version: 2025-06-18\r\nMcp-Session-Id: ");
+            req.push_str(id);
+            req.push_str("\r\n");
+        }
+        req.push_str("\r\n");
+        req.push_str(json);
+        self.conn.get_mut().write_all(req.as_bytes()).expect("send the request");
+        let mut line = String::new();
+        self.conn.read_line(&mut line).expect("read the status line");
+        let status: u16 = line.split(' ').nth(1).and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("bad status line {line:?}"));
+        let (mut length, mut chunked) = (None, false);
+        loop {
+            line.clear();
+            self.conn.read_line(&mut line).expect("read a header");
+            let header = line.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            let (name, value) = header.split_once(':').unwrap_or((header, ""));
+            let (name, value) = (name.to_ascii_lowercase(), value.trim());
+            match name.as_str() {
+                "content-length" => length = value.parse::<usize>().ok(),
+                "transfer-encoding" => chunked = value.contains("chunked"),
+                "mcp-session-id" => self.session = Some(value.to_owned()),
+                _ => {}
+            }
+        }
+        self.body.clear();
+        if chunked {
+            loop {
+                line.clear();
+                self.conn.read_line(&mut line).expect("read a chunk size");
+                let size = usize::from_str_radix(line.trim(), 16).expect("a chunk size");
+                let start = self.body.len();
+                self.body.resize(start + size + 2, 0);
+                self.conn.read_exact(&mut self.body[start..]).expect("read a chunk");
+                self.body.truncate(start + size);
+                if size == 0 {
+                    break;
+                }
+            }
+        } else if let Some(n) = length {
+            self.body.resize(n, 0);
+            self.conn.read_exact(&mut self.body).expect("read the body");
+        }
+        status
+    }
+
+    fn request(&mut self, method: &str, params: &str) -> &[u8] {
+        let id = self.next_id;
+        self.next_id += 1;
+        let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
+        let status = self.post(&text);
+        assert_eq!(status, 200, "{method}: {}", String::from_utf8_lossy(&self.body));
+        &self.body
+    }
+
+    fn handshake(&mut self) {
+        assert_eq!(self.post(INIT), 200, "initialize: {}", String::from_utf8_lossy(&self.body));
+        assert!(self.session.is_some(), "no Mcp-Session-Id");
+        assert_eq!(self.post(INITIALIZED), 202, "initialized: {}", String::from_utf8_lossy(&self.body));
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The JSON-RPC message in an SSE body (its `data:` line), or the body itself.
+fn sse_json(body: &[u8]) -> &[u8] {
+    body.split(|&b| b == b'\n')
+        .filter_map(|l| l.strip_prefix(b"data: "))
+        .find(|d| d.starts_with(b"{"))
+        .unwrap_or(body)
+}
+
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
@@ -120,10 +260,23 @@ fn run_direct(argv: &[String], out: &mut Vec<u8>) {
 
 const CALL: &str = r#"{"name":"search","arguments":{"query":"rollback","limit":5}}"#;
 
+fn mode_is_transports(args: &[String]) -> bool {
+    args.first().is_some_and(|m| m == "transports")
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let sep = args.iter().position(|a| a == "--").expect("-- SERVER... missing");
-    let server: Vec<String> = args[sep + 1..].to_vec();
+    let mut server: Vec<String> = args[sep + 1..].to_vec();
+    // `transports` takes a second server after `++` (`--` is the servers' own separator).
+    let http_server: Vec<String> = match server.iter().position(|a| a == "++") {
+        Some(at) if mode_is_transports(&args) => {
+            let http = server[at + 1..].to_vec();
+            server.truncate(at);
+            http
+        }
+        _ => Vec::new(),
+    };
     let mode = args[0].as_str();
     let n: usize = args[1].parse().expect("N");
     let direct: Vec<String> =
@@ -208,6 +361,50 @@ fn main() {
                     }
                 }
             }
+        }
+        "transports" => {
+            let mut stdio = Server::spawn(&server);
+            stdio.handshake();
+            let mut http = HttpServer::spawn(&http_server);
+            http.handshake();
+            let mut out = Vec::with_capacity(1 << 16);
+            for _ in 0..warmup {
+                check_call(stdio.request("tools/call", CALL));
+                check_call(http.request("tools/call", CALL));
+                run_direct(&direct, &mut out);
+            }
+            for i in 0..n {
+                // Rotate which of the three goes first.
+                for k in 0..3 {
+                    let t = Instant::now();
+                    let (label, ns) = match (i + k) % 3 {
+                        0 => {
+                            let r = stdio.request("tools/call", CALL);
+                            let ns = t.elapsed().as_nanos();
+                            check_call(r);
+                            ("stdio", ns)
+                        }
+                        1 => {
+                            let r = http.request("tools/call", CALL);
+                            let ns = t.elapsed().as_nanos();
+                            check_call(r);
+                            ("http", ns)
+                        }
+                        _ => {
+                            run_direct(&direct, &mut out);
+                            ("direct", t.elapsed().as_nanos())
+                        }
+                    };
+                    writeln!(o, "{label}\t{ns}").unwrap();
+                }
+            }
+            let len = stdio.request("tools/list", "{}").len();
+            writeln!(o, "list_bytes_stdio\t{len}").unwrap();
+            let body = http.request("tools/list", "{}");
+            check_list(body);
+            writeln!(o, "list_bytes_http_body\t{}", body.len()).unwrap();
+            writeln!(o, "list_bytes_http_json\t{}", sse_json(body).len()).unwrap();
+            stdio.close();
         }
         other => panic!("unknown mode {}", other),
     }
