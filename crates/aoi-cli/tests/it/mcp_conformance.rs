@@ -271,15 +271,12 @@ fn conformance_suite_passes_every_scenario_that_applies_to_a_tools_only_server()
             NotApplicable(_) => {}
         }
     }
-    eprintln!(
-        "{CONFORMANCE} against aoi mcp --listen -- conformance.py:\n{}",
-        report.join("\n")
-    );
     assert!(
         problems.is_empty(),
-        "conformance scenarios that do not do what this test requires:\n{}\n\nthe suite \
-         printed:\n{log}",
-        problems.join("\n")
+        "conformance scenarios that do not do what this test requires:\n{}\n\n{CONFORMANCE} \
+         against aoi mcp --listen -- conformance.py:\n{}\n\nthe suite printed:\n{log}",
+        problems.join("\n"),
+        report.join("\n")
     );
     let _ = std::fs::remove_dir_all(&home);
 }

@@ -196,7 +196,8 @@ def main():
     output = opts.pop("output", "human")
     machine = output == "jsonl"
     documents = ("capabilities", "schema", "input-schema")
-    if output not in ("human", "jsonl") and not (output == "json" and words[:1] in [[d] for d in documents]):
+    document = len(words) == 1 and words[0] in documents
+    if output not in ("human", "jsonl") and not (output == "json" and document):
         return usage(False, "--output takes human or jsonl (json for %s), not %r"
                      % (", ".join(documents), output))
     names = [c["name"] for c in COMMANDS]
