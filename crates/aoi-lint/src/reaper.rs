@@ -23,7 +23,6 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -225,19 +224,14 @@ impl Selector<'_> {
         if self.children && ppid == me {
             return true;
         }
-        let environ = fs::read(proc_dir.join("environ")).unwrap_or_default();
-        let name = format!("{MARKER}=");
-        let mut marked = false;
-        for var in environ.split(|&b| b == 0) {
-            if let Some(value) = var.strip_prefix(name.as_bytes()) {
-                marked = true;
-                let wanted = self.marker.as_bytes();
-                if value == wanted || (self.prefix && value.starts_with(wanted)) {
-                    return true;
-                }
+        let value = aoi::process::env_value(proc_dir, MARKER);
+        if let Some(value) = &value {
+            let wanted = self.marker.as_bytes();
+            if value == wanted || (self.prefix && value.starts_with(wanted)) {
+                return true;
             }
         }
-        if marked || self.roots.is_empty() {
+        if value.is_some() || self.roots.is_empty() {
             // Another run's process: that run sweeps it.
             return false;
         }
@@ -254,69 +248,20 @@ struct Found {
     pidfd: Option<OwnedFd>,
 }
 
-/// The fields of `/proc/PID/stat` a sweep needs.
-pub(crate) struct Stat {
-    command: String,
-    state: u8,
-    ppid: i32,
-    pgid: i32,
-    /// Clock ticks after boot at which the process started.
-    pub(crate) started: u64,
-}
-
-/// Parses `/proc/PID/stat`, read with one `read(2)` (it is a few hundred bytes).
-pub(crate) fn read_stat(proc_dir: &Path) -> Option<Stat> {
-    let mut buf = [0u8; 1024];
-    let n = fs::File::open(proc_dir.join("stat"))
-        .and_then(|mut f| f.read(&mut buf))
-        .ok()?;
-    let text = String::from_utf8_lossy(buf.get(..n)?);
-    let (head, rest) = text.rsplit_once(')')?;
-    let command = head.split_once('(')?.1.to_owned();
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // After the command: state, ppid, pgrp, …, starttime is the 20th.
-    Some(Stat {
-        command,
-        state: *fields.first()?.as_bytes().first()?,
-        ppid: fields.get(1)?.parse().ok()?,
-        pgid: fields.get(2)?.parse().ok()?,
-        started: fields.get(19)?.parse().ok()?,
-    })
-}
-
-/// When `pid` started, in clock ticks after boot.
-pub(crate) fn start_time(pid: u32) -> Option<u64> {
-    read_stat(Path::new(&format!("/proc/{pid}"))).map(|s| s.started)
-}
-
 /// Every live process of this user that `select` takes; reaps unowned zombie children on
 /// the way when lint is a subreaper.
 fn scan(select: &Selector<'_>) -> Vec<Found> {
     let me = rustix::process::getpid().as_raw_nonzero().get();
-    let Ok(listing) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
     let mut found = Vec::new();
     let mut zombies = Vec::new();
-    for dirent in listing.flatten() {
-        let Some(raw) = dirent
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        if raw == me {
-            continue;
-        }
+    for (raw, dir) in aoi::process::others() {
         let Some(pid) = Pid::from_raw(raw) else {
             continue;
         };
-        let dir = dirent.path();
-        let Some(stat) = read_stat(&dir) else {
+        let Some(stat) = aoi::process::stat(&dir) else {
             continue;
         };
-        if matches!(stat.state, b'Z' | b'X') {
+        if stat.is_dead() {
             if stat.ppid == me {
                 zombies.push(pid);
             }
@@ -469,7 +414,7 @@ pub fn cancel_all() -> Cancelled {
         prefix: true,
         roots: &roots,
         children: true,
-        born_since: start_time(std::process::id()),
+        born_since: aoi::process::start_time(std::process::id()),
     };
     totals.processes += sweep(&select).len();
     for root in &roots {

@@ -516,7 +516,7 @@ impl Sandbox {
         // are noticed at the next poll of stdout, at most `NO_PIDFD_TICK` later.
         let pidfd = pidfd_open(pgid, PidfdFlags::empty()).ok();
         // Readable until the child is reaped, which only this `Running` does.
-        let born = reaper::start_time(child.id());
+        let born = aoi::process::start_time(child.id());
         self.unswept.fetch_add(1, Ordering::SeqCst);
         Ok(Running {
             child,
@@ -558,7 +558,7 @@ impl Drop for Sandbox {
                 prefix: true,
                 roots: &roots,
                 children: false,
-                born_since: reaper::start_time(std::process::id()),
+                born_since: aoi::process::start_time(std::process::id()),
             });
         }
         reaper::remove_tree(&self.root);

@@ -17,9 +17,6 @@
 //! killed are reaped by whoever inherited them (init, or the host's subreaper).
 
 use std::collections::HashMap;
-use std::fs;
-use std::io::Read;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -94,7 +91,7 @@ impl CallProcesses {
     /// processes outside the group were killed.
     pub fn kill_all(&self) -> usize {
         self.signal_group(Signal::KILL);
-        sweep(&format!("{MARKER}={}", self.marker), false)
+        sweep(&self.marker, false)
     }
 }
 
@@ -118,7 +115,7 @@ pub fn stop_all() -> usize {
     for group in groups {
         let _ = kill_process_group(group, Signal::KILL);
     }
-    sweep(&format!("{MARKER}={}-", std::process::id()), true)
+    sweep(&format!("{}-", std::process::id()), true)
 }
 
 /// Calls `on_hangup` once this process's standard input is hung up (a pipe whose every writer
@@ -153,14 +150,13 @@ pub fn on_stdin_hangup(on_hangup: impl FnOnce() + Send + 'static) {
     drop(spawned);
 }
 
-/// Kills every live process whose environment holds `wanted` (exactly, or as a prefix of the
-/// variable when `prefix`), until a scan finds none it has not killed already.
+/// Kills every live process whose [`MARKER`] is `wanted` (exactly, or starting with it when
+/// `prefix`), until a scan finds none it has not killed already.
 fn sweep(wanted: &str, prefix: bool) -> usize {
-    let me = std::process::id();
-    let born = start_time(Path::new(&format!("/proc/{me}")));
+    let born = aoi::process::start_time(std::process::id());
     let mut killed: Vec<i32> = Vec::new();
     for _ in 0..ROUNDS {
-        let fresh: Vec<i32> = marked(wanted, prefix, me, born)
+        let fresh: Vec<i32> = marked(wanted, prefix, born)
             .into_iter()
             .filter(|pid| !killed.contains(pid))
             .collect();
@@ -179,93 +175,52 @@ fn sweep(wanted: &str, prefix: bool) -> usize {
 
 /// The live processes (not zombies) carrying the marker, other than this one; only those
 /// started after the adapter are read further than their `stat`.
-fn marked(wanted: &str, prefix: bool, me: u32, born: Option<u64>) -> Vec<i32> {
-    let Ok(listing) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut found = Vec::new();
-    for dirent in listing.flatten() {
-        let Some(pid) = dirent
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let dir = dirent.path();
-        let Some((state, started)) = stat(&dir) else {
-            continue;
-        };
-        if matches!(state, b'Z' | b'X') || born.is_some_and(|b| started < b) {
-            continue;
-        }
-        // Another user's process cannot be read, and is not ours to kill.
-        let environ = fs::read(dir.join("environ")).unwrap_or_default();
-        let hit = environ.split(|&b| b == 0).any(|var| {
-            if prefix {
-                var.starts_with(wanted.as_bytes())
-            } else {
-                var == wanted.as_bytes()
-            }
-        });
-        if hit {
-            if let Ok(raw) = i32::try_from(pid) {
-                found.push(raw);
-            }
-        }
-    }
-    found
-}
-
-/// A process's state letter and start time (clock ticks after boot), from `/proc/PID/stat`.
-fn stat(dir: &Path) -> Option<(u8, u64)> {
-    let mut buf = [0u8; 1024];
-    let n = fs::File::open(dir.join("stat"))
-        .and_then(|mut f| f.read(&mut buf))
-        .ok()?;
-    let text = std::str::from_utf8(buf.get(..n)?).ok()?;
-    // The command name may hold spaces and parentheses: the fields follow the last `)`.
-    let rest = text.rsplit_once(')')?.1;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    Some((
-        *fields.first()?.as_bytes().first()?,
-        fields.get(19)?.parse().ok()?,
-    ))
-}
-
-fn start_time(dir: &Path) -> Option<u64> {
-    stat(dir).map(|(_, started)| started)
+fn marked(wanted: &str, prefix: bool, born: Option<u64>) -> Vec<i32> {
+    aoi::process::others()
+        .filter(|(_, dir)| {
+            aoi::process::stat(dir)
+                .is_some_and(|s| !s.is_dead() && born.is_none_or(|b| s.started >= b))
+        })
+        .filter(|(_, dir)| {
+            aoi::process::env_value(dir, MARKER).is_some_and(|value| {
+                if prefix {
+                    value.starts_with(wanted.as_bytes())
+                } else {
+                    value == wanted.as_bytes()
+                }
+            })
+        })
+        .map(|(pid, _)| pid)
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
     use std::process::Command;
 
     #[test]
     fn a_marked_process_in_its_own_session_is_found_and_killed() {
         let call = CallProcesses::new().expect("not stopped");
         let mut child = Command::new("setsid")
-            .args(["sleep", "30"])
+            .args(["sh", "-c", "echo ready; exec sleep 30"])
             .env(MARKER, call.marker())
+            .stdout(std::process::Stdio::piped())
             .spawn()
-            .expect("setsid sleep");
+            .expect("setsid sh");
         let pid = child.id();
-        // setsid execs sleep in place (it is not a group leader), so the pid is sleep's.
+        // setsid execs sh in place (it is not a group leader), so the pid is sh's, then
+        // sleep's; its line says it runs with its own environment (before exec, /proc shows
+        // the parent's).
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped");
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line)
+            .expect("ready");
         let killed = call.kill_all();
         assert!(killed >= 1, "the marked process was found");
         let status = child.wait().expect("reaped");
         assert!(!status.success(), "killed, not finished: {status:?}");
         assert!(!Path::new(&format!("/proc/{pid}")).exists());
-    }
-
-    #[test]
-    fn stat_reads_state_and_start_time_of_this_process() {
-        let (state, started) = stat(Path::new("/proc/self")).expect("own stat");
-        assert!(b"RS".contains(&state), "{}", state as char);
-        assert!(started > 0);
     }
 }

@@ -120,6 +120,8 @@
 pub mod app;
 pub mod discover;
 pub mod emit;
+#[cfg(target_os = "linux")]
+pub mod process;
 pub mod read;
 pub mod surface;
 pub mod wire;

@@ -260,7 +260,10 @@ fn stop(how: &str) {
         &hostile(&[]),
         json!({"tool": "hang", "arguments": {"tag": t}, "tag": t, "how": how, "expect": 3}),
     );
-    assert_eq!(out["seen"], 3, "the CLI and its two helpers ran: {out}");
+    // At least the CLI and its two helpers (a fork caught before its exec shows its
+    // parent's argv, and counts once more).
+    let seen = out["seen"].as_u64().expect("seen");
+    assert!(seen >= 3, "the CLI and its two helpers ran: {out}");
     assert_eq!(out["servers"], 1);
     assert_eq!(out["left"], json!([]), "{how}: {out}");
     assert_eq!(out["server_alive"], false, "{how}: {out}");

@@ -1,0 +1,119 @@
+//! Processes as Linux's `/proc` shows them, for consumers that run tools (`aoi lint`'s
+//! sandbox, `aoi mcp`'s calls) and must find what a run left behind: a descendant that left
+//! the process group (`setsid`) is found by the marker variable it inherited.
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The fields of `/proc/PID/stat` a sweep needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stat {
+    /// The command name (`comm`), at most 15 bytes.
+    pub command: String,
+    /// The state letter (`R`, `S`, `Z`, …).
+    pub state: u8,
+    /// The parent's pid.
+    pub ppid: i32,
+    /// The process group.
+    pub pgid: i32,
+    /// When it started, in clock ticks after boot.
+    pub started: u64,
+}
+
+impl Stat {
+    /// True for a zombie or a dead process: nothing left to kill.
+    pub fn is_dead(&self) -> bool {
+        matches!(self.state, b'Z' | b'X')
+    }
+}
+
+/// Parses `PROC_DIR/stat` (e.g. `/proc/1234/stat`), read with one `read(2)`: it is a few
+/// hundred bytes. `None` when the process is gone or the file is not what Linux writes.
+pub fn stat(proc_dir: &Path) -> Option<Stat> {
+    let mut buf = [0u8; 1024];
+    let n = fs::File::open(proc_dir.join("stat"))
+        .and_then(|mut f| f.read(&mut buf))
+        .ok()?;
+    let text = String::from_utf8_lossy(buf.get(..n)?);
+    // The command name may hold spaces and parentheses: the fields follow the last `)`.
+    let (head, rest) = text.rsplit_once(')')?;
+    let command = head.split_once('(')?.1.to_owned();
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the command: state, ppid, pgrp, …; starttime is the 20th.
+    Some(Stat {
+        command,
+        state: *fields.first()?.as_bytes().first()?,
+        ppid: fields.get(1)?.parse().ok()?,
+        pgid: fields.get(2)?.parse().ok()?,
+        started: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// When process `pid` started, in clock ticks after boot.
+pub fn start_time(pid: u32) -> Option<u64> {
+    stat(Path::new(&format!("/proc/{pid}"))).map(|s| s.started)
+}
+
+/// Every process in `/proc` but this one, as its pid and its `/proc/PID` directory.
+pub fn others() -> impl Iterator<Item = (i32, PathBuf)> {
+    let me = std::process::id();
+    fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(move |dirent| {
+            let pid: u32 = dirent.file_name().to_str()?.parse().ok()?;
+            (pid != me).then(|| Some((i32::try_from(pid).ok()?, dirent.path())))?
+        })
+}
+
+/// The value of environment variable `name` in the process at `proc_dir`, when it has one
+/// and its environment can be read (another user's cannot, and is not ours to touch).
+pub fn env_value(proc_dir: &Path, name: &str) -> Option<Vec<u8>> {
+    let environ = fs::read(proc_dir.join("environ")).ok()?;
+    let prefix = format!("{name}=");
+    environ
+        .split(|&b| b == 0)
+        .find_map(|var| var.strip_prefix(prefix.as_bytes()).map(<[u8]>::to_vec))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_is_read_from_proc() {
+        let me = stat(Path::new("/proc/self")).expect("/proc/self/stat");
+        assert_eq!(
+            i64::from(me.ppid),
+            i64::from(std::os::unix::process::parent_id())
+        );
+        assert!(!me.is_dead());
+        assert_eq!(start_time(std::process::id()), Some(me.started));
+        assert!(others().all(|(pid, _)| pid != i32::try_from(std::process::id()).unwrap()));
+    }
+
+    #[test]
+    fn a_childs_marker_is_read_from_its_environment() {
+        use std::io::BufRead;
+        // The line comes once the child runs its own program (before exec it still has
+        // this process's environment).
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "echo ready; exec sleep 5"])
+            .env("AOI_PROCESS_TEST", "run-7")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("sh");
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped");
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("ready");
+        let dir = PathBuf::from(format!("/proc/{}", child.id()));
+        let value = env_value(&dir, "AOI_PROCESS_TEST");
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(value.as_deref(), Some(&b"run-7"[..]));
+    }
+}
