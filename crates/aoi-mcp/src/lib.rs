@@ -30,13 +30,13 @@
 
 pub mod call;
 pub mod catalog;
+pub mod compact;
+pub mod confine;
 pub mod http;
 pub mod reap;
 pub mod revision;
 pub mod server;
 pub mod stdio;
 
-pub mod compact;
-pub mod confine;
 pub use catalog::{Catalog, CatalogError, Cli, Filter, ServedTool};
 pub use server::{McpServer, ServerOptions};
