@@ -138,6 +138,9 @@ struct Collected {
     events: Vec<(u64, Value)>,
     summary: Option<(u64, Value)>,
     errors: Vec<ErrorEvent>,
+    /// Per error, in order: its wire category when this version does not know it (§9.4: it
+    /// is forwarded unchanged and routed as `internal`).
+    unknown_categories: Vec<Option<String>>,
     domain_events: u64,
     /// Wire cost of the events kept.
     cost: usize,
@@ -223,6 +226,7 @@ pub async fn run(
         events: Vec::new(),
         summary: None,
         errors: Vec::new(),
+        unknown_categories: Vec::new(),
         domain_events: 0,
         cost: 0,
         withheld: 0,
@@ -501,7 +505,7 @@ pub async fn run(
                     tool.cli.name, tool.entry.name, bounds.max_output
                 )
             } else {
-                failure_headline(tool, &kept.errors)
+                failure_headline(tool, &kept.errors, &kept.unknown_categories)
             };
             if truncated && stopped != Some(Stopped::Output) {
                 headline.push_str(&format!(
@@ -586,24 +590,16 @@ fn take_line(
             keep(kept, Value::Object(object));
         }
         Ok(Event::Error(e)) => {
-            let routed = object
+            // §9.4: a category this version does not know is forwarded unchanged; the
+            // adapter routes it as `internal` (the decoded error says so) and the headline
+            // names both.
+            let unknown = object
                 .get("category")
                 .and_then(Value::as_str)
-                .is_some_and(|c| Category::parse(c).is_none());
+                .filter(|c| Category::parse(c).is_none())
+                .map(str::to_owned);
             kept.errors.push(e);
-            let mut object = object;
-            if routed {
-                // §9.4: a category this version does not know is routed as `internal`, its
-                // wire value kept in `details.category`; every other field as the CLI wrote it.
-                if let Some(wire) = object.insert("category".into(), "internal".into()) {
-                    if let Value::Object(details) = object
-                        .entry("details")
-                        .or_insert_with(|| Value::Object(Map::new()))
-                    {
-                        details.insert("category".into(), wire);
-                    }
-                }
-            }
+            kept.unknown_categories.push(unknown);
             keep(kept, Value::Object(object));
         }
         Ok(_) => keep(kept, Value::Object(object)),
@@ -624,9 +620,9 @@ fn unknown_category(finding: &aoi::read::Finding, kept: &Collected) -> bool {
     kept.events.iter().any(|(n, event)| {
         *n == line
             && event
-                .get("details")
-                .and_then(|d| d.get("category"))
-                .is_some_and(Value::is_string)
+                .get("category")
+                .and_then(Value::as_str)
+                .is_some_and(|c| Category::parse(c).is_none())
     })
 }
 
@@ -721,22 +717,23 @@ fn fit(outcome: &mut CallOutcome, validator: &jsonschema::Validator) {
 
 /// What a model should read first about a failed run: the process error, its retry advice,
 /// and for an interactive login, that a person has to act (never retried).
-fn failure_headline(tool: &ServedTool, errors: &[ErrorEvent]) -> String {
-    let error = errors
+fn failure_headline(
+    tool: &ServedTool,
+    errors: &[ErrorEvent],
+    unknown_categories: &[Option<String>],
+) -> String {
+    let at = errors
         .iter()
-        .find(|e| e.scope == aoi::wire::Scope::Process)
-        .or(errors.first());
-    let Some(error) = error else {
+        .position(|e| e.scope == aoi::wire::Scope::Process)
+        .or((!errors.is_empty()).then_some(0));
+    let Some((error, wire)) =
+        at.map(|i| (&errors[i], unknown_categories.get(i).cloned().flatten()))
+    else {
         return format!("{} {} failed (ok:false)", tool.cli.name, tool.entry.name);
     };
     let hint = error.hint.as_deref().unwrap_or_default();
     // §9.4: an unknown category was routed as internal; the model sees both.
-    let category = match error
-        .details
-        .as_ref()
-        .and_then(|d| d.get("category"))
-        .and_then(Value::as_str)
-    {
+    let category = match wire {
         Some(wire) => format!("{wire} (unknown category, routed as internal)"),
         None => error.category.to_string(),
     };

@@ -127,15 +127,16 @@ fn bad_events_are_never_copied_into_the_result_and_every_result_fits_its_schema(
 }
 
 #[test]
-fn an_unknown_category_is_routed_as_internal_and_is_no_broken_contract() {
+fn an_unknown_category_is_forwarded_unchanged_routed_as_internal_and_no_broken_contract() {
     let result = call(&hostile(&[]), "unknowncat", json!({}));
     let s = checked(&result);
     assert_eq!(result["isError"], true);
     assert!(s.get("protocol_violation").is_none(), "{s}");
     let error = &s["events"][0];
     assert_eq!(error["type"], "aoi:error");
-    assert_eq!(error["category"], "internal");
-    assert_eq!(error["details"]["category"], "quota_exhausted");
+    // §9.4: forwarded unchanged; the headline says how it was routed.
+    assert_eq!(error["category"], "quota_exhausted");
+    assert!(error.pointer("/details/category").is_none(), "{error}");
     assert_eq!(
         error["retryable"], true,
         "retryable is the CLI's, unchanged"
@@ -143,7 +144,9 @@ fn an_unknown_category_is_routed_as_internal_and_is_no_broken_contract() {
     assert_eq!(error["code"], "QUOTA");
     let headline = result["content"][0]["text"].as_str().expect("headline");
     assert!(
-        headline.contains("quota_exhausted") && headline.contains("Retryable"),
+        headline.contains("quota_exhausted")
+            && headline.contains("routed as internal")
+            && headline.contains("Retryable"),
         "{headline}"
     );
 }
