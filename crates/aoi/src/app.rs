@@ -53,8 +53,7 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser, Subcommand};
 use serde_json::Value;
 
-use crate::discover::capabilities::{manifest, CommandSpec};
-use crate::discover::input_schema::input_schema;
+use crate::discover::capabilities::{command_input_schema, manifest, CommandSpec};
 use crate::discover::schema::{framework_schema, SchemaError};
 use crate::emit::{Emitter, EmitterBuilder, Harness, RunResult};
 use crate::surface::flags::{GlobalArgs, OutputMode};
@@ -255,15 +254,43 @@ impl App {
     }
 
     /// Checks the tool's statements against its clap definition `C` and its event schema: every
-    /// [`CommandSpec`] names a leaf command, and every event type it lists is a framework type
-    /// or a domain type the schema registers. Tools call it in a test; [`App::parse`] checks the
-    /// commands at every start, and `capabilities` checks both.
+    /// [`CommandSpec`] names a leaf command, every event type it lists is a framework type
+    /// or a domain type the schema registers, and a command that declares an input record
+    /// takes `--input-jsonl` or `--input-json`. Tools call it in a test; [`App::parse`] checks
+    /// the commands at every start, and `capabilities` checks all three.
     pub fn check<C: CommandFactory>(&self) -> Result<(), ErrorEvent> {
         let root = C::command();
-        match self.commands_problem(&root) {
+        match self
+            .commands_problem(&root)
+            .or_else(|| self.records_problem(&root))
+        {
             Some(error) => Err(error),
             None => self.event_types_problem().map_or(Ok(()), Err),
         }
+    }
+
+    /// A [`CommandSpec`] declaring an input record for a command that reads no input.
+    fn records_problem(&self, root: &clap::Command) -> Option<ErrorEvent> {
+        let reads_input = |path: &str| {
+            crate::discover::input_schema::find_command(root, path).is_some_and(|cmd| {
+                cmd.get_arguments()
+                    .any(|a| matches!(a.get_long(), Some("input-jsonl" | "input-json")))
+            })
+        };
+        let spec = self
+            .specs
+            .iter()
+            .find(|s| s.has_record() && !reads_input(s.name()))?;
+        Some(ErrorEvent::new(
+            Category::Internal,
+            Code::from_static("COMMAND_SPEC_RECORD"),
+            format!(
+                "{} declares an input record for `{}`, which takes neither --input-jsonl nor \
+                 --input-json",
+                self.tool,
+                spec.name()
+            ),
+        ))
     }
 
     /// A [`CommandSpec`] naming no leaf command of `root`.
@@ -459,17 +486,21 @@ impl App {
                 let identity = self.negotiate(global.schema_version.as_deref())?;
                 (self.schema)(&identity).map_err(|e| schema_build_failed(&e))
             }
-            Discovery::InputSchema { command } => input_schema(root, command).map_err(|e| {
-                ErrorEvent::new(
-                    Category::Usage,
-                    Code::from_static("UNKNOWN_COMMAND"),
-                    format!("{e}: see `{} capabilities`", self.tool),
-                )
-                .field("command")
-            }),
+            Discovery::InputSchema { command } => {
+                let spec = self.specs.iter().find(|s| s.name() == command);
+                command_input_schema(root, command, spec).map_err(|e| {
+                    ErrorEvent::new(
+                        Category::Usage,
+                        Code::from_static("UNKNOWN_COMMAND"),
+                        format!("{e}: see `{} capabilities`", self.tool),
+                    )
+                    .field("command")
+                })
+            }
             Discovery::Capabilities => {
                 if let Some(error) = self
                     .commands_problem(root)
+                    .or_else(|| self.records_problem(root))
                     .or_else(|| self.event_types_problem())
                 {
                     return Err(error);
@@ -735,6 +766,18 @@ mod tests {
             a.negotiate(Some("10")).is_err(),
             "10 is not a prefix of 1.x at a dot"
         );
+    }
+
+    #[test]
+    fn a_record_for_a_command_that_reads_no_input_is_an_error_at_start_up() {
+        let stray = app().command(
+            CommandSpec::new("search")
+                .read_only()
+                .record_with_schema(serde_json::json!({"type": "object"})),
+        );
+        let e = stray.check::<Notes>().unwrap_err();
+        assert_eq!(e.code.as_str(), "COMMAND_SPEC_RECORD");
+        assert!(e.message.contains("`search`"), "{}", e.message);
     }
 
     #[test]

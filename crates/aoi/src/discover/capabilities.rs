@@ -7,10 +7,48 @@
 //! the tool in a [`CommandSpec`]. `aoi lint` checks the stated half against behaviour.
 
 use clap::Command;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use super::input_schema::{command_paths, find_command};
+use super::input_schema::{command_paths, find_command, record_schema, with_record};
 use crate::wire::AOI_VERSION;
+
+/// Where a command's input record schema comes from: derived only when a discovery document
+/// needs it, so a run that prints none pays nothing for it.
+#[derive(Clone)]
+enum RecordSchema {
+    /// [`record_schema`] of the tool's record type.
+    Derived(fn() -> Value),
+    /// Written by the tool.
+    Given(Value),
+}
+
+impl RecordSchema {
+    fn value(&self) -> Value {
+        match self {
+            RecordSchema::Derived(derive) => derive(),
+            RecordSchema::Given(schema) => schema.clone(),
+        }
+    }
+}
+
+impl std::fmt::Debug for RecordSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RecordSchema::Derived(_) => f.write_str("Derived"),
+            RecordSchema::Given(schema) => f.debug_tuple("Given").field(schema).finish(),
+        }
+    }
+}
+
+impl PartialEq for RecordSchema {
+    fn eq(&self, other: &RecordSchema) -> bool {
+        self.value() == other.value()
+    }
+}
+
+impl Eq for RecordSchema {}
 
 /// What a tool states about one command's behaviour.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -25,6 +63,7 @@ pub struct CommandSpec {
     auth: Option<String>,
     input_default: Option<String>,
     protocol: Option<String>,
+    record: Option<RecordSchema>,
 }
 
 impl CommandSpec {
@@ -113,10 +152,68 @@ impl CommandSpec {
         self
     }
 
+    /// The command reads records of type `T` (`--input-jsonl`, `--input-json`, §12): its input
+    /// schema documents one as `$defs.record`, derived by
+    /// [`record_schema`](super::input_schema::record_schema), where `aoi lint` and `aoi mcp`
+    /// read it (`docs/discovery.md`). Validate the input with the same schema
+    /// ([`Input::validate_with`](crate::surface::input::Input::validate_with)) so that what a
+    /// consumer was told is what the command takes. A command without an input flag that
+    /// declares a record is an error at start-up ([`App::check`](crate::app::App::check)).
+    ///
+    /// ```
+    /// use aoi::CommandSpec;
+    ///
+    /// /// One note to add.
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// #[serde(deny_unknown_fields)]
+    /// struct NoteRecord {
+    ///     /// The note's text.
+    ///     text: String,
+    /// }
+    ///
+    /// let spec = CommandSpec::new("import").additive().record::<NoteRecord>();
+    /// assert_eq!(spec.record_schema().unwrap()["required"], serde_json::json!(["text"]));
+    /// ```
+    pub fn record<T: JsonSchema>(mut self) -> Self {
+        self.record = Some(RecordSchema::Derived(record_schema::<T>));
+        self
+    }
+
+    /// The command reads records that `schema` (a standalone JSON Schema 2020-12 document)
+    /// describes: [`CommandSpec::record`] for a schema written by hand.
+    pub fn record_with_schema(mut self, schema: Value) -> Self {
+        self.record = Some(RecordSchema::Given(schema));
+        self
+    }
+
+    /// The schema of the command's input record, when it declares one.
+    pub fn record_schema(&self) -> Option<Value> {
+        self.record.as_ref().map(RecordSchema::value)
+    }
+
+    /// True when the command declares an input record.
+    pub fn has_record(&self) -> bool {
+        self.record.is_some()
+    }
+
     /// The command's name (a space-separated path for nested ones).
     pub fn name(&self) -> &str {
         &self.name
     }
+}
+
+/// The input schema of command `path` of the built definition `built`, with the record
+/// `spec` declares as `$defs.record`.
+pub(crate) fn command_input_schema(
+    built: &Command,
+    path: &str,
+    spec: Option<&CommandSpec>,
+) -> Result<Value, super::input_schema::UnknownCommand> {
+    let schema = super::input_schema::input_schema(built, path)?;
+    Ok(match spec.and_then(CommandSpec::record_schema) {
+        Some(record) => with_record(schema, record),
+        None => schema,
+    })
 }
 
 /// The §17 manifest.
@@ -229,8 +326,9 @@ pub fn manifest(
                 .find(|s| s.name == path)
                 .cloned()
                 .unwrap_or_else(|| CommandSpec::new(path.clone()));
+            let input_schema = command_input_schema(&built, &path, Some(&spec)).ok();
             let mut info = command_info(cmd, spec);
-            info.input_schema = crate::discover::input_schema::input_schema(&built, &path).ok();
+            info.input_schema = input_schema;
             Some(info)
         })
         .collect();

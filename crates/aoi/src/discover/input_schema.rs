@@ -7,13 +7,26 @@
 //! into argv: which properties are positional and in what order, which flag spelling each
 //! property uses, and which values are secret (`hide_env_values` in clap, or a name that §11
 //! calls sensitive).
+//!
+//! A command that reads records (`--input-jsonl`, `--input-json`, §12) documents one record
+//! under `$defs.record` ([`RECORD_DEF`]), from a type the tool declares with
+//! [`CommandSpec::record`](super::capabilities::CommandSpec::record) and validates its input
+//! with ([`record_schema`], [`Input::validate_with`](crate::surface::input::Input::validate_with)):
+//! the schema a consumer checks a record against is the one the tool reads it with.
 
 use std::any::TypeId;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Arg, ArgAction, Command};
+use schemars::generate::SchemaSettings;
+use schemars::JsonSchema;
 use serde_json::{json, Map, Value};
+
+/// The `$defs` name of a command's input record in its input schema (`docs/discovery.md`):
+/// `aoi lint` builds good records from it (check 12), `aoi mcp` types its `records` argument
+/// with it.
+pub const RECORD_DEF: &str = "record";
 
 /// A command path that is not in the tool's clap definition.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -265,6 +278,78 @@ pub fn input_schema(root: &Command, path: &str) -> Result<Value, UnknownCommand>
     Ok(schema)
 }
 
+/// The JSON Schema of one input record, derived from `T` as serde reads it: a standalone
+/// 2020-12 document, for [`Input::validate_with`](crate::surface::input::Input::validate_with)
+/// and for [`with_record`].
+///
+/// `T` is what the tool deserializes each record into. Make it strict
+/// (`#[serde(deny_unknown_fields)]` gives `additionalProperties: false`) and state the rules its
+/// code enforces that a type cannot (lengths, patterns) with `#[schemars(...)]`, so that a record
+/// the schema accepts is one the command can take. The reader hands a record over without `type`
+/// and `aoi` when it is an event of an upstream AOI stream (§13.1); a command that takes such
+/// events declares `type` in `T` with the values it accepts. The derived `title` (the Rust
+/// type's name) is dropped: the record is named by where it lives.
+///
+/// ```
+/// use aoi::discover::input_schema::record_schema;
+///
+/// /// One note to add.
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// #[serde(deny_unknown_fields)]
+/// struct NoteRecord {
+///     /// The note's text.
+///     #[schemars(length(min = 1))]
+///     text: String,
+///     /// Labels.
+///     #[serde(default)]
+///     labels: Vec<String>,
+/// }
+///
+/// let schema = record_schema::<NoteRecord>();
+/// assert_eq!(schema["required"], serde_json::json!(["text"]));
+/// assert_eq!(schema["additionalProperties"], false);
+/// assert_eq!(schema["description"], "One note to add.");
+/// assert!(schema.get("title").is_none());
+/// ```
+pub fn record_schema<T: JsonSchema>() -> Value {
+    let mut schema = SchemaSettings::draft2020_12()
+        .for_deserialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
+    if let Value::Object(map) = &mut schema {
+        map.remove("title");
+    }
+    schema
+}
+
+/// `input` (an input schema, as [`input_schema`] makes it) with `record` documented as
+/// `$defs.record` ([`RECORD_DEF`]).
+///
+/// `record` is a standalone schema such as [`record_schema`] derives: its `$schema` is dropped
+/// (the input schema declares the dialect) and the definitions it carries move up into the
+/// input schema's `$defs`, so each `#/$defs/...` reference inside it still resolves. A nested
+/// definition named `record` would be shadowed by the record itself: name types otherwise.
+pub fn with_record(mut input: Value, mut record: Value) -> Value {
+    let mut defs = Map::new();
+    if let Value::Object(map) = &mut record {
+        map.remove("$schema");
+        if let Some(Value::Object(nested)) = map.remove("$defs") {
+            defs = nested;
+        }
+    }
+    defs.insert(RECORD_DEF.to_owned(), record);
+    if let Value::Object(map) = &mut input {
+        let entry = map
+            .entry("$defs")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(existing) = entry {
+            existing.extend(defs);
+        }
+    }
+    input
+}
+
 #[cfg(test)]
 mod tests {
     use clap::{Args, CommandFactory, Parser, Subcommand};
@@ -462,6 +547,51 @@ mod tests {
             }
             assert!(props.contains_key(name));
         }
+    }
+
+    /// A record with a nested type, as a tool would declare it.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct NoteRecord {
+        /// The note's text.
+        text: String,
+        /// Where it came from.
+        source: Option<Source>,
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Source {
+        url: String,
+    }
+
+    #[test]
+    fn a_record_lives_under_defs_record_with_its_own_definitions_beside_it() {
+        let s = with_record(schema("import"), record_schema::<NoteRecord>());
+        assert!(jsonschema::meta::is_valid(&s));
+        let defs = s["$defs"].as_object().unwrap();
+        assert_eq!(
+            defs.keys().collect::<Vec<_>>(),
+            ["Source", RECORD_DEF],
+            "the nested type moved up"
+        );
+        let record = &defs[RECORD_DEF];
+        assert!(record.get("$schema").is_none() && record.get("$defs").is_none());
+        assert_eq!(record["required"], json!(["text"]));
+        let v = jsonschema::validator_for(&json!({"$defs": s["$defs"], "$ref": "#/$defs/record"}))
+            .unwrap();
+        assert!(v.is_valid(&json!({"text": "a", "source": {"url": "https://x"}})));
+        assert!(
+            !v.is_valid(&json!({"text": "a", "source": {}})),
+            "the nested $ref resolves"
+        );
+        assert!(!v.is_valid(&json!({"text": "a", "txet": "typo"})));
+        assert_eq!(
+            s["properties"],
+            schema("import")["properties"],
+            "the command's own schema is untouched"
+        );
     }
 
     #[test]

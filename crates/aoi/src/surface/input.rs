@@ -49,8 +49,9 @@ pub struct Input<R> {
     source: Source<R>,
     upstream: UpstreamState,
     mode: InputMode,
+    /// The compiled record schema, and the schema itself for the rules' descriptions.
     #[cfg(feature = "validate")]
-    validator: Option<jsonschema::Validator>,
+    validator: Option<(jsonschema::Validator, Value)>,
     forward: bool,
     items: u64,
 }
@@ -156,7 +157,7 @@ impl<R: Read> Input<R> {
                 format!("the record schema does not compile: {e}"),
             )
         })?;
-        self.validator = Some(validator);
+        self.validator = Some((validator, schema.clone()));
         Ok(self)
     }
 
@@ -335,7 +336,7 @@ impl<R: Read> Input<R> {
 
     #[cfg(feature = "validate")]
     fn invalid(&self, value: &Value) -> Option<(String, String)> {
-        let validator = self.validator.as_ref()?;
+        let (validator, schema) = self.validator.as_ref()?;
         if validator.is_valid(value) {
             return None;
         }
@@ -362,10 +363,15 @@ impl<R: Read> Input<R> {
                 };
                 format!("`{field}` must be of type {expected}")
             }
-            other => format!(
-                "`{field}` breaks the record schema's `{}` rule",
-                other.keyword()
-            ),
+            other => {
+                let rule = other.keyword();
+                match rule_description(schema, &error.schema_path().to_string()) {
+                    Some(says) => {
+                        format!("`{field}` breaks the record schema's `{rule}` rule: {says}")
+                    }
+                    None => format!("`{field}` breaks the record schema's `{rule}` rule"),
+                }
+            }
         };
         Some((crate::wire::single_line(&message).into_owned(), field))
     }
@@ -412,6 +418,25 @@ impl<R: Read> Input<R> {
         out.note_upstream_failure(verdict.fails_run, verdict.caused_by);
         Ok(outcome)
     }
+}
+
+/// The description of the schema a failed keyword belongs to (`/properties/title/not` → the
+/// description of `title`), the nearest one above it below the root: it says the rule in words
+/// (a pattern does not).
+#[cfg(feature = "validate")]
+fn rule_description<'s>(schema: &'s Value, keyword_path: &str) -> Option<&'s str> {
+    let mut path = keyword_path.rsplit_once('/')?.0;
+    while !path.is_empty() {
+        if let Some(says) = schema
+            .pointer(path)
+            .and_then(|s| s.get("description"))
+            .and_then(Value::as_str)
+        {
+            return Some(says.trim_end_matches('.'));
+        }
+        path = path.rsplit_once('/')?.0;
+    }
+    None
 }
 
 fn where_(line: Option<u64>, index: u64) -> String {
@@ -493,6 +518,30 @@ mod tests {
             err.message.contains("required field `title`"),
             "{}",
             err.message
+        );
+    }
+
+    #[test]
+    fn a_rule_without_a_type_to_name_is_said_in_the_words_of_its_description() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"tags": {
+                "type": "array",
+                "description": "Tags, without whitespace.",
+                "items": {"type": "string", "not": {"pattern": "\\s"}}
+            }}
+        });
+        let mut out = emitter();
+        let line = "{\"tags\":[\"a\", \"two words\"]}\n";
+        let mut input = Input::jsonl(line.as_bytes(), InputMode::FailFast)
+            .validate_with(&schema)
+            .unwrap();
+        let err = input.read_all(&mut out).unwrap_err().into_event();
+        assert_eq!(err.field.as_deref(), Some("tags.1"));
+        assert_eq!(
+            err.message,
+            "input line 1 is invalid: `tags.1` breaks the record schema's `not` rule: Tags, \
+             without whitespace"
         );
     }
 

@@ -223,6 +223,7 @@ fn app() -> App {
             .additive()
             .events(["created", "aoi:progress"])
             .input_default(aoi::surface::flags::InputMode::FailFast)
+            .record::<transfer::ImportRecord>()
             .example(["import", "--input-jsonl", "docs.jsonl"]),
     )
     .command(

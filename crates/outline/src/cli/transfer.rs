@@ -13,18 +13,19 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use aoi::app::App;
+use aoi::discover::input_schema::record_schema;
 use aoi::read::Event;
 use aoi::surface::cursor::request_hash;
 use aoi::surface::flags::{GlobalArgs, InputArgs, InputMode, MutationArgs};
 use aoi::surface::input::{Input, Record};
 use aoi::surface::safety::{begin, replay, Effects, IdempotencyStore, Recorded, Replay};
-use aoi::{Category, Code, Emitter, ErrorEvent, Failure, Outcome, Plan};
+use aoi::{Category, Code, DomainEvent, Emitter, ErrorEvent, Failure, Outcome, Plan};
 use clap::Args;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use outline::store::{NewDocument, DEFAULT_COLLECTION};
+use outline::store::{NewDocument, DEFAULT_COLLECTION, MAX_COLLECTION_LEN, MAX_TAG_LEN};
 
 use super::errors::{store_error, RunError};
 use super::events::{Created, Entry};
@@ -40,43 +41,87 @@ pub struct ImportArgs {
     mutation: MutationArgs,
 }
 
-/// One record `import` accepts: a new document, or an `entry` of an `outline export` stream.
+/// Control characters (Unicode `Cc`, Rust's `char::is_control`), as a regex class body.
+macro_rules! control {
+    () => {
+        r"\u0000-\u001f\u007f-\u009f"
+    };
+}
+
+/// Whitespace (Unicode `White_Space`, Rust's `char::is_whitespace`) that is not also a control
+/// character, as a regex class body.
+macro_rules! space {
+    () => {
+        r"\u0020\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+    };
+}
+
+// The record's schema is what `input-schema --command import` publishes as `$defs.record` and
+// what every record is validated against, so the store's rules a schema can state
+// (`check_title`, `check_collection`, `normalize_tags`, `canonical_id`) are stated here as well.
+// They are written as `not` of an unanchored pattern (of a string, for a field that may be
+// `null`), so that a `$` that also matches before a final newline (Python's) cannot let a
+// forbidden character through. Lengths are the store's byte limits counted in characters
+// (never more than bytes), so a record the store takes always validates; a longer UTF-8 tag or
+// collection name is still the store's to refuse, as are `updated_at` before `created_at` and
+// a cut body.
+
+/// A document to create, or an `entry` of an `outline export` stream.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ImportRecord {
-    /// The title.
+pub(super) struct ImportRecord {
+    /// `entry` on an event of an `outline export` stream (the reader takes it off).
+    #[serde(default, rename = "type")]
+    #[schemars(schema_with = "entry_type_schema")]
+    _type: Option<String>,
+    /// One line, not blank.
+    #[schemars(extend("not" = {"pattern": concat!("[", control!(), "]|^[", space!(), "]*$")}))]
     title: String,
     /// The body text.
-    #[serde(default)]
     body: Option<String>,
-    /// Tags.
+    /// Tags, each 1 to 64 bytes without whitespace.
     #[serde(default)]
+    #[schemars(schema_with = "tags_schema")]
     tags: Option<Vec<String>>,
-    /// The collection (default: inbox).
-    #[serde(default)]
+    /// The collection (default: inbox), 1 to 128 bytes without surrounding whitespace.
+    #[schemars(length(min = 1, max = MAX_COLLECTION_LEN))]
+    #[schemars(extend("not" = {"type": "string", "pattern": concat!("[", control!(), "]|^[", space!(), "]|[", space!(), "]$")}))]
     collection: Option<String>,
-    /// An id to keep (from an export).
-    #[serde(default)]
+    /// An id to keep (from an export): `doc_` and a ULID.
+    #[schemars(length(min = 30, max = 30))]
+    #[schemars(regex(pattern = r"^doc_[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$"))]
     id: Option<String>,
-    /// Creation time to keep, ms since the epoch (from an export).
-    #[serde(default)]
+    /// Creation time to keep (from an export), ms since the epoch.
     created_at: Option<i64>,
-    /// Update time to keep, ms since the epoch (from an export).
-    #[serde(default)]
+    /// Update time to keep (from an export), ms since the epoch.
     updated_at: Option<i64>,
-    /// The exported version; the imported document starts afresh.
-    #[serde(default, rename = "version")]
+    /// From an export; ignored.
+    #[serde(rename = "version")]
     _version: Option<u64>,
-    /// The exported body's length (ignored).
-    #[serde(default, rename = "body_bytes")]
+    /// From an export; ignored.
+    #[serde(rename = "body_bytes")]
     _body_bytes: Option<u64>,
-    /// True when the exported body was cut: such a record is refused.
-    #[serde(default)]
+    /// True when an export cut the body: refused.
     body_truncated: Option<bool>,
 }
 
-fn record_schema() -> serde_json::Value {
-    serde_json::to_value(schemars::schema_for!(ImportRecord)).unwrap_or_default()
+/// `type`: `entry` or nothing. A record whose `type` is a string never gets here with it; one
+/// whose `type` is `null` does, and is a plain record.
+fn entry_type_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"enum": [Entry::TYPE, null]})
+}
+
+/// `tags`: a list (or `null`) of tags as `normalize_tags` takes them.
+fn tags_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": ["array", "null"],
+        "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_TAG_LEN,
+            "not": {"pattern": concat!("[", control!(), space!(), "]")}
+        }
+    })
 }
 
 fn where_(line: Option<u64>, index: u64) -> String {
@@ -98,7 +143,7 @@ fn item_error(mut error: ErrorEvent, record: &Record) -> ErrorEvent {
 /// The document a valid record describes, or why it cannot be one.
 fn to_document(record: &Record) -> Result<NewDocument, ErrorEvent> {
     let at = where_(record.line_number, record.item_index);
-    if let Some(ty) = record.ty.as_deref().filter(|t| *t != "entry") {
+    if let Some(ty) = record.ty.as_deref().filter(|t| *t != Entry::TYPE) {
         return Err(ErrorEvent::new(
             Category::Validation,
             Code::from_static("INPUT_RECORD_INVALID"),
@@ -187,8 +232,8 @@ fn run_import<W: Write>(
 ) -> Result<Outcome, RunError> {
     let mode = args.input.mode(InputMode::FailFast);
     let fail_fast = mode == InputMode::FailFast;
-    let mut input =
-        Input::open(&args.input, InputMode::FailFast)?.validate_with(&record_schema())?;
+    let mut input = Input::open(&args.input, InputMode::FailFast)?
+        .validate_with(&record_schema::<ImportRecord>())?;
     if args.mutation.dry_run {
         return dry_run_import(out, input, fail_fast, progress);
     }

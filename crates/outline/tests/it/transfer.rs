@@ -3,6 +3,8 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
+use serde_json::{json, Value};
+
 use crate::support::{domain, error, plans, summary, Db, Run};
 
 /// Runs `outline ARGS --db <db> --output jsonl` with `stdin` piped in.
@@ -242,4 +244,142 @@ fn a_cut_upstream_stream_imports_nothing() {
     assert!(!summary(&run).ok);
     assert!(domain(&run, "created").is_empty());
     assert_eq!(count(&b), 0);
+}
+
+/// The record schema `input-schema --command import` publishes, as a validator.
+fn published_record_validator(db: &Db) -> aoi::discover::schema::EventValidator {
+    let run = db.run(&["input-schema", "--command", "import", "--output", "jsonl"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let input: Value = serde_json::from_slice(&run.stdout).unwrap();
+    let caps = db.run(&["capabilities", "--output", "jsonl"]);
+    let caps: Value = serde_json::from_slice(&caps.stdout).unwrap();
+    let embedded = caps["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "import")
+        .map(|c| c["input_schema"].clone());
+    assert_eq!(
+        embedded,
+        Some(input.clone()),
+        "capabilities embeds the same"
+    );
+    assert!(input["$defs"]["record"].is_object(), "{input}");
+    let record = json!({
+        "$schema": input["$schema"],
+        "$defs": input["$defs"],
+        "$ref": "#/$defs/record",
+    });
+    aoi::discover::schema::EventValidator::new(&record).expect("the record schema compiles")
+}
+
+/// The line numbers of the item errors of a continue-on-error import, in order (a record the
+/// store refuses is reported after the records refused before it reached the store).
+fn refused_lines(run: &Run) -> Vec<u64> {
+    let mut lines: Vec<u64> = aoi_test::events(&run.stdout)
+        .into_iter()
+        .filter_map(|e| match e {
+            aoi::read::Event::Error(e) => e.line_number,
+            _ => None,
+        })
+        .collect();
+    lines.sort_unstable();
+    lines
+}
+
+#[test]
+fn the_published_record_schema_takes_what_import_takes_and_refuses_what_it_refuses() {
+    let db = Db::new("import-record-schema");
+    let schema = published_record_validator(&db);
+    let long_tag = "t".repeat(64);
+    let long_collection = "c".repeat(128);
+    let accepted = [
+        json!({"title": "Plain"}),
+        json!({"title": " padded title ", "body": null, "tags": null, "collection": null}),
+        json!({"title": "Full", "body": "text", "tags": ["a", "a", "ünï"], "collection": "work",
+            "id": "doc_01arz3ndektsv4rrffq69g5fav", "created_at": 1, "updated_at": 2,
+            "version": 3, "body_bytes": 4, "body_truncated": false}),
+        json!({"title": "Upper-case id", "id": "doc_7ZZZZZZZZZZZZZZZZZZZZZZZZZ"}),
+        json!({"type": "entry", "title": "From an export"}),
+        json!({"type": null, "title": "Null type"}),
+        json!({"title": "\u{feff}not whitespace", "tags": ["a\u{feff}b"], "collection": "x\u{ad}y"}),
+        json!({"title": "a\u{2028}b", "tags": [long_tag], "collection": long_collection}),
+        json!({"title": "Before the epoch", "created_at": -5, "tags": []}),
+    ];
+    // Refused for their shape: by the schema, and by outline.
+    let refused = [
+        json!({}),
+        json!({"title": 3}),
+        json!({"title": null}),
+        json!({"title": ""}),
+        json!({"title": " \u{3000}\u{a0}"}),
+        json!({"title": "two\nlines"}),
+        json!({"title": "a\u{85}"}),
+        json!({"title": "ok", "unknown": 1}),
+        json!({"title": "ok", "aoi": {"seq": 0}}),
+        json!({"type": "hit", "title": "ok"}),
+        json!({"type": 5, "title": "ok"}),
+        json!({"title": "ok", "body": 5}),
+        json!({"title": "ok", "tags": "a"}),
+        json!({"title": "ok", "tags": [1]}),
+        json!({"title": "ok", "tags": [""]}),
+        json!({"title": "ok", "tags": ["two words"]}),
+        json!({"title": "ok", "tags": ["a\u{a0}b"]}),
+        json!({"title": "ok", "tags": ["a\n"]}),
+        json!({"title": "ok", "tags": ["t".repeat(65)]}),
+        json!({"title": "ok", "collection": ""}),
+        json!({"title": "ok", "collection": " work"}),
+        json!({"title": "ok", "collection": "work\u{2003}"}),
+        json!({"title": "ok", "collection": "a\u{0}b"}),
+        json!({"title": "ok", "collection": "c".repeat(129)}),
+        json!({"title": "ok", "id": "doc_123"}),
+        json!({"title": "ok", "id": "doc_8zzzzzzzzzzzzzzzzzzzzzzzzz"}),
+        json!({"title": "ok", "id": "doc_01arz3ndektsv4rrffq69g5fai"}),
+        json!({"title": "ok", "id": "DOC_01arz3ndektsv4rrffq69g5fav"}),
+        json!({"title": "ok", "created_at": "1"}),
+        json!({"title": "ok", "version": -1}),
+        json!({"title": "ok", "body_truncated": "no"}),
+    ];
+    // Valid by the schema, refused by rules no schema states: bytes beyond the character
+    // count, one field against another, a body an export cut.
+    let store_rules = [
+        json!({"title": "ok", "tags": ["é".repeat(33)]}),
+        json!({"title": "ok", "created_at": 5, "updated_at": 1}),
+        json!({"title": "ok", "body_truncated": true}),
+    ];
+    let lines =
+        |records: &[Value]| -> String { records.iter().map(|r| format!("{r}\n")).collect() };
+
+    for record in &accepted {
+        assert!(schema.is_valid(record), "the schema refuses {record}");
+    }
+    let input = write_input(&db, &lines(&accepted));
+    let run = db.jsonl(&["import", "--input-jsonl", &input]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(domain(&run, "created").len(), accepted.len());
+
+    for record in &refused {
+        assert!(!schema.is_valid(record), "the schema takes {record}");
+    }
+    for record in &store_rules {
+        assert!(schema.is_valid(record), "the schema refuses {record}");
+    }
+    for (records, what) in [(&refused[..], "shape"), (&store_rules[..], "store rule")] {
+        let input = write_input(&db, &lines(records));
+        let run = db.jsonl(&["import", "--input-jsonl", &input, "--continue-on-error"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            domain(&run, "created").is_empty(),
+            "{what}: {}",
+            run.stdout_text()
+        );
+        let expected: Vec<u64> = (1..=records.len() as u64).collect();
+        assert_eq!(
+            refused_lines(&run),
+            expected,
+            "{what}: {}",
+            run.stdout_text()
+        );
+    }
+    assert_eq!(count(&db), accepted.len() as u64);
 }
