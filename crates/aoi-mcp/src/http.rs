@@ -12,7 +12,9 @@
 //!   has batches (2025-03-26: no `MCP-Protocol-Version` header, or that one); the responses come
 //!   back as one JSON array. Later revisions removed batches: `400` with `-32600`.
 //! - A DELETE of a session that is unknown or already deleted gets `404 Not Found` (rmcp
-//!   answers 202 whatever the session).
+//!   answers 202 whatever the session). A DELETE of a live one cancels the session's running
+//!   calls at once, killing what they started ([`crate::session_calls`]); rmcp alone would
+//!   let them run while it waits up to 5 s for their answers.
 //!
 //! Accepted sockets get `TCP_NODELAY`: a request and its response are small writes that
 //! Nagle's algorithm would otherwise hold for the peer's delayed ACK (about 40 ms each).
@@ -36,12 +38,13 @@ use serde_json::{json, Value};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::session_calls::SessionCalls;
 use crate::McpServer;
 
 /// The largest request body read (rmcp's own bound).
 const MAX_BODY: usize = 4 << 20;
 /// The header that names the session.
-const SESSION_ID: &str = "mcp-session-id";
+pub(crate) const SESSION_ID: &str = "mcp-session-id";
 /// The header that names the revision in use (absent: 2025-03-26).
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// The only revision with JSON-RPC batches.
@@ -131,6 +134,8 @@ type Body = BoxBody<Bytes, Infallible>;
 struct Gate {
     inner: StreamableHttpService<McpServer, LocalSessionManager>,
     sessions: Arc<LocalSessionManager>,
+    /// The calls each session has running, ended with their session.
+    calls: Arc<SessionCalls>,
     /// Host names a request may use (the port must be [`Gate::port`]).
     hosts: Vec<String>,
     port: u16,
@@ -203,6 +208,7 @@ impl Gate {
                     if !self.sessions.has_session(&id).await.unwrap_or(false) {
                         return plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
                     }
+                    self.calls.end(&id);
                 }
                 self.inner.handle(Request::from_parts(parts, body)).await
             }
@@ -376,10 +382,12 @@ pub async fn serve(
         .with_allowed_hosts(authorities)
         .with_max_request_body_bytes(MAX_BODY);
     let sessions = Arc::new(LocalSessionManager::default());
+    let calls = server.session_calls();
     let inner = StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
     let gate = Arc::new(Gate {
         inner,
         sessions,
+        calls,
         hosts,
         port: local.port(),
         allow_origins: options.allow_origins,

@@ -23,6 +23,7 @@
 //! | `truncated` / `next_cursor` | the tool's `cursor` argument |
 //! | `read_only`, `additive` | `readOnlyHint`; `idempotentHint` only when read-only; `destructiveHint` unless read-only or additive ([`catalog::hints`]) |
 //! | `notifications/cancelled`, a timeout | the child's process group killed, and reaped |
+//! | an HTTP session deleted (`DELETE`) during a call | its running calls cancelled at once (rmcp would wait up to 5 s for their answers first), so their groups and marked descendants are killed ([`session_calls`]) |
 //!
 //! The adapter never adds `--confirm`, never retries, and never runs a shell.
 
@@ -36,6 +37,7 @@ pub mod http;
 pub mod reap;
 pub mod revision;
 pub mod server;
+pub mod session_calls;
 pub mod stdio;
 
 pub use catalog::{Catalog, CatalogError, Cli, Filter, ServedTool};

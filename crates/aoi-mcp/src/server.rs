@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value};
 
 use crate::call::{self, Bounds, Invocation};
 use crate::catalog::{Catalog, ServedTool};
+use crate::session_calls::SessionCalls;
 use aoi::discover::argv::to_argv;
 
 use crate::revision;
@@ -34,6 +35,8 @@ pub struct McpServer {
     options: ServerOptions,
     /// Each tool's `outputSchema` compiled, on its first call (in catalog order).
     output_validators: Arc<Vec<OnceLock<Option<jsonschema::Validator>>>>,
+    /// The calls running in each Streamable HTTP session (shared by every session's clone).
+    session_calls: Arc<SessionCalls>,
 }
 
 impl McpServer {
@@ -44,7 +47,14 @@ impl McpServer {
             catalog: Arc::new(catalog),
             options,
             output_validators,
+            session_calls: Arc::default(),
         }
+    }
+
+    /// The calls running in each Streamable HTTP session, for the transport to end them with
+    /// their session.
+    pub fn session_calls(&self) -> Arc<SessionCalls> {
+        self.session_calls.clone()
     }
 
     /// The catalog served.
@@ -215,15 +225,26 @@ impl ServerHandler for McpServer {
             max_duration,
             max_events,
         };
+        // Over Streamable HTTP the call also ends with its session (a DELETE).
+        let session_call = context
+            .extensions
+            .get::<hyper::http::request::Parts>()
+            .and_then(|parts| parts.headers.get(crate::http::SESSION_ID))
+            .and_then(|id| id.to_str().ok())
+            .map(|id| self.session_calls.begin(id, &context.ct));
+        let cancel = session_call
+            .as_ref()
+            .map_or_else(|| context.ct.clone(), |c| c.token().clone());
         let outcome = call::run(
             tool,
             invocation,
             self.options.bounds,
             self.output_validator(tool),
-            context.ct.clone(),
+            cancel,
             progress,
         )
         .await;
+        drop(session_call);
         if let Some(forwarder) = forwarder {
             // Every notification goes out before the result; a peer that stopped reading does
             // not hold the result back for long.

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::mcp::{checked, data, path, server};
 
 /// `aoi mcp ARGS --tool hostile.py`.
-fn hostile(args: &[&str]) -> Vec<String> {
+pub(crate) fn hostile(args: &[&str]) -> Vec<String> {
     let tool = path(&data("hostile.py"));
     let mut all: Vec<&str> = args.to_vec();
     all.extend(["--tool", &tool]);
@@ -19,7 +19,7 @@ fn hostile(args: &[&str]) -> Vec<String> {
 }
 
 /// A tag no other test uses: every process of a call carries it in its argv.
-fn tag(name: &str) -> String {
+pub(crate) fn tag(name: &str) -> String {
     format!("aoi-mcp-calls-{name}-{}", std::process::id())
 }
 
@@ -41,7 +41,7 @@ fn call(command: &[String], tool: &str, arguments: Value) -> Value {
 
 /// The live processes (zombies aside) with `tag` in their argv, after giving the kernel up to
 /// two seconds to deliver the kills already sent.
-fn left(tag: &str) -> Vec<String> {
+pub(crate) fn left(tag: &str) -> Vec<String> {
     let started = Instant::now();
     loop {
         let mut found = Vec::new();

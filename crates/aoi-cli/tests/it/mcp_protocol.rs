@@ -15,7 +15,7 @@ use crate::mcp_clients::ts_client;
 use crate::support::aoi;
 
 /// Runs the TypeScript SDK client's `scenario` with `config`; returns what it printed.
-fn ts(scenario: &str, config: &Value) -> Value {
+pub(crate) fn ts(scenario: &str, config: &Value) -> Value {
     let client = ts_client();
     let out = Command::new(&client.node)
         .arg(data("ts/client.mjs"))
@@ -67,6 +67,28 @@ impl HttpServer {
         self.url
             .trim_start_matches("http://")
             .trim_end_matches("/mcp")
+    }
+
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The server's exit status once it exited, waiting at most `limit`; `None` while it runs.
+    pub(crate) fn exited_within(
+        &mut self,
+        limit: std::time::Duration,
+    ) -> Option<std::process::ExitStatus> {
+        let started = std::time::Instant::now();
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return Some(status),
+                Ok(None) if started.elapsed() < limit => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                _ => return None,
+            }
+        }
     }
 }
 

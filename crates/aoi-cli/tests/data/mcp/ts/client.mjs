@@ -16,6 +16,7 @@
 // is kept as `_sdk_error`), and by a second Ajv of the dialect the schema names (`_schema_errors`).
 // Whatever either Ajv logs (unknown formats, strict-mode notes) is collected in `warnings`.
 
+import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -127,6 +128,49 @@ async function call(client, tools, name, args) {
   return { ...result, _sdk_error: sdkError, _schema_errors: schemaErrors(tool, result) };
 }
 
+
+// The live processes (zombies aside) other than this one with `tag` in an argument:
+// pid -> argv.
+function tagged(tag) {
+  const found = new Map();
+  for (const name of readdirSync("/proc")) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
+      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+      if (argv.some((a) => a.includes(tag))) found.set(pid, argv);
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return found;
+}
+
+// True while `pid` exists and is not a zombie.
+function alive(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return false;
+  }
+}
+
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Polls `done` every 20 ms for at most `limitMs`; the last value it returned.
+async function until(done, limitMs) {
+  const deadline = performance.now() + limitMs;
+  let value = done();
+  while (!value && performance.now() < deadline) {
+    await pause(20);
+    value = done();
+  }
+  return value;
+}
+
 const scenarios = {
   // Lists the tools: {tools, listMs, listBytes, warnings}.
   async list(config) {
@@ -145,6 +189,64 @@ const scenarios = {
     }
     await client.close();
     return { ...listed, results, warnings };
+  },
+  // Starts `tool` over Streamable HTTP, waits until `expect` processes carry `tag`, then stops
+  // the call `how`: "delete" (the SDK terminates the session: HTTP DELETE), "cancel" (the
+  // call's AbortSignal: notifications/cancelled) or "signal" (SIGTERM to `server_pid`).
+  // Reports how many tagged processes ran (`seen`), how long until they and, for "signal",
+  // the server were gone (`elapsed_ms`, bounded by `limit_ms`), what was left, and, when
+  // `after` ({tool, arguments}) is given, that call's checked result: on the same session
+  // after "cancel", on a fresh one after "delete".
+  async stop(config) {
+    const { tag, how } = config;
+    let { client, transport } = await connect(config);
+    const listed = await list(client);
+    const abort = new AbortController();
+    const outcome = { how };
+    const pending = client
+      .callTool({ name: config.tool, arguments: config.arguments ?? {} }, undefined, {
+        signal: abort.signal,
+        timeout: 600_000,
+      })
+      .then(
+        (result) => {
+          outcome.call = { isError: result.isError ?? false, structuredContent: result.structuredContent };
+        },
+        (e) => {
+          outcome.call_error = { code: e.code ?? null, message: e.message };
+        },
+      );
+    await until(() => tagged(tag).size >= config.expect, 20_000);
+    outcome.seen = tagged(tag).size;
+    const started = performance.now();
+    if (how === "delete") {
+      await transport.terminateSession();
+    } else if (how === "cancel") {
+      abort.abort("the test cancels the call");
+    } else if (how === "signal") {
+      process.kill(config.server_pid, "SIGTERM");
+    } else {
+      throw new Error(`no way to stop a call called ${how}`);
+    }
+    const serverGone = () => how !== "signal" || !alive(config.server_pid);
+    await until(() => tagged(tag).size === 0 && serverGone(), config.limit_ms ?? 10_000);
+    outcome.elapsed_ms = performance.now() - started;
+    outcome.left = [...tagged(tag)].map(([pid, argv]) => ({ pid, argv }));
+    outcome.server_alive = how === "signal" ? alive(config.server_pid) : null;
+    if (how === "cancel") {
+      // The SDK rejects the call at once on abort.
+      await pending;
+    }
+    if (config.after) {
+      if (how === "delete") {
+        await client.close().catch(() => {});
+        ({ client, transport } = await connect(config));
+        listed.tools = (await list(client)).tools;
+      }
+      outcome.after = await call(client, listed.tools, config.after.tool, config.after.arguments ?? {});
+    }
+    await client.close().catch(() => {});
+    return { ...outcome, warnings };
   },
 };
 
