@@ -434,6 +434,13 @@ pub fn output_schema(event_schema: Option<&Value>, event_types: &[String]) -> Ma
         event.remove(key);
     }
     defs.insert("aoi_event".into(), Value::Object(event));
+    // The events' shapes, not their prose: a model reads the result itself, and the CLI's
+    // `schema` has every description (tools/list is paid for in every session's context).
+    for def in defs.values_mut() {
+        crate::compact::for_each_schema(def, &mut |map| {
+            map.remove("description");
+        });
+    }
     let mut schema = json!({
         "type": "object",
         "description": "The run of the CLI: its events (aoi:meta and aoi:summary aside) and its terminal aoi:summary; `protocol_violation` when the CLI broke the AOI-CLI contract, `adapter_error` when the adapter stopped the run.",

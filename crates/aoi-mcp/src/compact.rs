@@ -6,9 +6,10 @@
 //! neither a model nor a validator of the *result* needs, each step accepting more, never less:
 //!
 //! - `format` values JSON Schema 2020-12 does not define (`uint64`, `int64`, `double`, …,
-//!   which schemars writes) are dropped, an unsigned one leaving `minimum: 0`; `format: "path"`
-//!   becomes the profile's `x-aoi-format: "path"`. Only formats that both 2020-12 and the
-//!   common validators (Ajv's `ajv-formats`, Python's `jsonschema`) know are kept.
+//!   which schemars writes) are dropped, an unsigned one leaving `minimum: 0`. Only formats
+//!   that both 2020-12 and the common validators (Ajv's `ajv-formats`, Python's `jsonschema`)
+//!   know are kept. Path markers (`format` or `x-aoi-format` `"path"`) go from input schemas:
+//!   the adapter confines paths by the CLI's own schema.
 //! - `$comment`s, and the framework's cross-field rules (`allOf` of `if`/`then` inside an
 //!   event's definition: `retry_after_ms` only when retryable, `reason` with `ok:false`): the
 //!   adapter verifies every stream against the CLI's full schema before it builds a result.
@@ -95,9 +96,7 @@ fn standard_format(map: &mut Map<String, Value>) {
         return;
     }
     map.remove("format");
-    if format == crate::confine::PATH_FORMAT {
-        map.insert("x-aoi-format".into(), format.into());
-    } else if format.starts_with("uint") && !map.contains_key("minimum") {
+    if format.starts_with("uint") && !map.contains_key("minimum") {
         map.insert("minimum".into(), 0.into());
     }
 }
@@ -112,8 +111,8 @@ pub fn standard_formats(schema: &mut Value) {
 pub fn input(schema: &mut Map<String, Value>) {
     schema.remove("title");
     schema.remove("description");
-    // MCP's inputSchema is JSON Schema 2020-12 when it names no dialect.
-    schema.remove("$schema");
+    // `$schema` stays: MCP reads an inputSchema without one as 2020-12, but a dialect the
+    // CLI names is the caller's to see (the conformance suite's json-schema-2020-12).
     if schema.get("required") == Some(&Value::Array(Vec::new())) {
         schema.remove("required");
     }
@@ -131,6 +130,11 @@ pub fn input(schema: &mut Map<String, Value>) {
     }
     let mut value = Value::Object(std::mem::take(schema));
     standard_formats(&mut value);
+    // Which arguments are paths is the adapter's to enforce (`--root`), read from the CLI's
+    // own schema: the marker says nothing a caller can act on.
+    for_each_schema(&mut value, &mut |map| {
+        map.remove("x-aoi-format");
+    });
     if let Value::Object(map) = value {
         *schema = map;
     }
@@ -453,7 +457,7 @@ mod tests {
                 "i": {"type": "integer"},
                 "d": {"type": "number"},
                 "at": {"type": "string", "format": "date-time"},
-                "p": {"type": "string", "x-aoi-format": "path"},
+                "p": {"type": "string"},
                 "format": {"type": "string", "enum": ["a"], "default": "x"}
             }, "items": {}}),
             "a property named `format` is a property"
@@ -507,14 +511,18 @@ mod tests {
     #[test]
     fn input_schemas_lose_the_prose_the_tool_already_has() {
         let mut s = json!({"title": "t x", "description": "X.", "type": "object",
-            "properties": {"db": {"type": "string", "format": "path", "description": "The file"}}})
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "properties": {"db": {"type": "string", "format": "path", "description": "The file"},
+                "out": {"type": "string", "x-aoi-format": "path"}}})
         .as_object()
         .cloned()
         .unwrap();
         input(&mut s);
         assert_eq!(
             Value::Object(s),
-            json!({"type": "object", "properties": {"db": {"type": "string", "x-aoi-format": "path", "description": "The file"}}})
+            json!({"type": "object", "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "properties": {"db": {"type": "string", "description": "The file"},
+                    "out": {"type": "string"}}})
         );
     }
 }

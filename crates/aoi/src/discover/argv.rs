@@ -9,8 +9,10 @@
 use super::manifest::InputSchema;
 use serde_json::{Map, Value};
 
-/// Properties the adapter decides itself: the CLI always runs in machine mode.
-pub const ADAPTER_OWNED: [&str; 4] = ["output", "format", "no_color", "debug"];
+/// Properties the adapter decides itself: the CLI always runs in machine mode, and in the
+/// schema version its `outputSchema` describes (the default one: a result in another version
+/// would not match it, §5).
+pub const ADAPTER_OWNED: [&str; 5] = ["output", "format", "no_color", "debug", "schema_version"];
 
 /// Why arguments cannot become argv.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
