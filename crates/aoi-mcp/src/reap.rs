@@ -19,6 +19,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use rustix::process::{kill_process, kill_process_group, Pid, Signal};
 
@@ -46,7 +47,13 @@ pub struct CallProcesses {
     id: u64,
     marker: String,
     group: Option<Pid>,
+    /// When the CLI started.
+    since: Option<Instant>,
 }
+
+/// How long a call may run for its sweep to look only at the pids handed out after its CLI:
+/// far less than the time `pid_max` forks take.
+const WINDOW_TRUSTED: Duration = Duration::from_secs(30);
 
 impl CallProcesses {
     /// A fresh marker for a call; `None` once [`stop_all`] ran: nothing may start any more.
@@ -59,6 +66,7 @@ impl CallProcesses {
             id,
             marker: format!("{}-{id}", std::process::id()),
             group: None,
+            since: None,
         })
     }
 
@@ -74,6 +82,7 @@ impl CallProcesses {
             return true;
         };
         self.group = Some(pid);
+        self.since = Some(Instant::now());
         with_live(|live| live.insert(self.id, pid));
         // Checked after recording, so a concurrent stop_all either sees the group or is seen.
         !stopped()
@@ -91,7 +100,16 @@ impl CallProcesses {
     /// processes outside the group were killed.
     pub fn kill_all(&self) -> usize {
         self.signal_group(Signal::KILL);
-        sweep(&self.marker, false)
+        // Every descendant was born after the CLI: only the pids handed out since are read
+        // (a few, where a whole `/proc` scan reads them all), unless the call lasted long
+        // enough for the pid counter to have gone round.
+        let window = match (self.group, self.since) {
+            (Some(group), Some(since)) if since.elapsed() < WINDOW_TRUSTED => {
+                Some(group.as_raw_nonzero().get())
+            }
+            _ => None,
+        };
+        sweep(&self.marker, false, window)
     }
 }
 
@@ -115,7 +133,7 @@ pub fn stop_all() -> usize {
     for group in groups {
         let _ = kill_process_group(group, Signal::KILL);
     }
-    sweep(&format!("{}-", std::process::id()), true)
+    sweep(&format!("{}-", std::process::id()), true, None)
 }
 
 /// Calls `on_hangup` once this process's standard input is hung up (a pipe whose every writer
@@ -152,11 +170,13 @@ pub fn on_stdin_hangup(on_hangup: impl FnOnce() + Send + 'static) {
 
 /// Kills every live process whose [`MARKER`] is `wanted` (exactly, or starting with it when
 /// `prefix`), until a scan finds none it has not killed already.
-fn sweep(wanted: &str, prefix: bool) -> usize {
+fn sweep(wanted: &str, prefix: bool, after: Option<i32>) -> usize {
     let born = aoi::process::start_time(std::process::id());
     let mut killed: Vec<i32> = Vec::new();
     for _ in 0..ROUNDS {
-        let fresh: Vec<i32> = marked(wanted, prefix, born)
+        // Read each round: a process forked meanwhile is in the window of the next.
+        let window = after.and_then(|first| Some((first, aoi::process::last_pid()?)));
+        let fresh: Vec<i32> = marked(wanted, prefix, born, window)
             .into_iter()
             .filter(|pid| !killed.contains(pid))
             .collect();
@@ -174,9 +194,13 @@ fn sweep(wanted: &str, prefix: bool) -> usize {
 }
 
 /// The live processes (not zombies) carrying the marker, other than this one; only those
-/// started after the adapter are read further than their `stat`.
-fn marked(wanted: &str, prefix: bool, born: Option<u64>) -> Vec<i32> {
+/// started after the adapter are read further than their `stat`, and with a `window` of pids
+/// `(first, last]`, only those.
+fn marked(wanted: &str, prefix: bool, born: Option<u64>, window: Option<(i32, i32)>) -> Vec<i32> {
     aoi::process::others()
+        .filter(|(pid, _)| {
+            window.is_none_or(|(first, last)| aoi::process::allocated_between(*pid, first, last))
+        })
         .filter(|(_, dir)| {
             aoi::process::stat(dir)
                 .is_some_and(|s| !s.is_dead() && born.is_none_or(|b| s.started >= b))

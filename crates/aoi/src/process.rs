@@ -68,6 +68,28 @@ pub fn others() -> impl Iterator<Item = (i32, PathBuf)> {
         })
 }
 
+/// The pid the kernel handed out last (`/proc/sys/kernel/ns_last_pid`, in this pid
+/// namespace).
+pub fn last_pid() -> Option<i32> {
+    fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// True when `pid` was handed out after `first` and no later than `last`: pids are given in
+/// increasing order, wrapping at `pid_max`, so every descendant of process `first` born
+/// before `last` was read is in that window (as long as the counter did not go round once
+/// in between, which takes `pid_max` forks).
+pub fn allocated_between(pid: i32, first: i32, last: i32) -> bool {
+    if first <= last {
+        pid > first && pid <= last
+    } else {
+        pid > first || pid <= last
+    }
+}
+
 /// The value of environment variable `name` in the process at `proc_dir`, when it has one
 /// and its environment can be read (another user's cannot, and is not ours to touch).
 pub fn env_value(proc_dir: &Path, name: &str) -> Option<Vec<u8>> {
@@ -92,6 +114,24 @@ mod tests {
         assert!(!me.is_dead());
         assert_eq!(start_time(std::process::id()), Some(me.started));
         assert!(others().all(|(pid, _)| pid != i32::try_from(std::process::id()).unwrap()));
+    }
+
+    #[test]
+    fn pids_are_windowed_in_allocation_order_across_the_wrap() {
+        assert!(allocated_between(11, 10, 20) && allocated_between(20, 10, 20));
+        assert!(!allocated_between(10, 10, 20) && !allocated_between(21, 10, 20));
+        // The counter wrapped at pid_max between 32760 and 5.
+        assert!(allocated_between(32767, 32760, 5) && allocated_between(3, 32760, 5));
+        assert!(!allocated_between(100, 32760, 5));
+        let child = std::process::Command::new("true").spawn().expect("true");
+        let pid = i32::try_from(child.id()).unwrap();
+        let last = last_pid().expect("ns_last_pid");
+        assert!(
+            allocated_between(pid, pid - 1, last),
+            "{pid} in ({}, {last}]",
+            pid - 1
+        );
+        let _ = child.wait_with_output();
     }
 
     #[test]
