@@ -169,17 +169,19 @@ pub fn run(args: McpArgs) -> ExitCode {
             let _ = writeln!(std::io::stderr(), "aoi mcp: listening on http://{bound}/mcp");
             let cancel = tokio_util::sync::CancellationToken::new();
             let stop = cancel.clone();
-            tokio::spawn(async move {
-                let _ = stop_signal().await;
+            // The signal it stopped on decides the exit status, as over stdio (128 + N).
+            let stopped_by = tokio::spawn(async move {
+                let signal = stop_signal().await;
                 stop.cancel();
+                signal
             });
             let http = aoi_mcp::http::HttpOptions {
                 allow_origins: args.allow_origins.clone(),
             };
-            return aoi_mcp::http::serve(server, listener, http, cancel)
+            aoi_mcp::http::serve(server, listener, http, cancel)
                 .await
-                .map(|()| None)
-                .map_err(|e| e.to_string());
+                .map_err(|e| e.to_string())?;
+            return Ok(stopped_by.await.ok().flatten());
         }
         // The host closing stdin is a shutdown (MCP stdio): running calls are killed at
         // once rather than drained, so nothing they started outlives the session.

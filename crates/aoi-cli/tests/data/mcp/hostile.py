@@ -5,8 +5,9 @@ in front of it, to test that `aoi mcp` keeps its limits (crates/aoi-cli/tests/it
 Every command takes `--tag T`: each process it starts carries T in its argv, so a test can find
 what is left of a call.
 
-- `hang`: starts a helper in its own group and one in its own session (`setsid`), both holding
-  stdout, ignores SIGTERM and SIGINT, writes aoi:meta, and never ends.
+- `hang`: writes aoi:meta, starts a helper in its own group and one in its own session
+  (`setsid`), both holding stdout, ignores SIGTERM and SIGINT, writes an aoi:progress once
+  both run, and never ends.
 - `detach`: starts a `setsid` helper holding stdout, then a correct run (ok:true) and exit 0.
 - `flood`: valid events, as fast as it can, forever. `huge`: 500 MB of valid events, then a summary.
 - `badevents`: an array line, an object without `type`, a `note` that breaks the schema, a good
@@ -139,10 +140,12 @@ def main():
     if command in ("hang", "write"):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        out = Stream(command)
         if command == "hang":
             helper(tag, session=False)
             helper(tag, session=True)
-        Stream(command)
+            # Both helpers run: a client that asked for progress knows when to act.
+            out.write({"type": "aoi:progress", "completed": 1, "message": "helpers started"})
         while True:
             time.sleep(1)
     if command == "detach":

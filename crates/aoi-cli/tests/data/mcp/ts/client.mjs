@@ -190,23 +190,30 @@ const scenarios = {
     await client.close();
     return { ...listed, results, warnings };
   },
-  // Starts `tool` over Streamable HTTP, waits until `expect` processes carry `tag`, then stops
-  // the call `how`: "delete" (the SDK terminates the session: HTTP DELETE), "cancel" (the
-  // call's AbortSignal: notifications/cancelled) or "signal" (SIGTERM to `server_pid`).
-  // Reports how many tagged processes ran (`seen`), how long until they and, for "signal",
-  // the server were gone (`elapsed_ms`, bounded by `limit_ms`), what was left, and, when
-  // `after` ({tool, arguments}) is given, that call's checked result: on the same session
-  // after "cancel", on a fresh one after "delete".
+  // Starts `tool` over Streamable HTTP, waits for its first progress notification (hostile.py's
+  // `hang` sends one once its helpers run) and for `expect` processes carrying `tag`, then
+  // stops the call `how`: "delete" (the SDK terminates the session: HTTP DELETE), "cancel"
+  // (the call's AbortSignal: notifications/cancelled) or "signal" (SIGTERM to `server_pid`).
+  // Reports how many tagged processes ran (`seen`, and `running`: which), how long until they
+  // and, for "signal", the server were gone (`elapsed_ms`, bounded by `limit_ms`), what was
+  // left, and, when `after` ({tool, arguments}) is given, that call's checked result: on the
+  // same session after "cancel", on a fresh one after "delete".
   async stop(config) {
     const { tag, how } = config;
     let { client, transport } = await connect(config);
     const listed = await list(client);
     const abort = new AbortController();
     const outcome = { how };
+    // The CLI's first progress says its helpers run (hostile.py's `hang`).
+    let progressed;
+    const firstProgress = new Promise((resolve) => {
+      progressed = resolve;
+    });
     const pending = client
       .callTool({ name: config.tool, arguments: config.arguments ?? {} }, undefined, {
         signal: abort.signal,
         timeout: 600_000,
+        onprogress: () => progressed(),
       })
       .then(
         (result) => {
@@ -216,8 +223,11 @@ const scenarios = {
           outcome.call_error = { code: e.code ?? null, message: e.message };
         },
       );
-    await until(() => tagged(tag).size >= config.expect, 20_000);
-    outcome.seen = tagged(tag).size;
+    await Promise.race([firstProgress, pending]);
+    await until(() => tagged(tag).size >= config.expect, 5_000);
+    const running = tagged(tag);
+    outcome.seen = running.size;
+    outcome.running = [...running].map(([pid, argv]) => ({ pid, argv }));
     const started = performance.now();
     if (how === "delete") {
       await transport.terminateSession();
