@@ -230,14 +230,24 @@ async def scenario_stop(client, config):
     server = [pid for pid in processes() if _parent(pid) == os.getpid()]
     outcome["servers"] = len(server)
 
+    # hostile.py's `hang` reports progress once its helpers run: only then is every process
+    # of the call there (a launcher's subshells carry its argv too, and would be counted).
+    running = anyio.Event()
+
+    async def on_progress(progress, total, message):
+        running.set()
+
     async def call():
         try:
-            outcome["result"] = await client.call(config["tool"], config.get("arguments", {}))
+            outcome["result"] = await client.call(config["tool"], config.get("arguments", {}),
+                                                  progress_callback=on_progress)
         except Exception as e:  # the server went away under the call: expected here
             outcome["call_error"] = type(e).__name__
 
     async with anyio.create_task_group() as group:
         group.start_soon(call)
+        with anyio.move_on_after(20):
+            await running.wait()
         deadline = time.monotonic() + 20
         while len(tagged(tag)) < config["expect"] and time.monotonic() < deadline:
             await anyio.sleep(0.02)
