@@ -315,7 +315,8 @@ fn refs_all(value: &Value) -> Vec<String> {
                     .and_then(Value::as_str)
                     .and_then(|r| r.strip_prefix("#/$defs/"))
                 {
-                    found.push(name.to_owned());
+                    // A JSON Pointer token: `~1` is `/`, `~0` is `~`.
+                    found.push(name.replace("~1", "/").replace("~0", "~"));
                 }
                 walk.extend(map.values());
             }
@@ -411,25 +412,7 @@ pub fn prune_definitions(schema: &mut Value) {
 
 /// The `$defs` names `value` refers to (`#/$defs/NAME`).
 fn refs(value: &Value) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
-    let mut walk = vec![value];
-    while let Some(v) = walk.pop() {
-        match v {
-            Value::Object(map) => {
-                if let Some(name) = map
-                    .get("$ref")
-                    .and_then(Value::as_str)
-                    .and_then(|r| r.strip_prefix("#/$defs/"))
-                {
-                    found.insert(name.replace("~1", "/").replace("~0", "~"));
-                }
-                walk.extend(map.values());
-            }
-            Value::Array(items) => walk.extend(items),
-            _ => {}
-        }
-    }
-    found
+    refs_all(value).into_iter().collect()
 }
 
 #[cfg(test)]
