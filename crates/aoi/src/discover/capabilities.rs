@@ -154,7 +154,7 @@ impl CommandSpec {
 
     /// The command reads records of type `T` (`--input-jsonl`, `--input-json`, §12): its input
     /// schema documents one as `$defs.record`, derived by
-    /// [`record_schema`](super::input_schema::record_schema), where `aoi lint` and `aoi mcp`
+    /// [`record_schema`], where `aoi lint` and `aoi mcp`
     /// read it (`docs/discovery.md`). Validate the input with the same schema
     /// ([`Input::validate_with`](crate::surface::input::Input::validate_with)) so that what a
     /// consumer was told is what the command takes. A command without an input flag that
