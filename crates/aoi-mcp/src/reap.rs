@@ -197,10 +197,11 @@ fn sweep(wanted: &str, prefix: bool, after: Option<i32>) -> usize {
 /// started after the adapter are read further than their `stat`, and with a `window` of pids
 /// `(first, last]`, only those.
 fn marked(wanted: &str, prefix: bool, born: Option<u64>, window: Option<(i32, i32)>) -> Vec<i32> {
-    aoi::process::others()
-        .filter(|(pid, _)| {
-            window.is_none_or(|(first, last)| aoi::process::allocated_between(*pid, first, last))
-        })
+    let candidates = match window {
+        Some((first, last)) => aoi::process::window(first, last),
+        None => Box::new(aoi::process::others()),
+    };
+    candidates
         .filter(|(_, dir)| {
             aoi::process::stat(dir)
                 .is_some_and(|s| !s.is_dead() && born.is_none_or(|b| s.started >= b))
@@ -228,15 +229,14 @@ mod tests {
     fn a_marked_process_in_its_own_session_is_found_and_killed() {
         let call = CallProcesses::new().expect("not stopped");
         let mut child = Command::new("setsid")
-            .args(["sh", "-c", "echo ready; exec sleep 30"])
+            .args(["sh", "-c", "echo ready; while :; do sleep 1; done"])
             .env(MARKER, call.marker())
             .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("setsid sh");
         let pid = child.id();
-        // setsid execs sh in place (it is not a group leader), so the pid is sh's, then
-        // sleep's; its line says it runs with its own environment (before exec, /proc shows
-        // the parent's).
+        // setsid execs sh in place (it is not a group leader), so the pid is sh's; its line
+        // says it runs with its own environment (before exec, /proc shows the parent's).
         let mut line = String::new();
         let stdout = child.stdout.take().expect("piped");
         std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line)

@@ -90,6 +90,43 @@ pub fn allocated_between(pid: i32, first: i32, last: i32) -> bool {
     }
 }
 
+/// The most pids [`window`] reads one by one; a wider window is read by listing `/proc`.
+const WINDOW_MAX: i32 = 4096;
+
+/// Every process but this one whose pid was handed out after `first` and no later than
+/// `last` ([`allocated_between`]), as its pid and its `/proc/PID` directory: for a narrow
+/// window the pids are tried one by one (no listing of `/proc`), else `/proc` is listed.
+pub fn window(first: i32, last: i32) -> Box<dyn Iterator<Item = (i32, PathBuf)>> {
+    let max = fs::read_to_string("/proc/sys/kernel/pid_max")
+        .ok()
+        .and_then(|m| m.trim().parse::<i32>().ok())
+        .unwrap_or(i32::MAX);
+    let width = if first <= last {
+        last - first
+    } else {
+        (max - first) + last
+    };
+    if width > WINDOW_MAX {
+        return Box::new(others().filter(move |(pid, _)| allocated_between(*pid, first, last)));
+    }
+    let me = i32::try_from(std::process::id()).unwrap_or(-1);
+    Box::new(
+        (1..=width)
+            .map(move |n| {
+                let pid = first.saturating_add(n);
+                // Past pid_max the counter starts again from the low pids.
+                if pid >= max {
+                    pid - max
+                } else {
+                    pid
+                }
+            })
+            .filter(move |&pid| pid > 0 && pid != me)
+            .map(|pid| (pid, PathBuf::from(format!("/proc/{pid}"))))
+            .filter(|(_, dir)| dir.exists()),
+    )
+}
+
 /// The value of environment variable `name` in the process at `proc_dir`, when it has one
 /// and its environment can be read (another user's cannot, and is not ours to touch).
 pub fn env_value(proc_dir: &Path, name: &str) -> Option<Vec<u8>> {
@@ -131,6 +168,10 @@ mod tests {
             "{pid} in ({}, {last}]",
             pid - 1
         );
+        assert!(
+            window(pid - 1, last).any(|(p, _)| p == pid),
+            "the child is found in its window"
+        );
         let _ = child.wait_with_output();
     }
 
@@ -140,7 +181,8 @@ mod tests {
         // The line comes once the child runs its own program (before exec it still has
         // this process's environment).
         let mut child = std::process::Command::new("sh")
-            .args(["-c", "echo ready; exec sleep 5"])
+            // It stays in sh (no exec to race with the read) until killed.
+            .args(["-c", "echo ready; while :; do sleep 1; done"])
             .env("AOI_PROCESS_TEST", "run-7")
             .stdout(std::process::Stdio::piped())
             .spawn()
