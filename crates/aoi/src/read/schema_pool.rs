@@ -49,8 +49,12 @@ const QUEUED_PER_WORKER: usize = 2;
 /// On 2 cores this is 1 worker: 2 workers and the verifier's thread share 2 cores worse (the
 /// verifier, which feeds everything, is preempted), measured 0.54 against 0.65 of `aoi verify`'s
 /// throughput on the benchmark stream (`bench/verify_schema.sh`).
+///
+/// Asked once per process: `available_parallelism` reads the cgroup files on every call, and
+/// a consumer verifying a stream per request (`aoi mcp`, `aoi lint`) would pay for it each time.
 pub(crate) fn default_workers() -> usize {
-    workers_for(thread::available_parallelism().map_or(1, usize::from))
+    static WORKERS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *WORKERS.get_or_init(|| workers_for(thread::available_parallelism().map_or(1, usize::from)))
 }
 
 /// Worker threads for `cores` cores; see [`default_workers`].
