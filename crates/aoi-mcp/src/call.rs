@@ -323,8 +323,10 @@ pub async fn run(
     drop(chunk);
     // The call is over: the group, and whatever left it, goes now.
     processes.kill_all();
-    if status.is_none() && !matches!(stopped, Some(Stopped::Cancelled | Stopped::TimedOut)) {
-        // Killed above; its exit is collected with a bound, as everything else.
+    if status.is_none() {
+        // Killed above; its exit is collected with a bound, as everything else. A cancelled
+        // or timed-out call too: left to the runtime's orphan queue, a killed CLI can stay a
+        // zombie until some other child happens to exit.
         if let Ok(Ok(s)) = tokio::time::timeout(Duration::from_secs(2), child.wait()).await {
             status = Some(s);
         }
