@@ -415,6 +415,24 @@ impl<'t> Subject<'t> {
         extras: &Extras,
         record: bool,
     ) -> Result<Captured, String> {
+        let (run, changes) = self.run_in(sandbox, args, extras)?;
+        // An unbounded command's run is ended by lint's signal: what its stream shows is the
+        // base run's and check 10's to judge.
+        Ok(if record && !self.entry.unbounded {
+            self.judge(run, changes)
+        } else {
+            self.judge_unrecorded(run, changes)
+        })
+    }
+
+    /// Runs `args` in machine mode in `sandbox` (an unbounded command until lint's SIGINT),
+    /// with the sandbox snapshotted around the run: the run and what it changed.
+    fn run_in(
+        &self,
+        sandbox: &Sandbox,
+        args: &[String],
+        extras: &Extras,
+    ) -> Result<(Run, Vec<Change>), String> {
         let before = snapshot(sandbox)?;
         let inv = self.invocation_of(args, extras);
         let run = if self.entry.unbounded {
@@ -425,13 +443,7 @@ impl<'t> Subject<'t> {
                 .map_err(|e| format!("could not run `{}`: {e}", args.join(" ")))?
         };
         let changes = self.changes_since(sandbox, &before, &run.argv)?;
-        // An unbounded command's run is ended by lint's signal: what its stream shows is the
-        // base run's and check 10's to judge.
-        Ok(if record && !self.entry.unbounded {
-            self.judge(run, changes)
-        } else {
-            self.judge_unrecorded(run, changes)
-        })
+        Ok((run, changes))
     }
 
     /// What changed in `sandbox` since `before` (ignored paths left out). For a read-only
@@ -482,19 +494,9 @@ impl<'t> Subject<'t> {
         schema: &CompiledSchema,
     ) -> Result<Captured, String> {
         let sandbox = self.fresh()?;
-        let before = snapshot(&sandbox)?;
-        let inv = self.invocation_of(args, &Extras::default());
-        let run = if self.entry.unbounded {
-            self.interrupt(&sandbox, &inv, Signal::Interrupt)?
-        } else {
-            sandbox
-                .run(&inv)
-                .map_err(|e| format!("could not run `{}`: {e}", args.join(" ")))?
-        };
-        let changes = self.changes_since(&sandbox, &before, &run.argv)?;
+        let (run, changes) = self.run_in(&sandbox, args, &Extras::default())?;
         Ok(self.judge_against(run, changes, Some(schema)))
     }
-
     /// Starts an unbounded command, lets it run briefly, then sends `signal`.
     pub fn interrupt(
         &self,

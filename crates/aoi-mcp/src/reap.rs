@@ -49,6 +49,8 @@ pub struct CallProcesses {
     group: Option<Pid>,
     /// When the CLI started.
     since: Option<Instant>,
+    /// True once [`CallProcesses::kill_all`] ran (dropping it then sweeps no more).
+    swept: bool,
 }
 
 /// How long a call may run for its sweep to look only at the pids handed out after its CLI:
@@ -67,6 +69,7 @@ impl CallProcesses {
             marker: format!("{}-{id}", std::process::id()),
             group: None,
             since: None,
+            swept: false,
         })
     }
 
@@ -98,7 +101,8 @@ impl CallProcesses {
 
     /// Kills the group and every process that carries this call's marker; returns how many
     /// processes outside the group were killed.
-    pub fn kill_all(&self) -> usize {
+    pub fn kill_all(&mut self) -> usize {
+        self.swept = true;
         self.signal_group(Signal::KILL);
         // Every descendant was born after the CLI: only the pids handed out since are read
         // (a few, where a whole `/proc` scan reads them all), unless the call lasted long
@@ -115,7 +119,10 @@ impl CallProcesses {
 
 impl Drop for CallProcesses {
     fn drop(&mut self) {
-        self.kill_all();
+        // A call that ended normally swept already; one whose future was dropped did not.
+        if !self.swept {
+            self.kill_all();
+        }
         with_live(|live| live.remove(&self.id));
     }
 }
@@ -227,7 +234,7 @@ mod tests {
 
     #[test]
     fn a_marked_process_in_its_own_session_is_found_and_killed() {
-        let call = CallProcesses::new().expect("not stopped");
+        let mut call = CallProcesses::new().expect("not stopped");
         let mut child = Command::new("setsid")
             .args(["sh", "-c", "echo ready; while :; do sleep 1; done"])
             .env(MARKER, call.marker())

@@ -97,10 +97,14 @@ const WINDOW_MAX: i32 = 4096;
 /// `last` ([`allocated_between`]), as its pid and its `/proc/PID` directory: for a narrow
 /// window the pids are tried one by one (no listing of `/proc`), else `/proc` is listed.
 pub fn window(first: i32, last: i32) -> Box<dyn Iterator<Item = (i32, PathBuf)>> {
-    let max = fs::read_to_string("/proc/sys/kernel/pid_max")
-        .ok()
-        .and_then(|m| m.trim().parse::<i32>().ok())
-        .unwrap_or(i32::MAX);
+    // Read once per process: a boot-time setting.
+    static PID_MAX: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
+    let max = *PID_MAX.get_or_init(|| {
+        fs::read_to_string("/proc/sys/kernel/pid_max")
+            .ok()
+            .and_then(|m| m.trim().parse::<i32>().ok())
+            .unwrap_or(i32::MAX)
+    });
     let width = if first <= last {
         last - first
     } else {

@@ -38,9 +38,13 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
     if base.succeeded() {
         return judge.pass("the example exits 0 and its last event is aoi:summary ok:true");
     }
-    if base.run.exit.code() == Some(0) && base.summary().is_some_and(|s| !s.ok) {
-        // §6: non-zero is how the process layer says "failed"; `cmd && next` and a CI step
-        // take exit 0 for success whatever the summary says.
+    // The verifier notes a failed run that exits 0 (`EXIT_STATUS_MISMATCH`, a notice for a
+    // consumer, which reads the summary); for lint it is the tool's fault: §6's non-zero is how
+    // the process layer says "failed", and `cmd && next` or a CI step takes exit 0 for success.
+    let exit_zero_failure = base.verification.findings.iter().any(|f| {
+        f.code == aoi::FindingCode::ExitStatusMismatch && f.level == aoi::read::Level::Notice
+    });
+    if exit_zero_failure {
         return judge
             .fail(format!(
                 "the run failed (summary ok:false{}) but exited 0: a failure exits non-zero (§4.1, §6)",

@@ -81,7 +81,13 @@ fn base64(bytes: &[u8]) -> String {
 /// What the canary looks like raw and in the encodings a tool might echo a secret in. A
 /// secret embedded in a longer encoded text sits at any of three byte offsets, so base64
 /// needles are the characters that only the canary's bytes determine, for each offset.
-fn needles() -> Vec<String> {
+fn needles() -> &'static [String] {
+    static NEEDLES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    NEEDLES.get_or_init(encoded_canaries)
+}
+
+/// [`needles`], computed.
+fn encoded_canaries() -> Vec<String> {
     let canary = CANARY.as_bytes();
     let mut out = vec![CANARY.to_owned()];
     for offset in 0..3usize {
