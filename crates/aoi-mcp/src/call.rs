@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::catalog::ServedTool;
 use crate::reap::{CallProcesses, MARKER};
+use crate::structured::Structured;
 
 /// The default `--max-output`: 4 MiB, below the line buffer of every official MCP client.
 pub const DEFAULT_MAX_OUTPUT: usize = 4 << 20;
@@ -79,7 +80,7 @@ pub struct Invocation {
 pub struct CallOutcome {
     /// The structured result: `{events, summary}` and, when something went wrong beyond an
     /// honest failure, `protocol_violation` or `adapter_error`.
-    pub structured: Value,
+    pub structured: Structured,
     /// True for an MCP `isError` result.
     pub is_error: bool,
     /// A line for a person or a model, read before the JSON.
@@ -134,8 +135,12 @@ fn wire_cost(line: &[u8]) -> usize {
 
 /// Everything kept of a run as it is read.
 struct Collected {
-    /// Events in stream order, with their line numbers.
-    events: Vec<(u64, Value)>,
+    /// Events in stream order, with their line numbers, each as its JSON text.
+    events: Vec<(u64, String)>,
+    /// The lines of errors whose category this version does not know.
+    unknown_category_lines: Vec<u64>,
+    /// Findings for events that do not fit the tool's `outputSchema`: withheld.
+    misfits: Vec<Value>,
     summary: Option<(u64, Value)>,
     errors: Vec<ErrorEvent>,
     /// Per error, in order: its wire category when this version does not know it (§9.4: it
@@ -224,6 +229,8 @@ pub async fn run(
     };
     let mut kept = Collected {
         events: Vec::new(),
+        unknown_category_lines: Vec::new(),
+        misfits: Vec::new(),
         summary: None,
         errors: Vec::new(),
         unknown_categories: Vec::new(),
@@ -295,7 +302,8 @@ pub async fn run(
                     if kind == LineKind::Invalid {
                         continue;
                     }
-                    take_line(tool, &invocation, budget, number, line, kind, &mut kept, &mut progress);
+                    let line = Line { number, bytes: line, kind };
+                    take_line(tool, &invocation, budget, output, line, &mut kept, &mut progress);
                 }
                 if kept.over_budget && tool.entry.read_only && stopped.is_none() {
                     // Nothing more would be kept, and a read-only command changes nothing:
@@ -382,6 +390,12 @@ pub async fn run(
             .retain(|(line, _)| bad_lines.binary_search(line).is_err());
     }
     let dropped_invalid = (before - kept.events.len()) as u64;
+    // A line the verifier rejected is its finding alone, not also the outputSchema's.
+    kept.misfits.retain(|f| {
+        f.get("line")
+            .and_then(Value::as_u64)
+            .is_none_or(|n| bad_lines.binary_search(&n).is_err())
+    });
     if kept
         .summary
         .as_ref()
@@ -391,10 +405,7 @@ pub async fn run(
     }
 
     let mut structured = Map::new();
-    structured.insert(
-        "events".into(),
-        Value::Array(kept.events.into_iter().map(|(_, v)| v).collect()),
-    );
+    let events: Vec<String> = kept.events.into_iter().map(|(_, text)| text).collect();
     let summary = kept.summary.map(|(_, v)| v);
     let next_cursor = summary
         .as_ref()
@@ -465,7 +476,7 @@ pub async fn run(
                 json!({"reason": reason, "retryable": false, "message": message}),
             );
             CallOutcome {
-                structured: Value::Object(structured),
+                structured: Structured::without_events(structured),
                 is_error: false,
                 headline: format!("{} {} {message}", tool.cli.name, tool.entry.name),
             }
@@ -490,7 +501,7 @@ pub async fn run(
             }
             structured.insert("protocol_violation".into(), violation);
             CallOutcome {
-                structured: Value::Object(structured),
+                structured: Structured::without_events(structured),
                 is_error: true,
                 headline: message,
             }
@@ -523,46 +534,92 @@ pub async fn run(
                 !ok
             };
             CallOutcome {
-                structured: Value::Object(structured),
+                structured: Structured::without_events(structured),
                 is_error,
                 headline,
             }
         }
     };
+    outcome.structured.events = events;
+    if !kept.misfits.is_empty() {
+        withhold_misfits(&mut outcome, kept.misfits);
+    }
     if let Some(validator) = output {
         fit(&mut outcome, validator);
     }
     outcome
 }
 
-/// Takes one complete line the verifier did not reject outright into `kept`.
-#[allow(clippy::too_many_arguments)]
+/// Names the events withheld for not fitting the tool's `outputSchema` in
+/// `protocol_violation`; the result becomes an error.
+fn withhold_misfits(outcome: &mut CallOutcome, misfits: Vec<Value>) {
+    let message = format!(
+        "the CLI's output does not fit the tool's outputSchema, so it was withheld: {}",
+        misfits
+            .first()
+            .and_then(|f| f.get("message"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    );
+    let violation = outcome
+        .structured
+        .rest
+        .entry("protocol_violation")
+        .or_insert_with(|| json!({"findings": [], "message": message}));
+    if let Some(Value::Array(list)) = violation.get_mut("findings") {
+        list.extend(misfits);
+    }
+    outcome.is_error = true;
+    if !outcome.headline.contains("outputSchema") {
+        outcome.headline.push_str(&format!("; {message}"));
+    }
+}
+
+/// One complete line of the stream, as the verifier classed it.
+struct Line<'a> {
+    number: u64,
+    bytes: &'a [u8],
+    kind: LineKind,
+}
+
+/// Takes one complete line the verifier did not reject outright into `kept`. An event that
+/// does not fit `output` (the tool's `outputSchema`) is withheld and named in `kept.misfits`.
 fn take_line(
     tool: &ServedTool,
     invocation: &Invocation,
     budget: usize,
-    number: u64,
-    line: &[u8],
-    kind: LineKind,
+    output: Option<&jsonschema::Validator>,
+    line: Line<'_>,
     kept: &mut Collected,
     progress: &mut impl FnMut(ProgressUpdate),
 ) {
-    // The verifier parses framework lines and only scans domain ones; the result needs each
-    // event as a JSON value, parsed here once.
-    let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(line) else {
+    let number = line.number;
+    // The verifier parses framework lines and only scans domain ones: parsed here once, to
+    // be checked; it is kept as the text it came in.
+    let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(line.bytes) else {
         return;
     };
-    let keep = |kept: &mut Collected, value: Value| {
-        let cost = wire_cost(line);
+    let keep = |kept: &mut Collected, object: Map<String, Value>| {
+        if let Some(finding) = output.and_then(|v| misfit(v, number, &object)) {
+            kept.misfits.push(finding);
+            return;
+        }
+        let cost = wire_cost(line.bytes);
         if kept.over_budget || kept.cost + cost > budget {
             kept.over_budget = true;
             kept.withheld += 1;
-        } else {
-            kept.cost += cost;
-            kept.events.push((number, value));
+            return;
         }
+        kept.cost += cost;
+        // The line as written, unless it holds a carriage return (JSON whitespace, but a line
+        // break to an SSE reader): then its compact serialization.
+        let text = match std::str::from_utf8(line.bytes) {
+            Ok(text) if !text.contains('\r') => text.trim().to_owned(),
+            _ => Value::Object(object).to_string(),
+        };
+        kept.events.push((number, text));
     };
-    if kind != LineKind::Framework {
+    if line.kind != LineKind::Framework {
         kept.domain_events += 1;
         let past_cap = invocation
             .max_events
@@ -570,7 +627,7 @@ fn take_line(
         if past_cap {
             kept.withheld += 1;
         } else {
-            keep(kept, Value::Object(object));
+            keep(kept, object);
         }
         return;
     }
@@ -589,7 +646,7 @@ fn take_line(
                     message: p.message,
                 });
             }
-            keep(kept, Value::Object(object));
+            keep(kept, object);
         }
         Ok(Event::Error(e)) => {
             // §9.4: a category this version does not know is forwarded unchanged; the
@@ -600,14 +657,45 @@ fn take_line(
                 .and_then(Value::as_str)
                 .filter(|c| Category::parse(c).is_none())
                 .map(str::to_owned);
+            if unknown.is_some() {
+                kept.unknown_category_lines.push(number);
+            }
             kept.errors.push(e);
             kept.unknown_categories.push(unknown);
-            keep(kept, Value::Object(object));
+            keep(kept, object);
         }
-        Ok(_) => keep(kept, Value::Object(object)),
+        Ok(_) => keep(kept, object),
         // A framework event that breaks its shape is the verifier's finding, not a result.
         Err(_) => {}
     }
+}
+
+/// The finding for an event on line `number` that does not fit `output` (checked as the
+/// only event of a result), or `None` when it fits.
+fn misfit(
+    output: &jsonschema::Validator,
+    number: u64,
+    event: &Map<String, Value>,
+) -> Option<Value> {
+    let probe = json!({"events": [event], "summary": null});
+    let error = output
+        .iter_errors(&probe)
+        .find(|e| e.instance_path().to_string().starts_with("/events/0"))?;
+    let path = error
+        .instance_path()
+        .to_string()
+        .replacen("/events/0", "", 1);
+    let message = format!(
+        "line {number}: {}{error}",
+        if path.is_empty() {
+            String::new()
+        } else {
+            format!("{path}: ")
+        }
+    );
+    Some(
+        json!({"code": "OUTPUT_SCHEMA_MISMATCH", "level": "violation", "section": "§10", "line": number, "message": message}),
+    )
 }
 
 /// True when `finding` is only about an `aoi:error` category this version does not know
@@ -619,13 +707,7 @@ fn unknown_category(finding: &aoi::read::Finding, kept: &Collected) -> bool {
     let Some(line) = finding.line else {
         return false;
     };
-    kept.events.iter().any(|(n, event)| {
-        *n == line
-            && event
-                .get("category")
-                .and_then(Value::as_str)
-                .is_some_and(|c| Category::parse(c).is_none())
-    })
+    kept.unknown_category_lines.contains(&line)
 }
 
 /// A run the adapter ended: `error` as `adapter_error`, an MCP error result.
@@ -633,7 +715,7 @@ fn stop_error(mut structured: Map<String, Value>, error: ErrorEvent) -> CallOutc
     let headline = error.message.clone();
     structured.insert("adapter_error".into(), error_value(error));
     CallOutcome {
-        structured: Value::Object(structured),
+        structured: Structured::without_events(structured),
         is_error: true,
         headline,
     }
@@ -642,77 +724,56 @@ fn stop_error(mut structured: Map<String, Value>, error: ErrorEvent) -> CallOutc
 fn not_started(tool: &ServedTool, message: String) -> CallOutcome {
     let error = adapter_error(Category::Unavailable, "CLI_NOT_RUNNABLE", &message);
     CallOutcome {
-        structured: json!({"events": [], "summary": null, "adapter_error": error}),
+        structured: Structured::without_events(object(
+            json!({"summary": null, "adapter_error": error}),
+        )),
         is_error: true,
         headline: format!("{} {}: {message}", tool.cli.name, tool.entry.name),
     }
 }
 
-/// Makes `outcome` fit the tool's `outputSchema`: an event or a summary that does not (the
-/// verifier let it through, or the schema is stricter than the stream's) is withheld and
-/// named in `protocol_violation`, and the result becomes an error. Never passes a misfit on.
+/// The map of a JSON object (`json!` of an object literal).
+pub(crate) fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// Makes `outcome` fit the tool's `outputSchema` beyond its events (each was checked as it
+/// came): a summary that does not fit (the verifier let it through, or the schema is stricter
+/// than the stream's) is withheld and named in `protocol_violation`, and the result becomes
+/// an error. Never passes a misfit on.
 fn fit(outcome: &mut CallOutcome, validator: &jsonschema::Validator) {
     for _ in 0..4 {
+        let mut skeleton = outcome.structured.rest.clone();
+        skeleton.insert("events".into(), Value::Array(Vec::new()));
         let errors: Vec<(String, String)> = validator
-            .iter_errors(&outcome.structured)
+            .iter_errors(&Value::Object(skeleton))
             .take(32)
             .map(|e| (e.instance_path().to_string(), e.to_string()))
             .collect();
         if errors.is_empty() {
             return;
         }
-        let Value::Object(structured) = &mut outcome.structured else {
-            break;
-        };
-        let mut bad_events: Vec<usize> = Vec::new();
+        let rest = &mut outcome.structured.rest;
         let mut findings = Vec::new();
         for (path, message) in &errors {
-            let mut parts = path.trim_start_matches('/').split('/');
-            match (
-                parts.next(),
-                parts.next().and_then(|i| i.parse::<usize>().ok()),
-            ) {
-                (Some("events"), Some(i)) => bad_events.push(i),
-                (Some("summary"), _) => {
-                    structured.insert("summary".into(), Value::Null);
-                }
-                _ => {}
+            if path.trim_start_matches('/').split('/').next() == Some("summary") {
+                rest.insert("summary".into(), Value::Null);
             }
             findings.push(json!({"code": "OUTPUT_SCHEMA_MISMATCH", "level": "violation", "section": "§10", "message": format!("{path}: {message}")}));
         }
-        bad_events.sort_unstable();
-        bad_events.dedup();
-        if let Some(Value::Array(events)) = structured.get_mut("events") {
-            for &i in bad_events.iter().rev() {
-                if i < events.len() {
-                    events.remove(i);
-                }
-            }
-        }
-        let message = format!(
-            "the CLI's output does not fit the tool's outputSchema, so it was withheld: {}",
-            errors
-                .first()
-                .map(|(p, m)| format!("{p}: {m}"))
-                .unwrap_or_default()
-        );
-        let violation = structured
-            .entry("protocol_violation")
-            .or_insert_with(|| json!({"findings": [], "message": message}));
-        if let Some(Value::Array(list)) = violation.get_mut("findings") {
-            list.extend(findings);
-        }
-        outcome.is_error = true;
-        if !outcome.headline.contains("outputSchema") {
-            outcome.headline.push_str(&format!("; {message}"));
-        }
+        withhold_misfits(outcome, findings);
     }
     // Still no fit (a field of the adapter's own, say): nothing but the violation is sent.
     let message = format!(
         "{}; the result could not be made to fit the tool's outputSchema",
         outcome.headline
     );
-    outcome.structured = json!({"events": [], "summary": null, "protocol_violation": {"findings": [], "message": message}});
+    outcome.structured = Structured::without_events(object(
+        json!({"summary": null, "protocol_violation": {"findings": [], "message": message}}),
+    ));
     outcome.is_error = true;
     outcome.headline = message;
 }

@@ -39,6 +39,7 @@ pub mod revision;
 pub mod server;
 pub mod session_calls;
 pub mod stdio;
+pub mod structured;
 
 pub use catalog::{Catalog, CatalogError, Cli, Filter, ServedTool};
 pub use server::{McpServer, ServerOptions};

@@ -26,6 +26,9 @@ use rmcp::model::{CacheScope, CustomRequest, CustomResult, DiscoverResult, Proto
 pub struct ServerOptions {
     /// Bounds of each call.
     pub bounds: Bounds,
+    /// Results are held as the CLI's JSON texts and written from them by the transport
+    /// ([`crate::structured`]): true only for a transport that does, [`crate::stdio`].
+    pub spliced_results: bool,
 }
 
 /// The MCP server over a [`Catalog`].
@@ -33,8 +36,9 @@ pub struct ServerOptions {
 pub struct McpServer {
     catalog: Arc<Catalog>,
     options: ServerOptions,
-    /// Each tool's `outputSchema` compiled, on its first call (in catalog order).
-    output_validators: Arc<Vec<OnceLock<Option<jsonschema::Validator>>>>,
+    /// Each tool's `inputSchema` and `outputSchema` compiled, on its first call (in catalog
+    /// order): compiling a schema costs more than the rest of a call's own work.
+    validators: Arc<Vec<Validators>>,
     /// The calls running in each Streamable HTTP session (shared by every session's clone).
     session_calls: Arc<SessionCalls>,
 }
@@ -42,11 +46,17 @@ pub struct McpServer {
 impl McpServer {
     /// A server for `catalog`.
     pub fn new(catalog: Catalog, options: ServerOptions) -> McpServer {
-        let output_validators = Arc::new(catalog.tools.iter().map(|_| OnceLock::new()).collect());
+        let validators = Arc::new(
+            catalog
+                .tools
+                .iter()
+                .map(|_| Validators::default())
+                .collect(),
+        );
         McpServer {
             catalog: Arc::new(catalog),
             options,
-            output_validators,
+            validators,
             session_calls: Arc::default(),
         }
     }
@@ -62,28 +72,55 @@ impl McpServer {
         &self.catalog
     }
 
-    /// The compiled `outputSchema` of `tool`, compiled on its first call.
-    fn output_validator(&self, tool: &ServedTool) -> Option<&jsonschema::Validator> {
+    /// The compiled schemas of `tool`.
+    fn validators(&self, tool: &ServedTool) -> Option<&Validators> {
         let index = self
             .catalog
             .tools
             .iter()
             .position(|t| t.tool.name == tool.tool.name)?;
-        self.output_validators
-            .get(index)?
+        self.validators.get(index)
+    }
+
+    /// The compiled `outputSchema` of `tool`, compiled on its first call.
+    fn output_validator(&self, tool: &ServedTool) -> Option<&jsonschema::Validator> {
+        self.validators(tool)?
+            .output
             .get_or_init(|| {
                 let schema = tool.tool.output_schema.as_ref()?;
                 jsonschema::validator_for(&Value::Object(schema.as_ref().clone())).ok()
             })
             .as_ref()
     }
+
+    /// The compiled `inputSchema` of `tool`, compiled on its first call.
+    fn input_validator(&self, tool: &ServedTool) -> Option<&jsonschema::Validator> {
+        self.validators(tool)?
+            .input
+            .get_or_init(|| {
+                jsonschema::validator_for(&Value::Object(tool.tool.input_schema.as_ref().clone()))
+                    .ok()
+            })
+            .as_ref()
+    }
+}
+
+/// One tool's schemas, compiled once.
+#[derive(Debug, Default)]
+struct Validators {
+    input: OnceLock<Option<jsonschema::Validator>>,
+    output: OnceLock<Option<jsonschema::Validator>>,
 }
 
 /// The content of a result: a headline a model reads first, in its own text block, then the
-/// serialized JSON of `structuredContent` (one serialization, the same JSON), as the MCP
-/// specification recommends for clients that ignore structured content.
+/// serialized JSON of `structuredContent` (the same JSON), as the MCP specification
+/// recommends for clients that ignore structured content.
 fn result(headline: &str, structured: Value, is_error: bool) -> CallToolResult {
     let json = serde_json::to_string(&structured).unwrap_or_default();
+    with_content(headline, json, structured, is_error)
+}
+
+fn with_content(headline: &str, json: String, structured: Value, is_error: bool) -> CallToolResult {
     let content = vec![ContentBlock::text(headline), ContentBlock::text(json)];
     let mut result = if is_error {
         CallToolResult::error(content)
@@ -92,6 +129,20 @@ fn result(headline: &str, structured: Value, is_error: bool) -> CallToolResult {
     };
     result.structured_content = Some(structured);
     result
+}
+
+/// The result of a run: held for the transport to write from the CLI's own text when it
+/// does, one JSON value otherwise.
+fn run_result(outcome: call::CallOutcome, spliced: bool) -> CallToolResult {
+    if spliced {
+        let (structured, json) = crate::structured::hold(outcome.structured);
+        return with_content(&outcome.headline, json, structured, outcome.is_error);
+    }
+    result(
+        &outcome.headline,
+        outcome.structured.into_value(),
+        outcome.is_error,
+    )
 }
 
 /// A call the adapter refuses before running anything (arguments that do not fit the
@@ -179,9 +230,7 @@ impl ServerHandler for McpServer {
             ));
         };
         let mut arguments: Map<String, Value> = request.arguments.clone().unwrap_or_default();
-        if let Ok(validator) =
-            jsonschema::validator_for(&Value::Object(tool.tool.input_schema.as_ref().clone()))
-        {
+        if let Some(validator) = self.input_validator(tool) {
             if let Some(e) = validator
                 .iter_errors(&Value::Object(arguments.clone()))
                 .next()
@@ -250,7 +299,9 @@ impl ServerHandler for McpServer {
             // not hold the result back for long.
             let _ = tokio::time::timeout(Duration::from_secs(5), forwarder).await;
         }
-        Ok(result(&outcome.headline, outcome.structured, outcome.is_error).into())
+        // A cancelled request's answer is dropped by rmcp, unsent: nothing is held for it.
+        let spliced = self.options.spliced_results && !context.ct.is_cancelled();
+        Ok(run_result(outcome, spliced).into())
     }
 }
 

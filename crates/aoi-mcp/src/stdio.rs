@@ -24,7 +24,7 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::RoleServer;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{mpsc, watch};
 
 /// The only revision with JSON-RPC batches.
@@ -102,9 +102,11 @@ async fn write_lines<W: AsyncWrite + Unpin>(
     mut output: W,
     mut lines: mpsc::UnboundedReceiver<String>,
 ) {
-    while let Some(mut line) = lines.recv().await {
-        line.push('\n');
-        if output.write_all(line.as_bytes()).await.is_err() || output.flush().await.is_err() {
+    while let Some(line) = lines.recv().await {
+        if crate::structured::write_line(&mut output, line)
+            .await
+            .is_err()
+        {
             return;
         }
     }

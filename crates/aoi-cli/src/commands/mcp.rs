@@ -140,6 +140,9 @@ pub fn run(args: McpArgs) -> ExitCode {
             timeout: Duration::from_secs(args.timeout),
             max_output: args.max_output,
         },
+        // The stdio transport writes results from the CLI's own text; rmcp's HTTP transport
+        // keeps each response as a value, for a client that resumes its stream.
+        spliced_results: args.listen.is_none(),
     };
     let listen = match args.listen.as_deref().map(aoi_mcp::http::parse_addr) {
         None => None,
