@@ -245,6 +245,42 @@ pub struct Catalog {
     /// Where path arguments must lead: the working directory unless [`Catalog::confine`]
     /// says otherwise (none at all when it cannot be resolved).
     pub confinement: Confinement,
+    /// The files the CLIs were discovered from, as they were then: [`Catalog::changed`].
+    pub programs: Vec<Fingerprint>,
+}
+
+/// A file a CLI runs from (its program, or a script an argument names), as it was when the
+/// CLI was discovered: a new version of the CLI is a new file there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fingerprint {
+    /// The file, resolved.
+    pub path: PathBuf,
+    /// Its size, modification time and inode; `None` when it could not be read.
+    pub stamp: Option<(u64, std::time::SystemTime, u64)>,
+}
+
+impl Fingerprint {
+    /// `path` as it is now.
+    pub fn of(path: PathBuf) -> Fingerprint {
+        use std::os::unix::fs::MetadataExt;
+        let stamp = std::fs::metadata(&path)
+            .ok()
+            .and_then(|m| Some((m.len(), m.modified().ok()?, m.ino())));
+        Fingerprint { path, stamp }
+    }
+
+    /// The files of `argv`: its program, and every argument that names a file (a script).
+    pub fn of_argv(argv: &[OsString]) -> Vec<Fingerprint> {
+        let mut files: Vec<PathBuf> = argv.first().map(absolute).into_iter().collect();
+        files.extend(
+            argv.iter()
+                .skip(1)
+                .map(PathBuf::from)
+                .filter(|p| p.is_file())
+                .filter_map(|p| std::fs::canonicalize(p).ok()),
+        );
+        files.into_iter().map(Fingerprint::of).collect()
+    }
 }
 
 /// Why a CLI cannot be served.
@@ -341,21 +377,21 @@ fn discover_cli(
     Ok((manifest, schema))
 }
 
-/// Where a CLI's discovery is cached: a digest of its argv, and of the program's resolved
-/// path, size and modification time, so a rebuilt or upgraded program is discovered again.
+/// Where a CLI's discovery is cached: a digest of its argv, and of the size, modification
+/// time and inode of every file it runs from (its program, a script an argument names), so a
+/// rebuilt or upgraded CLI is discovered again.
 fn cache_file(dir: &Path, argv: &[OsString]) -> Option<PathBuf> {
-    let program = absolute(argv.first()?);
-    let meta = std::fs::metadata(&program).ok()?;
-    let modified = meta
-        .modified()
-        .ok()?
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?;
+    argv.first()?;
     let mut hasher = Sha256::new();
     hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
-    hasher.update(program.as_os_str().as_encoded_bytes());
-    hasher.update(meta.len().to_le_bytes());
-    hasher.update(modified.as_nanos().to_le_bytes());
+    for file in Fingerprint::of_argv(argv) {
+        let (len, modified, inode) = file.stamp?;
+        let modified = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
+        hasher.update(file.path.as_os_str().as_encoded_bytes());
+        hasher.update(len.to_le_bytes());
+        hasher.update(modified.as_nanos().to_le_bytes());
+        hasher.update(inode.to_le_bytes());
+    }
     for arg in &argv[1..] {
         hasher.update([0]);
         hasher.update(arg.as_encoded_bytes());
@@ -556,7 +592,19 @@ impl Catalog {
             }
         }
         catalog.dedupe_descriptions();
+        catalog.programs = clis
+            .iter()
+            .flat_map(|argv| Fingerprint::of_argv(argv))
+            .collect();
         Ok(catalog)
+    }
+
+    /// True when a file a CLI runs from is not as it was at discovery: the CLI was upgraded,
+    /// rebuilt or replaced, and its tools may have changed.
+    pub fn changed(&self) -> bool {
+        self.programs
+            .iter()
+            .any(|f| Fingerprint::of(f.path.clone()) != *f)
     }
 
     /// Keeps each schema description once in the list ([`crate::compact::dedupe_descriptions`]).

@@ -130,6 +130,46 @@ pub async fn bind(addr: SocketAddr) -> io::Result<(TcpListener, SocketAddr)> {
 
 type Body = BoxBody<Bytes, Infallible>;
 
+/// A response body whose frames are spliced ([`crate::structured::Spliced`]): a frame with
+/// a placeholder is sent as the chunks of the held result, one at a time.
+struct SplicedBody {
+    inner: Body,
+    pending: Option<crate::structured::Spliced>,
+}
+
+impl hyper::body::Body for SplicedBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+        use std::task::Poll;
+        let this = self.get_mut();
+        if let Some(pending) = &mut this.pending {
+            if let Some(chunk) = pending.next_chunk() {
+                return Poll::Ready(Some(Ok(hyper::body::Frame::data(Bytes::from(chunk)))));
+            }
+            this.pending = None;
+        }
+        let frame = match std::pin::Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => frame,
+            other => return other,
+        };
+        let data = match frame.into_data() {
+            Ok(data) => data,
+            Err(frame) => return Poll::Ready(Some(Ok(frame))),
+        };
+        let Some(mut spliced) = crate::structured::Spliced::of(&data) else {
+            return Poll::Ready(Some(Ok(hyper::body::Frame::data(data))));
+        };
+        let chunk = spliced.next_chunk().unwrap_or_default();
+        this.pending = Some(spliced);
+        Poll::Ready(Some(Ok(hyper::body::Frame::data(Bytes::from(chunk)))))
+    }
+}
+
 /// rmcp's service and what the gate checks before it.
 struct Gate {
     inner: StreamableHttpService<McpServer, LocalSessionManager>,
@@ -194,7 +234,22 @@ impl Gate {
         Ok(())
     }
 
+    /// Answers `request`; every body leaves through [`SplicedBody`], so a result held as the
+    /// CLI's text ([`crate::structured`]) is written from it, in chunks.
     async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+        let mut response = self.answer(request).await;
+        // The length changes with the splicing: the body says when it ends.
+        response.headers_mut().remove(hyper::header::CONTENT_LENGTH);
+        response.map(|inner| {
+            SplicedBody {
+                inner,
+                pending: None,
+            }
+            .boxed()
+        })
+    }
+
+    async fn answer(&self, request: Request<Incoming>) -> Response<Body> {
         let (parts, body) = request.into_parts();
         if let Err(reason) = self.check_host_and_origin(&parts) {
             let error = json!({"jsonrpc": "2.0", "error": {"code": -32600, "message": format!("Forbidden: {reason}")}});
@@ -383,7 +438,8 @@ pub async fn serve(
         .with_max_request_body_bytes(MAX_BODY);
     let sessions = Arc::new(LocalSessionManager::default());
     let calls = server.session_calls();
-    let inner = StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
+    let inner =
+        StreamableHttpService::new(move || Ok(server.for_session()), sessions.clone(), config);
     let gate = Arc::new(Gate {
         inner,
         sessions,

@@ -21,10 +21,12 @@ pub const SERVED: &[ProtocolVersion] = &[
 
 /// How long a client may keep `tools/list` and `server/discover` (`ttlMs`, one hour).
 ///
-/// The list is the CLI's discovery, read once when the adapter starts (and cached on disk
-/// until the program changes): it cannot change while this process runs, only with a new
-/// version of the CLI, which a new adapter process discovers. The same for every caller,
-/// hence `cacheScope: "public"`.
+/// The list is the CLI's discovery (cached on disk, keyed by the files the CLI runs from): it
+/// changes only with a new version of the CLI. The adapter checks those files at every
+/// request; when they change it discovers the CLI again, serves the new tools at once, and
+/// tells each stateful session with `notifications/tools/list_changed` (a stateless 2026-07-28
+/// client sees the new list when its hour is up; a call to a tool that is gone is `-32602`).
+/// The same for every caller, hence `cacheScope: "public"`.
 pub const LIST_TTL_MS: u64 = 60 * 60 * 1000;
 
 /// The methods this server implements: a request for one of them that rmcp could not decode

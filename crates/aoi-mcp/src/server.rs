@@ -1,6 +1,8 @@
 //! The MCP server: `tools/list` from the catalog, `tools/call` through [`crate::call`].
 
-use std::sync::{Arc, OnceLock};
+use std::io::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
 use aoi::Category;
@@ -14,7 +16,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{json, Map, Value};
 
 use crate::call::{self, Bounds, Invocation};
-use crate::catalog::{Catalog, ServedTool};
+use crate::catalog::{Catalog, Fingerprint, ServedTool};
 use crate::session_calls::SessionCalls;
 use aoi::discover::argv::to_argv;
 
@@ -27,49 +29,60 @@ pub struct ServerOptions {
     /// Bounds of each call.
     pub bounds: Bounds,
     /// Results are held as the CLI's JSON texts and written from them by the transport
-    /// ([`crate::structured`]): true only for a transport that does, [`crate::stdio`].
+    /// ([`crate::structured`]): true only for transports that do, [`crate::stdio`] and
+    /// [`crate::http`].
     pub spliced_results: bool,
 }
 
+/// Discovers the catalog again, when a CLI changed under a running server.
+pub type Reload = Arc<dyn Fn() -> Result<Catalog, String> + Send + Sync>;
+
 /// The MCP server over a [`Catalog`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct McpServer {
-    catalog: Arc<Catalog>,
+    served: Arc<RwLock<Arc<Served>>>,
+    reload: Option<Reload>,
     options: ServerOptions,
-    /// Each tool's `inputSchema` and `outputSchema` compiled, on its first call (in catalog
-    /// order): compiling a schema costs more than the rest of a call's own work.
-    validators: Arc<Vec<Validators>>,
     /// The calls running in each Streamable HTTP session (shared by every session's clone).
     session_calls: Arc<SessionCalls>,
+    /// The generation of the catalog this session has seen (its clients told of a newer one
+    /// with `notifications/tools/list_changed`).
+    seen: Arc<AtomicU64>,
 }
 
-impl McpServer {
-    /// A server for `catalog`.
-    pub fn new(catalog: Catalog, options: ServerOptions) -> McpServer {
-        let validators = Arc::new(
-            catalog
-                .tools
-                .iter()
-                .map(|_| Validators::default())
-                .collect(),
-        );
-        McpServer {
-            catalog: Arc::new(catalog),
-            options,
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("options", &self.options)
+            .field("reloads", &self.reload.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The catalog served now, and its compiled schemas.
+#[derive(Debug)]
+pub struct Served {
+    /// The tools.
+    pub catalog: Catalog,
+    /// Each tool's `inputSchema` and `outputSchema` compiled, on its first call (in catalog
+    /// order): compiling a schema costs more than the rest of a call's own work.
+    validators: Vec<Validators>,
+    /// 0 for the catalog discovered at start, one more for each discovered since.
+    pub generation: u64,
+}
+
+impl Served {
+    fn new(catalog: Catalog, generation: u64) -> Served {
+        let validators = catalog
+            .tools
+            .iter()
+            .map(|_| Validators::default())
+            .collect();
+        Served {
+            catalog,
             validators,
-            session_calls: Arc::default(),
+            generation,
         }
-    }
-
-    /// The calls running in each Streamable HTTP session, for the transport to end them with
-    /// their session.
-    pub fn session_calls(&self) -> Arc<SessionCalls> {
-        self.session_calls.clone()
-    }
-
-    /// The catalog served.
-    pub fn catalog(&self) -> &Catalog {
-        &self.catalog
     }
 
     /// The compiled schemas of `tool`.
@@ -102,6 +115,89 @@ impl McpServer {
                     .ok()
             })
             .as_ref()
+    }
+}
+
+impl McpServer {
+    /// A server for `catalog`.
+    pub fn new(catalog: Catalog, options: ServerOptions) -> McpServer {
+        McpServer {
+            served: Arc::new(RwLock::new(Arc::new(Served::new(catalog, 0)))),
+            reload: None,
+            options,
+            session_calls: Arc::default(),
+            seen: Arc::default(),
+        }
+    }
+
+    /// The server, discovering its catalog again with `reload` whenever a file a CLI runs
+    /// from changes ([`Catalog::changed`], checked at every request): the tools served are
+    /// always those of the CLI as it is, and each session is sent
+    /// `notifications/tools/list_changed` when they change.
+    pub fn with_reload(mut self, reload: Reload) -> McpServer {
+        self.reload = Some(reload);
+        self
+    }
+
+    /// The server for a new session: the same catalog, a session of its own.
+    pub fn for_session(&self) -> McpServer {
+        let mut server = self.clone();
+        server.seen = Arc::new(AtomicU64::new(self.current().generation));
+        server
+    }
+
+    /// The calls running in each Streamable HTTP session, for the transport to end them with
+    /// their session.
+    pub fn session_calls(&self) -> Arc<SessionCalls> {
+        self.session_calls.clone()
+    }
+
+    /// The catalog served now (discovered again first if a CLI changed).
+    pub fn current(&self) -> Arc<Served> {
+        let served = match self.served.read() {
+            Ok(s) => Arc::clone(&s),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        };
+        let Some(reload) = &self.reload else {
+            return served;
+        };
+        if !served.catalog.changed() {
+            return served;
+        }
+        let Ok(mut slot) = self.served.write() else {
+            return served;
+        };
+        if !Arc::ptr_eq(&slot, &served) {
+            // Another request discovered it first.
+            return Arc::clone(&slot);
+        }
+        let next = match reload() {
+            Ok(catalog) => Served::new(catalog, served.generation + 1),
+            Err(why) => {
+                // The old tools stay; the change is not tried again until the files change
+                // once more.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "aoi mcp: a CLI changed, and discovering it again failed (the tools stay as they were): {why}"
+                );
+                let mut catalog = served.catalog.clone();
+                catalog.programs = catalog
+                    .programs
+                    .iter()
+                    .map(|f| Fingerprint::of(f.path.clone()))
+                    .collect();
+                Served::new(catalog, served.generation)
+            }
+        };
+        *slot = Arc::new(next);
+        Arc::clone(&slot)
+    }
+
+    /// Tells this session's client that the tools changed, once per new catalog.
+    async fn announce(&self, served: &Served, peer: &rmcp::Peer<RoleServer>) {
+        if self.seen.fetch_max(served.generation, Ordering::AcqRel) < served.generation {
+            let _ = peer.notify_tool_list_changed().await;
+        }
     }
 }
 
@@ -169,7 +265,15 @@ fn refusal_result(tool: &ServedTool, refusal: crate::confine::Refusal) -> CallTo
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        // A server that discovers a changed CLI again says so when its tools change.
+        let capabilities = match self.reload {
+            Some(_) => ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+            None => ServerCapabilities::builder().enable_tools().build(),
+        };
+        let mut info = ServerConfig::new(capabilities);
         info.server_info = Implementation::new("aoi-mcp", env!("CARGO_PKG_VERSION"));
         info.instructions = Some(
             "Each tool runs one command of a Machine Mode CLI and returns its typed events and its summary. \
@@ -184,8 +288,16 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        let served = self.current();
+        // The client is reading the new list: nothing to announce.
+        self.seen.fetch_max(served.generation, Ordering::AcqRel);
         Ok(ListToolsResult::with_all_items(
-            self.catalog.tools.iter().map(|t| t.tool.clone()).collect(),
+            served
+                .catalog
+                .tools
+                .iter()
+                .map(|t| t.tool.clone())
+                .collect(),
         )
         .with_ttl_ms(revision::LIST_TTL_MS)
         .with_cache_scope(CacheScope::Public))
@@ -215,7 +327,7 @@ impl ServerHandler for McpServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        self.catalog.get(name).map(|t| t.tool.clone())
+        self.current().catalog.get(name).map(|t| t.tool.clone())
     }
 
     async fn call_tool(
@@ -223,14 +335,16 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let Some(tool) = self.catalog.get(&request.name) else {
+        let served = self.current();
+        self.announce(&served, &context.peer).await;
+        let Some(tool) = served.catalog.get(&request.name) else {
             return Err(McpError::invalid_params(
                 format!("no tool called `{}`", request.name),
                 None,
             ));
         };
         let mut arguments: Map<String, Value> = request.arguments.clone().unwrap_or_default();
-        if let Some(validator) = self.input_validator(tool) {
+        if let Some(validator) = served.input_validator(tool) {
             if let Some(e) = validator
                 .iter_errors(&Value::Object(arguments.clone()))
                 .next()
@@ -238,7 +352,7 @@ impl ServerHandler for McpServer {
                 return Ok(refused(tool, format!("invalid arguments: {e}")).into());
             }
         }
-        let stdin = match tool.admit(&self.catalog.confinement, &mut arguments) {
+        let stdin = match tool.admit(&served.catalog.confinement, &mut arguments) {
             Ok(stdin) => stdin,
             Err(refusal) => return Ok(refusal_result(tool, refusal).into()),
         };
@@ -288,7 +402,7 @@ impl ServerHandler for McpServer {
             tool,
             invocation,
             self.options.bounds,
-            self.output_validator(tool),
+            served.output_validator(tool),
             cancel,
             progress,
         )

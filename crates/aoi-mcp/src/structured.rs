@@ -8,12 +8,15 @@
 //! - the result rmcp handles carries two placeholders ([`hold`]): a string in place of
 //!   `structuredContent` and one as the JSON text block, each naming the held result by a
 //!   number and a nonce drawn once per process (a CLI cannot write a placeholder of its own);
-//! - the stdio writer ([`write_line`]) writes every line, and where a placeholder is, the held
-//!   result: the JSON itself, or the same JSON as an escaped string. Nothing builds the
-//!   response in memory; the held events are the only copy.
+//! - the stdio writer ([`write_line`]) and the HTTP body (`crate::http`) write every message
+//!   through [`Spliced`]: where a placeholder is, the held result, the JSON itself or the same
+//!   JSON as an escaped string, 64 KiB at a time. Nothing builds the response in memory; the
+//!   held events are the only copy, forgotten once written.
 //!
-//! Over Streamable HTTP rmcp keeps each response for a client that resumes its stream, so a
-//! result is a value there ([`Structured::into_value`]).
+//! rmcp keeps an HTTP stream's messages for a client that resumes it (`Last-Event-ID`): a
+//! result replayed after it was written whole is the `RESULT_FORGOTTEN` error below, never a
+//! placeholder. A stream cut while its result was being written keeps the result held, for
+//! the replay.
 //!
 //! A held result rmcp drops without sending (a request cancelled while its answer was on the
 //! way) is forgotten after [`FORGOTTEN_AFTER`]; a placeholder whose result is gone is written
@@ -64,17 +67,6 @@ impl Structured {
             .collect();
         map.insert("events".into(), Value::Array(events));
         Value::Object(map)
-    }
-
-    /// The JSON text, in the pieces it is written in: `{"events":[`, each event and its
-    /// comma, then `tail`.
-    fn pieces<'a>(&'a self, tail: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        let n = self.events.len();
-        std::iter::once("{\"events\":[")
-            .chain(self.events.iter().enumerate().flat_map(move |(i, e)| {
-                std::iter::once(e.as_str()).chain((i + 1 < n).then_some(","))
-            }))
-            .chain(std::iter::once(tail))
     }
 
     /// `]` and the other fields, serialized.
@@ -194,62 +186,132 @@ fn find(line: &str, from: usize) -> Option<Found> {
 /// Writes `line` and a line break to `output`, each placeholder in it replaced by its held
 /// result (which is then forgotten).
 pub async fn write_line<W: AsyncWrite + Unpin>(output: &mut W, mut line: String) -> io::Result<()> {
-    if find(&line, 0).is_none() {
-        line.push('\n');
-        output.write_all(line.as_bytes()).await?;
-        return output.flush().await;
-    }
-    let line = line.as_str();
-    let mut written = 0;
-    let mut used = Vec::new();
-    let mut buffer: Vec<u8> = Vec::new();
-    while let Some(found) = find(line, written) {
-        buffer.extend_from_slice(&line.as_bytes()[written..found.start]);
-        let held = store()
-            .lock()
-            .ok()
-            .and_then(|s| s.held.get(&found.id).cloned());
-        let gone;
-        let source = match &held {
-            Some(held) => &held.structured,
-            None => {
-                gone = Structured::without_events(forgotten());
-                &gone
-            }
-        };
-        let tail = source.tail();
-        if found.text {
-            buffer.push(b'"');
-        }
-        for piece in source.pieces(&tail) {
-            if found.text {
-                escape_into(&mut buffer, piece);
-            } else {
-                buffer.extend_from_slice(piece.as_bytes());
-            }
-            if buffer.len() >= CHUNK {
-                output.write_all(&buffer).await?;
-                buffer.clear();
-            }
-        }
-        if found.text {
-            buffer.push(b'"');
-        }
-        used.push(found.id);
-        written = found.end;
-    }
-    buffer.extend_from_slice(&line.as_bytes()[written..]);
-    buffer.push(b'\n');
-    output.write_all(&buffer).await?;
-    output.flush().await?;
-    if !used.is_empty() {
-        if let Ok(mut store) = store().lock() {
-            for id in used {
-                store.held.remove(&id);
+    line.push('\n');
+    match Spliced::of(line.as_bytes()) {
+        None => output.write_all(line.as_bytes()).await?,
+        Some(mut spliced) => {
+            while let Some(chunk) = spliced.next_chunk() {
+                output.write_all(&chunk).await?;
             }
         }
     }
-    Ok(())
+    output.flush().await
+}
+
+/// Bytes with placeholders, written as chunks of at most about [`CHUNK`] bytes with each
+/// placeholder's held result in its place: the response is never built whole. A held result
+/// is forgotten once written.
+#[derive(Debug)]
+pub struct Spliced {
+    parts: std::collections::VecDeque<Part>,
+}
+
+#[derive(Debug)]
+enum Part {
+    Bytes(Vec<u8>),
+    Held {
+        id: u64,
+        source: Arc<Held>,
+        text: bool,
+        /// Where the writing is: 0 the opening, 1 + i event i, then the tail, then done.
+        at: usize,
+        tail: String,
+    },
+}
+
+impl Spliced {
+    /// `bytes` spliced, or `None` when they hold no placeholder (or are not UTF-8, so no
+    /// serialized JSON of this process).
+    pub fn of(bytes: &[u8]) -> Option<Spliced> {
+        let line = std::str::from_utf8(bytes).ok()?;
+        let mut found = find(line, 0)?;
+        let mut parts = std::collections::VecDeque::new();
+        let mut written = 0;
+        loop {
+            parts.push_back(Part::Bytes(bytes[written..found.start].to_vec()));
+            let held = store()
+                .lock()
+                .ok()
+                .and_then(|s| s.held.get(&found.id).cloned())
+                .unwrap_or_else(|| {
+                    Arc::new(Held {
+                        structured: Structured::without_events(forgotten()),
+                        at: Instant::now(),
+                    })
+                });
+            let tail = held.structured.tail();
+            parts.push_back(Part::Held {
+                id: found.id,
+                source: held,
+                text: found.text,
+                at: 0,
+                tail,
+            });
+            written = found.end;
+            match find(line, written) {
+                Some(next) => found = next,
+                None => break,
+            }
+        }
+        parts.push_back(Part::Bytes(bytes[written..].to_vec()));
+        Some(Spliced { parts })
+    }
+
+    /// The next chunk, or `None` once everything is written.
+    pub fn next_chunk(&mut self) -> Option<Vec<u8>> {
+        let mut buffer = Vec::new();
+        while buffer.len() < CHUNK {
+            let Some(part) = self.parts.front_mut() else {
+                break;
+            };
+            match part {
+                Part::Bytes(bytes) => {
+                    buffer.append(bytes);
+                    self.parts.pop_front();
+                }
+                Part::Held {
+                    id,
+                    source,
+                    text,
+                    at,
+                    tail,
+                } => {
+                    let events = &source.structured.events;
+                    let piece: Option<&str> = match *at {
+                        0 => Some("{\"events\":["),
+                        i if i <= events.len() => Some(events[i - 1].as_str()),
+                        i if i == events.len() + 1 => Some(tail.as_str()),
+                        _ => None,
+                    };
+                    let Some(piece) = piece else {
+                        if *text {
+                            buffer.push(b'"');
+                        }
+                        let id = *id;
+                        self.parts.pop_front();
+                        if let Ok(mut store) = store().lock() {
+                            store.held.remove(&id);
+                        }
+                        continue;
+                    };
+                    if *at == 0 && *text {
+                        buffer.push(b'"');
+                    }
+                    let comma = *at >= 1 && *at < events.len();
+                    if *text {
+                        escape_into(&mut buffer, piece);
+                    } else {
+                        buffer.extend_from_slice(piece.as_bytes());
+                    }
+                    if comma {
+                        buffer.push(b',');
+                    }
+                    *at += 1;
+                }
+            }
+        }
+        (!buffer.is_empty()).then_some(buffer)
+    }
 }
 
 /// What a placeholder whose result was forgotten becomes.
@@ -257,7 +319,7 @@ fn forgotten() -> Map<String, Value> {
     let error = crate::call::adapter_error(
         aoi::Category::Internal,
         "RESULT_FORGOTTEN",
-        "the result was not written within an hour of the call and was forgotten",
+        "the result is no longer held (it was written already, or not within an hour of the call); what the call did is unknown here",
     );
     match json!({"summary": null, "adapter_error": error}) {
         Value::Object(map) => map,
@@ -335,6 +397,38 @@ mod tests {
         let forged = "\u{1}aoi-mcp:00000000000000000000000000000000:0:text\u{1}";
         let line = serde_json::to_string(&json!({"t": forged, "o": {forged: null}})).unwrap();
         assert_eq!(written(&line).await, format!("{line}\n"));
+    }
+
+    #[test]
+    fn a_large_result_is_written_in_bounded_chunks_that_make_the_same_json() {
+        let structured = Structured {
+            events: (0..5000)
+                .map(|i| {
+                    format!(
+                        r#"{{"type":"hit","n":{i},"text":"\"{}\""}}"#,
+                        "x".repeat(80)
+                    )
+                })
+                .collect(),
+            rest: crate::call::object(json!({"summary": null})),
+        };
+        let expected = structured.clone().into_value();
+        let (object, text) = hold(structured);
+        let line = serde_json::to_string(&json!({"s": object, "t": text})).unwrap();
+        let mut spliced = Spliced::of(line.as_bytes()).expect("placeholders found");
+        let mut chunks = Vec::new();
+        while let Some(chunk) = spliced.next_chunk() {
+            assert!(chunk.len() < 2 * CHUNK, "a chunk of {} bytes", chunk.len());
+            chunks.push(chunk);
+        }
+        assert!(chunks.len() > 10, "{} chunks", chunks.len());
+        let parsed: Value = serde_json::from_slice(&chunks.concat()).unwrap();
+        assert_eq!(parsed["s"], expected);
+        assert_eq!(
+            serde_json::from_str::<Value>(parsed["t"].as_str().unwrap()).unwrap(),
+            expected
+        );
+        assert!(Spliced::of(b"no placeholder here").is_none());
     }
 
     #[test]

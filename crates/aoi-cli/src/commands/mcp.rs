@@ -8,6 +8,8 @@ use std::time::Duration;
 use aoi::exit_code;
 use aoi_mcp::call::Bounds;
 use aoi_mcp::catalog::absolute;
+use std::sync::Arc;
+
 use aoi_mcp::{Catalog, Filter, McpServer, ServerOptions};
 use rmcp::ServiceExt;
 
@@ -140,9 +142,8 @@ pub fn run(args: McpArgs) -> ExitCode {
             timeout: Duration::from_secs(args.timeout),
             max_output: args.max_output,
         },
-        // The stdio transport writes results from the CLI's own text; rmcp's HTTP transport
-        // keeps each response as a value, for a client that resumes its stream.
-        spliced_results: args.listen.is_none(),
+        // Both transports write results from the CLI's own text (aoi_mcp::structured).
+        spliced_results: true,
     };
     let listen = match args.listen.as_deref().map(aoi_mcp::http::parse_addr) {
         None => None,
@@ -157,7 +158,19 @@ pub fn run(args: McpArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(&format!("cannot start: {e}"), exit_code::SOFTWARE),
     };
-    let server = McpServer::new(catalog, options);
+    // A CLI upgraded or rebuilt while the server runs is discovered again (the cache is keyed
+    // by the same files, so it is not read for the new version), so its tools are current.
+    let reload: aoi_mcp::server::Reload = {
+        let (roots, pins) = (args.roots.clone(), args.pins.clone());
+        let (clis, filter, cache) = (clis.clone(), filter.clone(), cache.clone());
+        Arc::new(move || {
+            let mut catalog =
+                Catalog::discover(&clis, &filter, cache.as_deref()).map_err(|e| e.to_string())?;
+            catalog.confine(&roots, &pins).map_err(|e| e.to_string())?;
+            Ok(catalog)
+        })
+    };
+    let server = McpServer::new(catalog, options).with_reload(reload);
     let served = runtime.block_on(async move {
         if let Some(addr) = listen {
             let (listener, bound) = aoi_mcp::http::bind(addr)

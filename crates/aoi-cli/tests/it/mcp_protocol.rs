@@ -256,9 +256,14 @@ struct StdioSession {
 
 impl StdioSession {
     fn start(home: &Path) -> StdioSession {
+        StdioSession::serving(home, &["--".as_ref(), outline().as_os_str()])
+    }
+
+    /// `aoi mcp ARGS` on pipes.
+    fn serving(home: &Path, args: &[&std::ffi::OsStr]) -> StdioSession {
         let mut child = Command::new(aoi())
-            .args(["mcp", "--"])
-            .arg(outline())
+            .arg("mcp")
+            .args(args)
             .current_dir(home)
             .env("XDG_DATA_HOME", home)
             .stdin(Stdio::piped())
@@ -768,4 +773,87 @@ fn http_serves_2026_07_28_statelessly() {
     let result = called.json()["result"].clone();
     assert_eq!(result["resultType"], "complete", "{called:?}");
     assert_eq!(result["isError"], false, "{called:?}");
+}
+
+/// Each tools/call's answer, the notifications before it kept.
+fn call_and_notes(session: &mut StdioSession, id: u64, tool: &str) -> (Vec<Value>, Value) {
+    session.send(
+        &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": tool, "arguments": {}}})
+        .to_string(),
+    );
+    let mut notes = Vec::new();
+    loop {
+        let message = session.recv();
+        if message.get("id") == Some(&json!(id)) {
+            return (notes, message);
+        }
+        notes.push(message);
+    }
+}
+
+#[test]
+fn a_cli_replaced_while_served_is_discovered_again_and_the_change_announced() {
+    let home = data_home("reload");
+    let program = home.join("cli.py");
+    let original = std::fs::read_to_string(data("badcli.py")).unwrap();
+    let write = |text: &str| {
+        use std::os::unix::fs::PermissionsExt;
+        // A new version is a new file in the program's place, as an upgrade installs it.
+        let next = home.join("cli.py.next");
+        std::fs::write(&next, text).unwrap();
+        std::fs::set_permissions(&next, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::rename(&next, &program).unwrap();
+    };
+    write(&original);
+    let mut session = StdioSession::serving(
+        &home,
+        &[
+            "--no-cache".as_ref(),
+            "--tool".as_ref(),
+            program.as_os_str(),
+        ],
+    );
+    session.send(
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}})
+        .to_string(),
+    );
+    let init = session.recv();
+    assert_eq!(
+        init["result"]["capabilities"]["tools"]["listChanged"], true,
+        "{init}"
+    );
+    session.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let list = |session: &mut StdioSession, id: u64| -> BTreeSet<String> {
+        session.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}).to_string());
+        crate::mcp::names(&session.recv()["result"]["tools"])
+    };
+    let before = list(&mut session, 1);
+    assert!(
+        before.contains("unavailable") && !before.contains("fresh"),
+        "{before:?}"
+    );
+    let (notes, _) = call_and_notes(&mut session, 2, "unavailable");
+    assert!(notes.is_empty(), "nothing changed yet: {notes:?}");
+
+    write(&original.replace(
+        r#"MISBEHAVING = ["unavailable", "nosummary", "garbage", "hang"]"#,
+        r#"MISBEHAVING = ["unavailable", "nosummary", "garbage", "hang", "fresh"]"#,
+    ));
+    let (notes, answer) = call_and_notes(&mut session, 3, "unavailable");
+    assert_eq!(
+        notes,
+        vec![json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})],
+        "the change is announced before the answer"
+    );
+    assert_eq!(answer["result"]["isError"], true, "the call ran: {answer}");
+    let after = list(&mut session, 4);
+    assert!(
+        after.contains("fresh"),
+        "the new version's tools: {after:?}"
+    );
+    let (notes, _) = call_and_notes(&mut session, 5, "unavailable");
+    assert!(notes.is_empty(), "announced once: {notes:?}");
 }
