@@ -732,9 +732,11 @@ pub fn human_error(error: &ErrorEvent, color: bool) -> ExitCode {
     } else {
         "error:"
     };
-    let mut text = format!("{label} {}\n", error.message);
+    // A message may quote data (a path, a title, another program's words): shown, never obeyed.
+    use crate::surface::term::printable_line;
+    let mut text = format!("{label} {}\n", printable_line(&error.message));
     if let Some(hint) = &error.hint {
-        text.push_str(&format!("  hint: {hint}\n"));
+        text.push_str(&format!("  hint: {}\n", printable_line(hint)));
     }
     let _ = io::stderr().write_all(text.as_bytes());
     ExitCode::from(error.category.exit_code())

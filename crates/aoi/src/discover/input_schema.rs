@@ -214,6 +214,11 @@ fn property(arg: &Arg) -> Map<String, Value> {
     if is_secret(arg) {
         p.insert("writeOnly".into(), true.into());
     }
+    // The SDK's own `--limit` (`PageArgs`) takes at least 1 (`check_limit`): the schema says
+    // so, rather than the 0 an unsigned type allows.
+    if arg.get_long() == Some("limit") && p.get("minimum") == Some(&Value::from(0)) {
+        p.insert("minimum".into(), 1.into());
+    }
     p
 }
 
@@ -453,7 +458,7 @@ mod tests {
         assert_eq!(p["sort"]["enum"], json!(["rank", "recent"]));
         assert_eq!(p["sort"]["default"], "rank");
         assert_eq!(p["limit"]["type"], "integer");
-        assert_eq!(p["limit"]["minimum"], 0);
+        assert_eq!(p["limit"]["minimum"], 1, "check_limit refuses 0");
         assert_eq!(p["limit"]["default"], 20);
         assert_eq!(p["cursor"]["type"], "string");
         assert_eq!(p["timeout"]["type"], "number");

@@ -120,6 +120,16 @@ impl Outcome {
         Outcome::new(false, Some(Reason::Failed))
     }
 
+    /// This outcome as a failure (`ok:false, reason:"failed"`), its other fields kept; a
+    /// failure stays as it is.
+    pub fn into_failed(mut self) -> Outcome {
+        if self.ok {
+            self.ok = false;
+            self.reason = Some(Reason::Failed);
+        }
+        self
+    }
+
     /// `ok:false, reason:"cancelled"`.
     pub fn cancelled() -> Outcome {
         Outcome::new(false, Some(Reason::Cancelled))
@@ -237,9 +247,12 @@ impl EmitterBuilder {
         self
     }
 
-    /// Bounds the stream to `max` bytes (`--max-bytes`, §15): a domain event that would pass it
-    /// is refused with [`EmitError::ByteLimit`] and the summary says `truncated`. Framework
-    /// events, the summary included, are always written.
+    /// Bounds the domain events to `max` bytes (`--max-bytes`, §15): the lines of domain
+    /// events, envelope and line break included, are counted; framework events (`aoi:meta`,
+    /// `aoi:summary`, errors, warnings) are not, and are always written. A domain event that
+    /// would pass the bound is refused with [`EmitError::ByteLimit`] and the summary says
+    /// `truncated`; the first domain event always goes out, however long, so a page that
+    /// follows a cursor always moves on (and the caller has a position to resume from).
     pub fn max_bytes(mut self, max: Option<u64>) -> Self {
         self.max_bytes = max;
         self
@@ -292,6 +305,7 @@ impl EmitterBuilder {
             flush_each_line: self.flush_each_line,
             max_bytes: self.max_bytes,
             written: 0,
+            domain_written: 0,
             cut_by_bytes: false,
             finished_exit: None,
             upstream: None,
@@ -374,9 +388,10 @@ pub(crate) struct Core<W> {
     started: Instant,
     timestamps: bool,
     flush_each_line: bool,
-    /// `--max-bytes`, and the bytes of every complete line so far.
+    /// `--max-bytes`, and the bytes of every complete line so far, and of the domain events'.
     max_bytes: Option<u64>,
     written: u64,
+    domain_written: u64,
     cut_by_bytes: bool,
     /// The exit code decided when the summary was written.
     finished_exit: Option<u8>,
@@ -625,12 +640,13 @@ impl<W: Write> Emitter<W> {
         }
         let before = core.written;
         core.write(ty, body)?;
+        let len = core.written - before;
         if let Some(max) = core.max_bytes {
-            if core.written > max {
+            if core.counts.domain > 0 && core.domain_written + len > max {
                 // Take the line back: it is the last one, still in the buffer unless it alone
                 // filled it, in which case it already went out and the bound is exceeded by one
                 // line at most.
-                let len = (core.written - before) as usize;
+                let len = len as usize;
                 if core.committed >= len {
                     let keep = core.committed - len;
                     core.buf.truncate(keep);
@@ -643,6 +659,7 @@ impl<W: Write> Emitter<W> {
                 core.cut_by_bytes = true;
             }
         }
+        core.domain_written += len;
         core.counts.domain += 1;
         Ok(())
     }
@@ -814,6 +831,11 @@ impl<W: Write> Emitter<W> {
     /// Domain events written so far.
     pub fn count(&self) -> u64 {
         self.lock().counts.domain
+    }
+
+    /// Item-scope `aoi:error`s written so far.
+    pub fn item_error_count(&self) -> u64 {
+        self.lock().counts.item_errors
     }
 
     /// The exit code decided when the summary was written, once it was.

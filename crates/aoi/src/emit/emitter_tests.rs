@@ -1583,13 +1583,37 @@ fn max_bytes_refuses_the_event_that_would_pass_the_bound_and_marks_the_summary_t
     assert!(finished.summary.ok);
     let domain_bytes: usize = bytes
         .split_inclusive(|b| *b == b'\n')
-        .take(1 + written as usize)
+        .skip(1)
+        .take(written as usize)
         .map(<[u8]>::len)
         .sum();
     assert!(
         domain_bytes <= 600,
-        "meta and the domain events stay within the bound"
+        "the domain events stay within the bound"
     );
+    assert!(
+        domain_bytes + 100 > 600,
+        "the meta line is not counted against it: {domain_bytes} bytes of events"
+    );
+}
+
+#[test]
+fn max_bytes_below_one_event_still_writes_the_first_so_paging_moves_on() {
+    let mut e = Emitter::builder(Identity::new(
+        TOOL,
+        TOOL_VERSION,
+        SCHEMA_NAME,
+        SCHEMA_VERSION,
+    ))
+    .max_bytes(Some(1))
+    .start(Vec::new())
+    .unwrap();
+    e.emit(&hit(1)).unwrap();
+    assert!(matches!(e.emit(&hit(2)), Err(EmitError::ByteLimit)));
+    let finished = e.finish(Outcome::success()).unwrap();
+    assert_eq!(finished.summary.count, Some(1));
+    assert_eq!(finished.summary.truncated, Some(true));
+    verified(&e.into_writer());
 }
 
 #[test]

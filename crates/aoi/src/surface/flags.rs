@@ -126,7 +126,7 @@ impl From<FormatOnlyArgs> for GlobalArgs {
 /// Bounded reads (§15): `--limit`, `--cursor`, `--max-bytes`.
 #[derive(Debug, Clone, Args)]
 pub struct PageArgs {
-    /// Return at most N results (the rest is reachable with --cursor).
+    /// Return at most N results, at least 1 (the rest is reachable with --cursor).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub limit: usize,
 
@@ -134,7 +134,8 @@ pub struct PageArgs {
     #[arg(long, value_name = "TOKEN")]
     pub cursor: Option<String>,
 
-    /// Stop before the output exceeds N bytes; the summary then says `truncated`.
+    /// Stop before the results take more than N bytes of output (the first result is always
+    /// shown); the rest is reachable with --cursor.
     #[arg(long, value_name = "N")]
     pub max_bytes: Option<u64>,
 }

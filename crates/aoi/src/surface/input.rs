@@ -9,7 +9,8 @@
 //!   its line, before any side effect when the tool reads everything first
 //!   ([`Input::read_all`]);
 //! - [`InputMode::ContinueOnError`]: a bad record becomes an item-scope `aoi:error` with
-//!   `line_number`, and reading goes on; the summary then says `partial`.
+//!   `line_number`, and reading goes on; the run then fails as §19.4 shows (`ok:false`,
+//!   `reason:"failed"`), and `partial` says whether anything was done.
 //!
 //! Upstream `aoi:error`/`aoi:warning` are forwarded with `origin` and counted; upstream meta and
 //! summary are never forwarded; [`Input::finish`] turns the upstream's outcome into this run's
@@ -400,7 +401,10 @@ impl<R: Read> Input<R> {
 
     /// Ends the input: reports a cut or non-conforming upstream (an `aoi:error` of its own,
     /// §13.1) and hands the upstream's verdict to the emitter, whose summary applies it. Call it
-    /// once, after the last record; `outcome` passes through.
+    /// once, after the last record. `outcome` passes through, except that a run with
+    /// `--continue-on-error` that reported any item error (a bad record, or one the command
+    /// could not apply) is a failure, as in §19.4: `ok:false, reason:"failed"`, `partial` when
+    /// it wrote domain events.
     pub fn finish<W: Write>(
         self,
         out: &mut Emitter<W>,
@@ -416,6 +420,9 @@ impl<R: Read> Input<R> {
             out.note_upstream_identity(up);
         }
         out.note_upstream_failure(verdict.fails_run, verdict.caused_by);
+        if self.mode == InputMode::ContinueOnError && out.item_error_count() > 0 {
+            return Ok(outcome.into_failed());
+        }
         Ok(outcome)
     }
 }
@@ -546,6 +553,35 @@ mod tests {
     }
 
     #[test]
+    fn continue_on_error_with_every_record_bad_fails_and_is_not_partial() {
+        let mut out = emitter();
+        let mut input = Input::jsonl(
+            &b"not json\n{\"title\": 3}\n"[..],
+            InputMode::ContinueOnError,
+        )
+        .validate_with(&record_schema())
+        .unwrap();
+        assert!(input.read_all(&mut out).unwrap().is_empty());
+        let outcome = input.finish(&mut out, Outcome::success()).unwrap();
+        let finished = out.finish(outcome).unwrap();
+        assert!(!finished.summary.ok);
+        assert_eq!(finished.summary.partial, Some(false), "nothing was done");
+        assert_eq!(finished.summary.count, Some(0));
+        assert_eq!(finished.summary.error_count, Some(2));
+    }
+
+    #[test]
+    fn continue_on_error_without_a_bad_record_succeeds() {
+        let mut out = emitter();
+        let mut input = Input::jsonl(&b"{\"title\": \"a\"}\n"[..], InputMode::ContinueOnError)
+            .validate_with(&record_schema())
+            .unwrap();
+        assert_eq!(input.read_all(&mut out).unwrap().len(), 1);
+        let outcome = input.finish(&mut out, Outcome::success()).unwrap();
+        assert!(out.finish(outcome).unwrap().summary.ok);
+    }
+
+    #[test]
     fn continue_on_error_reports_each_bad_line_as_an_item_error_and_goes_on() {
         let mut out = emitter();
         let mut input = Input::jsonl(INPUT.as_bytes(), InputMode::ContinueOnError)
@@ -560,7 +596,9 @@ mod tests {
         }
         let outcome = input.finish(&mut out, Outcome::success()).unwrap();
         let finished = out.finish(outcome).unwrap();
-        assert!(finished.summary.ok);
+        // §19.4: an item error fails the run; what was done makes it partial.
+        assert!(!finished.summary.ok);
+        assert_eq!(finished.summary.reason, Some(crate::wire::Reason::Failed));
         assert_eq!(finished.summary.partial, Some(true));
         assert_eq!(finished.summary.error_count, Some(2));
         assert_eq!(
@@ -583,9 +621,10 @@ mod tests {
                 (Some(3), "INPUT_JSONL_PARSE_ERROR".to_owned())
             ]
         );
+        // A conforming stream of a failed run.
         assert_eq!(
             Verifier::verify_bytes(&bytes, Default::default()).verdict,
-            Verdict::Succeeded
+            Verdict::Failed
         );
     }
 

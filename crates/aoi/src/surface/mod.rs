@@ -7,3 +7,4 @@ pub mod flags;
 pub mod input;
 pub mod redact;
 pub mod safety;
+pub mod term;

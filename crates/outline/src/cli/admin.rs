@@ -1,6 +1,6 @@
 //! The commands about the database itself: `status` and `doctor` (§16.2, §16.3).
 
-use std::path::PathBuf;
+use crate::cli::Db;
 use std::process::ExitCode;
 
 use aoi::app::App;
@@ -16,8 +16,8 @@ use super::events::StatusEvent;
 use super::{db_path, human, human_failure, open_store, Access};
 
 /// The status of the database this run is about.
-fn fetch_status(db: Option<PathBuf>) -> Result<StatusEvent, RunError> {
-    let path = db_path(db.clone())?;
+fn fetch_status(db: Db) -> Result<StatusEvent, RunError> {
+    let path = db_path(&db)?;
     let store = open_store(db, Access::Read)?;
     let status: Status = store.status()?;
     // A database not created yet reads as an empty one (and is not created by reading it).
@@ -36,7 +36,7 @@ fn fetch_status(db: Option<PathBuf>) -> Result<StatusEvent, RunError> {
 }
 
 /// Runs `outline status`.
-pub fn status(app: &App, global: &GlobalArgs, db: Option<PathBuf>) -> ExitCode {
+pub fn status(app: &App, global: &GlobalArgs, db: Db) -> ExitCode {
     if !global.machine() {
         return match fetch_status(db) {
             Ok(s) => {
@@ -127,15 +127,15 @@ fn credential_check() -> CheckResult {
 
 /// Runs every check in order: the database's (where one that cannot be opened stops the
 /// other database checks), then the credential's.
-fn run_checks(db: Option<PathBuf>) -> Vec<CheckResult> {
+fn run_checks(db: Db) -> Vec<CheckResult> {
     let mut checks = database_checks(db);
     checks.push(credential_check());
     checks
 }
 
-fn database_checks(db: Option<PathBuf>) -> Vec<CheckResult> {
+fn database_checks(db: Db) -> Vec<CheckResult> {
     let mut checks = Vec::new();
-    let path = match db_path(db) {
+    let path = match db_path(&db) {
         Ok(p) => p,
         Err(e) => {
             checks.push(CheckResult::error(
@@ -147,6 +147,17 @@ fn database_checks(db: Option<PathBuf>) -> Vec<CheckResult> {
             return checks;
         }
     };
+    if !path.exists() && db.named().is_some() {
+        // A database named that is not there is a failure, never an empty store.
+        let missing = super::errors::database_not_found(&path);
+        checks.push(CheckResult::error(
+            "database_reachable",
+            false,
+            missing.message.clone(),
+            "check the path; a write (create, import) creates the database",
+        ));
+        return checks;
+    }
     if !path.exists() {
         // doctor is read-only: it reports the missing database instead of creating it.
         checks.push(CheckResult {
@@ -161,7 +172,7 @@ fn database_checks(db: Option<PathBuf>) -> Vec<CheckResult> {
         });
         return checks;
     }
-    let mut store = match Store::open(&path) {
+    let mut store = match Store::open_for_reading(&path) {
         Ok(s) => {
             checks.push(CheckResult::error(
                 "database_reachable",
@@ -221,7 +232,7 @@ fn database_checks(db: Option<PathBuf>) -> Vec<CheckResult> {
 }
 
 /// Runs `outline doctor`.
-pub fn doctor(app: &App, global: &GlobalArgs, db: Option<PathBuf>) -> ExitCode {
+pub fn doctor(app: &App, global: &GlobalArgs, db: Db) -> ExitCode {
     if !global.machine() {
         let checks = run_checks(db);
         let mut failed = false;

@@ -6,6 +6,7 @@
 //! machine mode a missing token is an `authn` `INTERACTIVE_REQUIRED` error with a hint, at
 //! once, without reading stdin. No output of any command contains a token.
 
+use crate::cli::Db;
 use std::fmt;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -281,7 +282,7 @@ fn plan(action: &str, target: String, detail: &str) -> Done {
     })
 }
 
-fn run(db: Option<PathBuf>, command: &AuthCommand, machine: bool) -> Result<Done, RunError> {
+fn run(db: Db, command: &AuthCommand, machine: bool) -> Result<Done, RunError> {
     match command {
         AuthCommand::Login(args) => {
             let token = read_login_token(args, machine)?;
@@ -422,7 +423,7 @@ pub fn token_rejected(database: &str, credential: &Credential) -> ErrorEvent {
 }
 
 /// Runs `outline auth ...`.
-pub fn auth(app: &App, global: &GlobalArgs, db: Option<PathBuf>, command: AuthCommand) -> ExitCode {
+pub fn auth(app: &App, global: &GlobalArgs, db: Db, command: AuthCommand) -> ExitCode {
     let name = match &command {
         AuthCommand::Login(_) => "auth login",
         AuthCommand::Logout(_) => "auth logout",

@@ -146,3 +146,50 @@ pub fn store_error(e: &StoreError) -> ErrorEvent {
         _ => ErrorEvent::new(Category::Internal, Code::from_static("INTERNAL"), message),
     }
 }
+
+/// `path` as one shell word: as it is when it is plain, else in single quotes.
+pub fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+/// A named database that does not exist, for a command that only reads (never an empty
+/// store: that would be a success nobody earned).
+pub fn database_not_found(path: &std::path::Path) -> ErrorEvent {
+    let shown = path.display().to_string();
+    ErrorEvent::new(
+        Category::NotFound,
+        Code::from_static("DATABASE_NOT_FOUND"),
+        format!("there is no database at {shown}"),
+    )
+    .field("db")
+    .target(shown.clone())
+    .hint(format!(
+        "check the path; a write creates it, e.g. `outline --db {} import --input-jsonl FILE`",
+        shell_word(&shown)
+    ))
+}
+
+/// A named database whose directory `missing` does not exist, for a write: the directory is
+/// created only when asked.
+pub fn directory_not_found(path: &std::path::Path, missing: &std::path::Path) -> ErrorEvent {
+    let shown = path.display().to_string();
+    ErrorEvent::new(
+        Category::NotFound,
+        Code::from_static("DATABASE_DIRECTORY_NOT_FOUND"),
+        format!(
+            "the directory {} of the database {shown} does not exist",
+            missing.display()
+        ),
+    )
+    .field("db")
+    .target(shown)
+    .hint("check the path, or pass --create-dirs to create the missing directories")
+}

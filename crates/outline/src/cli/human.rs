@@ -9,6 +9,7 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use aoi::surface::flags::GlobalArgs;
+use aoi::surface::term;
 
 /// Whether stdout gets colour: only on a terminal, and never under `--no-color` or
 /// `NO_COLOR`.
@@ -55,26 +56,100 @@ fn write_line(text: &str) {
     let _ = out.write_all(b"\n");
 }
 
-/// Prints rows under a bold header, each column padded to its widest cell (cells hold no
-/// colour codes, except in the last column, which is never padded).
+/// Where a search match starts and ends in a cell (private-use characters, replaced by the
+/// paint's marks once the cell is cut to fit).
+pub const MATCH_OPEN: &str = "\u{E000}";
+/// See [`MATCH_OPEN`].
+pub const MATCH_CLOSE: &str = "\u{E001}";
+
+/// The columns a cell never shrinks below when the table is fitted to the terminal.
+const MIN_COLUMNS: usize = 8;
+/// The widest a column other than the last gets when stdout is not a terminal.
+const MAX_PIPED_COLUMNS: usize = 60;
+
+/// Prints rows under a bold header. Every cell is made printable (control characters shown
+/// escaped, never interpreted) and measured in display columns. Columns are padded to their
+/// widest cell; on a terminal, the table is fitted to its width by cutting the widest columns
+/// (with `…`; the full value is one `--output jsonl` or `get` away), and elsewhere no column but
+/// the last is wider than 60. `fixed` columns (ids, ranks, times) are never cut.
 pub fn table(paint: Paint, header: &[&str], rows: &[Vec<String>]) {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
+    table_fixed(paint, header, rows, &["ID", "#", "UPDATED", "VERSION"]);
+}
+
+fn table_fixed(paint: Paint, header: &[&str], rows: &[Vec<String>], fixed: &[&str]) {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|c| term::printable_line(c).into_owned())
+                .collect()
+        })
+        .collect();
+    let n = header.len();
+    let mut widths: Vec<usize> = header.iter().map(|h| term::width(h)).collect();
+    for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+            *w = (*w).max(cell_width(cell));
         }
     }
-    let line = |cells: Vec<String>, bold: bool| {
+    let columns = term::stdout_columns();
+    let shrinkable = |i: usize| !fixed.contains(&header[i]);
+    match columns {
+        Some(total) => {
+            // The widest shrinkable columns give way first, evenly: every one is capped at the
+            // widest width that lets the table fit (never below its floor).
+            let natural = widths.clone();
+            let floor = |i: usize| MIN_COLUMNS.max(term::width(header[i])).min(natural[i]);
+            let gaps = 2 * n.saturating_sub(1);
+            let fitted = |cap: usize| -> usize {
+                gaps + (0..n)
+                    .map(|i| {
+                        if shrinkable(i) {
+                            widths[i].min(cap).max(floor(i))
+                        } else {
+                            widths[i]
+                        }
+                    })
+                    .sum::<usize>()
+            };
+            let mut cap = (0..n)
+                .filter(|&i| shrinkable(i))
+                .map(|i| widths[i])
+                .max()
+                .unwrap_or(0);
+            while cap > MIN_COLUMNS && fitted(cap) > total {
+                cap -= 1;
+            }
+            for i in (0..n).filter(|&i| shrinkable(i)) {
+                widths[i] = widths[i].min(cap).max(floor(i));
+            }
+        }
+        None => {
+            for (i, w) in widths.iter_mut().enumerate() {
+                if i + 1 < n && shrinkable(i) {
+                    *w = (*w).min(MAX_PIPED_COLUMNS.max(term::width(header[i])));
+                }
+            }
+        }
+    }
+    let (open, close) = paint.match_marks();
+    let render = |cells: Vec<String>, bold: bool| {
         let last = cells.len().saturating_sub(1);
         let text: Vec<String> = cells
             .into_iter()
             .enumerate()
             .map(|(i, c)| {
-                if i == last {
-                    c
+                // The last column is cut only to fit a terminal, and never padded.
+                let limit = if i == last && columns.is_none() {
+                    usize::MAX
                 } else {
-                    let pad = widths[i].saturating_sub(c.chars().count());
-                    format!("{c}{}", " ".repeat(pad))
+                    widths[i]
+                };
+                let (cut, w) = fit_cell(&c, limit, open, close);
+                if i == last {
+                    cut
+                } else {
+                    format!("{cut}{}", " ".repeat(widths[i].saturating_sub(w)))
                 }
             })
             .collect();
@@ -86,15 +161,70 @@ pub fn table(paint: Paint, header: &[&str], rows: &[Vec<String>]) {
             write_line(text);
         }
     };
-    line(header.iter().map(|h| (*h).to_owned()).collect(), true);
+    render(header.iter().map(|h| (*h).to_owned()).collect(), true);
     for row in rows {
-        line(row.clone(), false);
+        render(row, false);
     }
 }
 
-/// Prints one line.
+/// The columns of a cell, match marks aside.
+fn cell_width(cell: &str) -> usize {
+    term::width(&cell.replace(['\u{E000}', '\u{E001}'], ""))
+}
+
+/// `cell` cut to `limit` columns (with `…`), its match marks replaced by `open`/`close` (a
+/// match cut short is closed); and the columns it takes.
+fn fit_cell(cell: &str, limit: usize, open: &str, close: &str) -> (String, usize) {
+    let cut = cell_width(cell) > limit;
+    let room = if cut { limit.saturating_sub(1) } else { limit };
+    let mut out = String::new();
+    let mut used = 0;
+    let mut inside = false;
+    for c in cell.chars() {
+        match c {
+            '\u{E000}' => {
+                inside = true;
+                out.push_str(open);
+            }
+            '\u{E001}' => {
+                inside = false;
+                out.push_str(close);
+            }
+            c => {
+                let w = term::width(c.encode_utf8(&mut [0; 4]));
+                if used + w > room {
+                    break;
+                }
+                out.push(c);
+                used += w;
+            }
+        }
+    }
+    if inside {
+        out.push_str(close);
+    }
+    if cut && limit > 0 {
+        out.push('…');
+        used += 1;
+    }
+    (out, used)
+}
+
+/// Prints one line, made printable: it may quote data (a title, a path, a message), and a
+/// control character in it is shown escaped, never sent to the terminal.
 pub fn line(text: &str) {
-    write_line(text);
+    write_line(&term::printable_line(text));
+}
+
+/// Prints a document's body: its line breaks and tabs kept, every other control character
+/// shown escaped.
+pub fn body(text: &str) {
+    write_line(&term::printable_text(text));
+}
+
+/// Prints one line, made printable, then dimmed.
+pub fn dim_line(paint: Paint, text: &str) {
+    write_line(&paint.dim(&term::printable_line(text)));
 }
 
 /// Tags as shown to a person: comma-separated, or `-`.

@@ -35,9 +35,13 @@ use outline::store::Store;
 pub struct Cli {
     #[command(flatten)]
     aoi: GlobalArgs,
-    /// The database file (default: $XDG_DATA_HOME/outline/outline.db), created on first use.
+    /// The database file (default: $XDG_DATA_HOME/outline/outline.db). A file named here
+    /// must exist for a read; a write creates it (not its directory, unless --create-dirs).
     #[arg(long, global = true, value_name = "PATH", env = "OUTLINE_DB")]
     db: Option<PathBuf>,
+    /// Let a write create the missing directories of --db's path.
+    #[arg(long, global = true)]
+    create_dirs: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -118,6 +122,18 @@ pub struct FilterArgs {
 }
 
 impl FilterArgs {
+    /// The filter as the flags that give it, for a command line.
+    fn flags(&self) -> Vec<String> {
+        let mut flags = Vec::new();
+        if let Some(c) = &self.collection {
+            flags.extend(["--collection".to_owned(), c.clone()]);
+        }
+        if let Some(t) = &self.tag {
+            flags.extend(["--tag".to_owned(), t.clone()]);
+        }
+        flags
+    }
+
     fn to_filter(&self) -> outline::store::ListFilter {
         outline::store::ListFilter {
             collection: self.collection.clone(),
@@ -293,10 +309,26 @@ fn app() -> App {
     )
 }
 
+/// The database a run is about: `--db`/`OUTLINE_DB` (with `--create-dirs`), else the default.
+#[derive(Debug, Clone, Default)]
+pub struct Db {
+    /// The path named by `--db` or `OUTLINE_DB`; `None` for the default location.
+    pub path: Option<PathBuf>,
+    /// A write may create the missing directories of a named path.
+    pub create_dirs: bool,
+}
+
+impl Db {
+    /// The path named, when one was (an empty one is none).
+    pub fn named(&self) -> Option<&PathBuf> {
+        self.path.as_ref().filter(|p| !p.as_os_str().is_empty())
+    }
+}
+
 /// The database path: `--db`/`OUTLINE_DB`, else the XDG data directory.
-fn db_path(flag: Option<PathBuf>) -> Result<PathBuf, ErrorEvent> {
-    if let Some(path) = flag.filter(|p| !p.as_os_str().is_empty()) {
-        return Ok(path);
+fn db_path(db: &Db) -> Result<PathBuf, ErrorEvent> {
+    if let Some(path) = db.named() {
+        return Ok(path.clone());
     }
     if let Some(path) = xdg_file("XDG_DATA_HOME", ".local/share", "outline.db") {
         return Ok(path);
@@ -393,15 +425,28 @@ impl Drop for Opened {
 }
 
 /// Opens the database this run is about, for `access`.
-pub fn open_store(db: Option<PathBuf>, access: Access) -> Result<Opened, RunError> {
-    let path = db_path(db)?;
+///
+/// A database named with `--db` or `OUTLINE_DB` that does not exist is `not_found` for a
+/// read (an agent with a typo must not conclude the store is empty); a write creates it, and
+/// its missing directories only with `--create-dirs`. The default database reads as empty
+/// until the first write creates it and its directories.
+pub fn open_store(db: Db, access: Access) -> Result<Opened, RunError> {
+    let path = db_path(&db)?;
     if path.exists() {
+        let store = match access {
+            Access::Read => Store::open_for_reading(&path)?,
+            Access::Write => Store::open(&path)?,
+        };
         return Ok(Opened {
-            store: Some(Store::open(&path)?),
+            store: Some(store),
             created: None,
         });
     }
+    let named = db.named().is_some();
     if access == Access::Read {
+        if named {
+            return Err(errors::database_not_found(&path).into());
+        }
         return Ok(Opened {
             store: Some(Store::open_in_memory()?),
             created: None,
@@ -414,6 +459,11 @@ pub fn open_store(db: Option<PathBuf>, access: Access) -> Result<Opened, RunErro
         dir = d.parent();
     }
     dirs.reverse();
+    if named && !db.create_dirs {
+        if let Some(missing) = dirs.first() {
+            return Err(errors::directory_not_found(&path, missing).into());
+        }
+    }
     match Store::open(&path) {
         Ok(store) => Ok(Opened {
             store: Some(store),
@@ -448,7 +498,16 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(code) => return code,
     };
-    let Cli { aoi, db, command } = cli;
+    let Cli {
+        aoi,
+        db,
+        create_dirs,
+        command,
+    } = cli;
+    let db = Db {
+        path: db,
+        create_dirs,
+    };
     match command {
         Command::Import(args) => transfer::import(&app, &aoi, db, args),
         Command::Export { filter } => transfer::export(&app, &aoi, db, filter),

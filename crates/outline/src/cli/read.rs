@@ -1,7 +1,7 @@
 //! The read commands: `get`, `list` and `search` (§15 bounded reads).
 
+use crate::cli::Db;
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use aoi::app::{App, Limits};
@@ -11,7 +11,7 @@ use aoi::{EmitError, Emitter, Failure, Outcome};
 use clap::Args;
 use outline::store::{plain_query, ListPage, ListPosition, SearchPage, SearchPosition};
 
-use super::errors::RunError;
+use super::errors::{shell_word, RunError};
 use super::events::{Entry, HitEvent};
 use super::{human, human_failure, open_store, Access, FilterArgs};
 
@@ -26,7 +26,7 @@ pub struct GetArgs {
 }
 
 /// The entry of a document with its body cut at `max_bytes`, and whether it was cut.
-fn fetch_entry(db: Option<PathBuf>, args: &GetArgs) -> Result<(Entry, bool), RunError> {
+fn fetch_entry(db: Db, args: &GetArgs) -> Result<(Entry, bool), RunError> {
     let store = open_store(db, Access::Read)?;
     let doc = store.get(&args.id)?;
     let full = doc.body.len();
@@ -46,7 +46,7 @@ fn fetch_entry(db: Option<PathBuf>, args: &GetArgs) -> Result<(Entry, bool), Run
 }
 
 /// Runs `outline get`.
-pub fn get(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: GetArgs) -> ExitCode {
+pub fn get(app: &App, global: &GlobalArgs, db: Db, args: GetArgs) -> ExitCode {
     if !global.machine() {
         return match fetch_entry(db, &args) {
             Ok((entry, truncated)) => {
@@ -59,7 +59,7 @@ pub fn get(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: GetArgs) -
                     human::ago(entry.updated_at)
                 ));
                 human::line("");
-                human::line(entry.body.as_deref().unwrap_or_default());
+                human::body(entry.body.as_deref().unwrap_or_default());
                 if truncated {
                     human::line(&format!(
                         "… (cut at {} of {} bytes)",
@@ -84,27 +84,28 @@ pub fn get(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: GetArgs) -
     })
 }
 
-/// One page of `list`, with the codec that wraps its positions in cursors.
+/// One page of `list`, with the codec that wraps its positions in cursors (bound to the
+/// filter and to this database: a cursor of another database is refused).
 fn fetch_list(
-    db: Option<PathBuf>,
+    db: Db,
     filter: &FilterArgs,
     page: &PageArgs,
 ) -> Result<(ListPage, CursorCodec), RunError> {
     let limit = check_limit(page.limit)?;
-    let codec = CursorCodec::new("list", filter);
+    let store = open_store(db, Access::Read)?;
+    let codec = CursorCodec::new("list", &(filter, store.instance()));
     let after: Option<ListPosition> = page
         .cursor
         .as_deref()
         .map(|c| codec.decode(c))
         .transpose()?;
-    let store = open_store(db, Access::Read)?;
     let result = store.list(&filter.to_filter(), after, limit)?;
     Ok((result, codec))
 }
 
 fn emit_list<W: Write>(
     out: &mut Emitter<W>,
-    db: Option<PathBuf>,
+    db: Db,
     filter: &FilterArgs,
     page: &PageArgs,
 ) -> Result<Outcome, RunError> {
@@ -112,12 +113,10 @@ fn emit_list<W: Write>(
     let mut last: Option<ListPosition> = None;
     for doc in &result.documents {
         match out.emit(&Entry::header(doc)) {
-            // --max-bytes: continue after the last entry that went out.
+            // --max-bytes: continue after the last entry that went out (the first always
+            // goes out, so there is one).
             Err(EmitError::ByteLimit) => {
-                let next = match last {
-                    Some(p) => Some(codec.encode(&p)),
-                    None => page.cursor.clone(),
-                };
+                let next = last.map(|p| codec.encode(&p)).or(page.cursor.clone());
                 return Ok(Outcome::success().truncated(next));
             }
             other => other?,
@@ -130,16 +129,57 @@ fn emit_list<W: Write>(
     })
 }
 
+/// The command line that shows the next page: this one's database, words, filter, limit and
+/// byte bound, with `cursor`. Pasted into a shell, it runs.
+fn next_page(
+    db: &Db,
+    words: &[&str],
+    filter: &FilterArgs,
+    page: &PageArgs,
+    cursor: &str,
+) -> String {
+    let mut line = vec!["outline".to_owned()];
+    if let Some(path) = db.named() {
+        line.push("--db".into());
+        line.push(shell_word(&path.display().to_string()));
+    }
+    line.extend(words.iter().map(|w| shell_word(w)));
+    line.extend(filter.flags().iter().map(|w| shell_word(w)));
+    line.push(format!("--limit {}", page.limit));
+    if let Some(max) = page.max_bytes {
+        line.push(format!("--max-bytes {max}"));
+    }
+    line.push(format!("--cursor {}", shell_word(cursor)));
+    line.join(" ")
+}
+
+/// How many of `rows` fit in `--max-bytes` of printed output (at least one, so a page
+/// always moves on): all of them without the bound.
+fn rows_within(rows: &[Vec<String>], max_bytes: Option<u64>) -> usize {
+    let Some(max) = max_bytes else {
+        return rows.len();
+    };
+    let mut used = 0u64;
+    for (i, row) in rows.iter().enumerate() {
+        let bytes: usize = row.iter().map(|c| c.len() + 2).sum();
+        used += bytes as u64;
+        if i > 0 && used > max {
+            return i;
+        }
+    }
+    rows.len()
+}
+
 /// Runs `outline list`.
 pub fn list(
     app: &App,
     global: &GlobalArgs,
-    db: Option<PathBuf>,
+    db: Db,
     filter: FilterArgs,
     page: PageArgs,
 ) -> ExitCode {
     if !global.machine() {
-        return match fetch_list(db, &filter, &page) {
+        return match fetch_list(db.clone(), &filter, &page) {
             Ok((result, codec)) => {
                 if result.documents.is_empty() {
                     human::line("no documents");
@@ -158,16 +198,20 @@ pub fn list(
                         ]
                     })
                     .collect();
+                let shown = rows_within(&rows, page.max_bytes);
                 human::table(
                     human::Paint::stdout(global),
                     &["ID", "COLLECTION", "TAGS", "UPDATED", "TITLE"],
-                    &rows,
+                    &rows[..shown],
                 );
-                if let Some(next) = result.next {
-                    human::line(&human::Paint::stdout(global).dim(&format!(
-                        "more: outline list --cursor {}",
-                        codec.encode(&next)
-                    )));
+                let next = if shown < rows.len() {
+                    Some(result.documents[shown - 1].list_position())
+                } else {
+                    result.next
+                };
+                if let Some(next) = next {
+                    let command = next_page(&db, &["list"], &filter, &page, &codec.encode(&next));
+                    human::dim_line(human::Paint::stdout(global), &format!("more: {command}"));
                 }
                 ExitCode::SUCCESS
             }
@@ -180,28 +224,35 @@ pub fn list(
     })
 }
 
-/// One page of `search`, with the codec that wraps its positions in cursors.
+/// One page of `search`, with the codec that wraps its positions in cursors (bound to the
+/// query, the filter and this database). With `--max-bytes` the page always has a snapshot,
+/// so a page cut short can be resumed.
 fn fetch_search(
-    db: Option<PathBuf>,
+    db: Db,
     query: &str,
     filter: &FilterArgs,
     page: &PageArgs,
 ) -> Result<(SearchPage, CursorCodec), RunError> {
     let limit = check_limit(page.limit)?;
-    let codec = CursorCodec::new("search", &(query, filter));
+    let mut store = open_store(db, Access::Read)?;
+    let codec = CursorCodec::new("search", &(query, filter, store.instance()));
     let after: Option<SearchPosition> = page
         .cursor
         .as_deref()
         .map(|c| codec.decode(c))
         .transpose()?;
-    let mut store = open_store(db, Access::Read)?;
-    let result = store.search(&plain_query(query), &filter.to_filter(), after, limit)?;
+    let (query, filter) = (plain_query(query), filter.to_filter());
+    let result = if page.max_bytes.is_some() {
+        store.search_resumable(&query, &filter, after, limit)?
+    } else {
+        store.search(&query, &filter, after, limit)?
+    };
     Ok((result, codec))
 }
 
 fn emit_search<W: Write>(
     out: &mut Emitter<W>,
-    db: Option<PathBuf>,
+    db: Db,
     query: &str,
     filter: &FilterArgs,
     page: &PageArgs,
@@ -212,13 +263,12 @@ fn emit_search<W: Write>(
     for hit in result.hits {
         let rank = hit.rank;
         match out.emit(&HitEvent::from_hit(hit)) {
-            // --max-bytes: continue after the last hit that went out, in the same snapshot.
-            // A page that fit the limit has no snapshot, so there is no cursor to give.
+            // --max-bytes: continue after the last hit that went out, in the same snapshot
+            // (the first always goes out, so there is one).
             Err(EmitError::ByteLimit) => {
-                let next = match (result.next, last) {
-                    (Some(next), Some(rank)) => Some(codec.encode(&next.after_rank(rank))),
-                    (_, None) => page.cursor.clone(),
-                    (None, Some(_)) => None,
+                let next = match (result.resume, last) {
+                    (Some(resume), Some(rank)) => Some(codec.encode(&resume.after_rank(rank))),
+                    _ => page.cursor.clone(),
                 };
                 return Ok(Outcome::success().truncated(next).property("total", total));
             }
@@ -237,20 +287,20 @@ fn emit_search<W: Write>(
 pub fn search(
     app: &App,
     global: &GlobalArgs,
-    db: Option<PathBuf>,
+    db: Db,
     query: String,
     filter: FilterArgs,
     page: PageArgs,
 ) -> ExitCode {
     if !global.machine() {
-        return match fetch_search(db, &query, &filter, &page) {
+        return match fetch_search(db.clone(), &query, &filter, &page) {
             Ok((result, codec)) => {
                 if result.hits.is_empty() {
                     human::line("no matches");
                     return ExitCode::SUCCESS;
                 }
                 let paint = human::Paint::stdout(global);
-                let (open, close) = paint.match_marks();
+                let (open, close) = (human::MATCH_OPEN, human::MATCH_CLOSE);
                 let rows: Vec<Vec<String>> = result
                     .hits
                     .iter()
@@ -263,13 +313,25 @@ pub fn search(
                         ]
                     })
                     .collect();
-                human::table(paint, &["#", "ID", "TITLE", "SNIPPET"], &rows);
+                let shown = rows_within(&rows, page.max_bytes);
+                human::table(paint, &["#", "ID", "TITLE", "SNIPPET"], &rows[..shown]);
                 human::line(&format!("{} match(es)", result.total));
-                if let Some(next) = result.next {
-                    human::line(&paint.dim(&format!(
-                        "more: outline search {query:?} --cursor {}",
-                        codec.encode(&next)
-                    )));
+                let next = if shown < rows.len() {
+                    result
+                        .resume
+                        .map(|r| r.after_rank(result.hits[shown - 1].rank))
+                } else {
+                    result.next
+                };
+                if let Some(next) = next {
+                    let command = next_page(
+                        &db,
+                        &["search", &query],
+                        &filter,
+                        &page,
+                        &codec.encode(&next),
+                    );
+                    human::dim_line(paint, &format!("more: {command}"));
                 }
                 ExitCode::SUCCESS
             }

@@ -2,6 +2,7 @@
 //! direction and the planned changes are stated before anything else; see
 //! [`outline::store::sync`] for the rules).
 
+use crate::cli::Db;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -66,10 +67,13 @@ fn remote_not_found(remote: &Path) -> ErrorEvent {
         format!("the remote {} does not exist", remote.display()),
     )
     .target(remote.display().to_string())
-    .hint("create an empty outline database there with `outline --db REMOTE status`")
+    .hint(format!(
+        "create an empty outline database there with `outline --db {} import --input-jsonl /dev/null`",
+        super::errors::shell_word(&remote.display().to_string())
+    ))
 }
 
-fn run_sync(db: Option<PathBuf>, args: &SyncArgs) -> Result<Done, RunError> {
+fn run_sync(db: Db, args: &SyncArgs) -> Result<Done, RunError> {
     let remote_name = args.remote.display().to_string();
     if !args.remote.is_file() {
         return Err(remote_not_found(&args.remote).into());
@@ -247,7 +251,7 @@ fn print_done(done: &Done) {
 }
 
 /// Runs `outline sync`.
-pub fn sync(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: SyncArgs) -> ExitCode {
+pub fn sync(app: &App, global: &GlobalArgs, db: Db, args: SyncArgs) -> ExitCode {
     if !global.machine() {
         return match run_sync(db, &args) {
             Ok(done) => {

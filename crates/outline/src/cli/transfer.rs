@@ -5,9 +5,9 @@
 //! accepts those entries (keeping ids and timestamps) as well as plain `{title, body?, tags?,
 //! collection?}` records.
 
+use crate::cli::Db;
 use std::cell::RefCell;
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -226,7 +226,7 @@ fn located(e: ErrorEvent, record: &Record) -> ErrorEvent {
 /// only after the commit.
 fn run_import<W: Write>(
     out: &mut Emitter<W>,
-    db: Option<PathBuf>,
+    db: Db,
     args: &ImportArgs,
     progress: &mut Progress,
 ) -> Result<Outcome, RunError> {
@@ -400,7 +400,7 @@ fn captured_events(bytes: &[u8]) -> Vec<Event> {
 }
 
 /// Runs `outline import`.
-pub fn import(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: ImportArgs) -> ExitCode {
+pub fn import(app: &App, global: &GlobalArgs, db: Db, args: ImportArgs) -> ExitCode {
     if global.machine() {
         return app.run(global, "import", |out| {
             Ok(run_import(out, db, &args, &mut Progress::off())?)
@@ -470,7 +470,7 @@ pub fn import(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: ImportA
 /// Calls `each` with every document passing `filter`, with its body, in list order, from one
 /// snapshot, a batch at a time (an export never holds the whole database in memory).
 fn for_each_entry(
-    db: Option<PathBuf>,
+    db: Db,
     filter: &FilterArgs,
     mut each: impl FnMut(Entry) -> Result<(), RunError>,
 ) -> Result<(), RunError> {
@@ -495,7 +495,7 @@ fn for_each_entry(
 }
 
 /// Runs `outline export`.
-pub fn export(app: &App, global: &GlobalArgs, db: Option<PathBuf>, filter: FilterArgs) -> ExitCode {
+pub fn export(app: &App, global: &GlobalArgs, db: Db, filter: FilterArgs) -> ExitCode {
     if !global.machine() {
         let mut rows: Vec<Vec<String>> = Vec::new();
         let listed = for_each_entry(db, &filter, |e| {

@@ -1,6 +1,7 @@
 //! `outline watch`: an unbounded stream of changes (§4.2), with `aoi:heartbeat` at the
 //! documented interval and a `cancelled` summary on SIGINT/SIGTERM.
 
+use crate::cli::Db;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,14 +36,14 @@ pub struct WatchArgs {
 /// The watched database. A database that does not exist yet is watched as an empty one
 /// (watch is read-only and creates nothing) until the first write creates it.
 struct Watched {
-    db: Option<PathBuf>,
+    db: Db,
     path: PathBuf,
     store: Opened,
 }
 
 impl Watched {
-    fn open(db: Option<PathBuf>) -> Result<Watched, RunError> {
-        let path = db_path(db.clone())?;
+    fn open(db: Db) -> Result<Watched, RunError> {
+        let path = db_path(&db)?;
         let store = open_store(db.clone(), Access::Read)?;
         Ok(Watched { db, path, store })
     }
@@ -57,7 +58,7 @@ impl Watched {
 }
 
 /// Runs `outline watch`.
-pub fn watch(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: WatchArgs) -> ExitCode {
+pub fn watch(app: &App, global: &GlobalArgs, db: Db, args: WatchArgs) -> ExitCode {
     let interval = Duration::from_millis(args.interval_ms);
     let poll = interval.min(MAX_POLL);
     if !global.machine() {

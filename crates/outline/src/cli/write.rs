@@ -1,6 +1,7 @@
 //! The write commands: `create`, `update` and `delete` (§14 safe writes: dry-run, confirmation,
 //! idempotency committed in the same transaction as the effect).
 
+use crate::cli::Db;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -49,7 +50,7 @@ pub struct CreateArgs {
     mutation: MutationArgs,
 }
 
-fn run_create(db: Option<PathBuf>, args: &CreateArgs) -> Result<Done<Created>, RunError> {
+fn run_create(db: Db, args: &CreateArgs) -> Result<Done<Created>, RunError> {
     let body = match (&args.body, &args.body_file) {
         (Some(body), _) => body.clone(),
         (None, Some(path)) => std::fs::read_to_string(path)
@@ -179,7 +180,7 @@ fn print_done<E>(done: Done<E>, nothing: &str, applied: impl Fn(&E) -> String) {
 }
 
 /// Runs `outline create`.
-pub fn create(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: CreateArgs) -> ExitCode {
+pub fn create(app: &App, global: &GlobalArgs, db: Db, args: CreateArgs) -> ExitCode {
     write_command(
         app,
         global,
@@ -208,7 +209,7 @@ pub struct DeleteRequest {
     pub mutation: MutationArgs,
 }
 
-fn run_delete(db: Option<PathBuf>, req: &DeleteRequest) -> Result<Done<Deleted>, RunError> {
+fn run_delete(db: Db, req: &DeleteRequest) -> Result<Done<Deleted>, RunError> {
     if req.ids.is_empty() && req.query.is_none() {
         return Err(ErrorEvent::new(
             Category::Usage,
@@ -279,7 +280,7 @@ fn run_delete(db: Option<PathBuf>, req: &DeleteRequest) -> Result<Done<Deleted>,
 }
 
 /// Runs `outline delete`.
-pub fn delete(app: &App, global: &GlobalArgs, db: Option<PathBuf>, req: DeleteRequest) -> ExitCode {
+pub fn delete(app: &App, global: &GlobalArgs, db: Db, req: DeleteRequest) -> ExitCode {
     write_command(
         app,
         global,
@@ -320,7 +321,7 @@ pub struct UpdateArgs {
     mutation: MutationArgs,
 }
 
-fn run_update(db: Option<PathBuf>, args: &UpdateArgs) -> Result<Done<Updated>, RunError> {
+fn run_update(db: Db, args: &UpdateArgs) -> Result<Done<Updated>, RunError> {
     let body = match (&args.body, &args.body_file) {
         (Some(body), _) => Some(body.clone()),
         (None, Some(path)) => Some(
@@ -395,7 +396,7 @@ fn run_update(db: Option<PathBuf>, args: &UpdateArgs) -> Result<Done<Updated>, R
 }
 
 /// Runs `outline update`.
-pub fn update(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: UpdateArgs) -> ExitCode {
+pub fn update(app: &App, global: &GlobalArgs, db: Db, args: UpdateArgs) -> ExitCode {
     write_command(
         app,
         global,
@@ -425,7 +426,7 @@ pub struct MoveArgs {
     dry_run: bool,
 }
 
-fn run_move(db: Option<PathBuf>, args: &MoveArgs) -> Result<Done<Moved>, RunError> {
+fn run_move(db: Db, args: &MoveArgs) -> Result<Done<Moved>, RunError> {
     let mut store = open_store(db, Access::unless_dry_run(args.dry_run))?;
     let done = store.transaction(|tx| {
         let before = tx.get(&args.id)?;
@@ -458,7 +459,7 @@ fn run_move(db: Option<PathBuf>, args: &MoveArgs) -> Result<Done<Moved>, RunErro
 }
 
 /// Runs `outline move`.
-pub fn move_doc(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: MoveArgs) -> ExitCode {
+pub fn move_doc(app: &App, global: &GlobalArgs, db: Db, args: MoveArgs) -> ExitCode {
     write_command(
         app,
         global,
@@ -487,7 +488,7 @@ pub struct CopyArgs {
     dry_run: bool,
 }
 
-fn run_copy(db: Option<PathBuf>, args: &CopyArgs) -> Result<Done<Copied>, RunError> {
+fn run_copy(db: Db, args: &CopyArgs) -> Result<Done<Copied>, RunError> {
     let mut store = open_store(db, Access::unless_dry_run(args.dry_run))?;
     let done = store.transaction(|tx| {
         let source = tx.get(&args.id)?;
@@ -513,7 +514,7 @@ fn run_copy(db: Option<PathBuf>, args: &CopyArgs) -> Result<Done<Copied>, RunErr
 }
 
 /// Runs `outline copy`.
-pub fn copy(app: &App, global: &GlobalArgs, db: Option<PathBuf>, args: CopyArgs) -> ExitCode {
+pub fn copy(app: &App, global: &GlobalArgs, db: Db, args: CopyArgs) -> ExitCode {
     write_command(
         app,
         global,

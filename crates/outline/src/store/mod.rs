@@ -94,6 +94,9 @@ pub struct Store {
     instance: String,
     ids: IdSource,
     search_cache_attached: bool,
+    /// Opened read-only ([`Store::open_for_reading`] on a file this process may not write):
+    /// the search snapshots are kept in memory.
+    read_only: bool,
 }
 
 impl Store {
@@ -113,6 +116,33 @@ impl Store {
         let conn = Connection::open(path)
             .map_err(|e| StoreError::sqlite(format!("opening {}", path.display()), e))?;
         Store::setup(conn, path, true)
+    }
+
+    /// Opens the existing database at `path` for a command that only reads. A file this
+    /// process may write is opened as [`Store::open`] opens it (nothing of it is written by a
+    /// read, and the search snapshots stay in `<db>-search` for the next page). A file it may
+    /// only read is opened read-only, so reading it works: its schema must be current, and its
+    /// search snapshots live in memory, for this run only.
+    pub fn open_for_reading(path: &Path) -> Result<Store, StoreError> {
+        // Opening for writing without truncating changes nothing; it only asks.
+        if std::fs::OpenOptions::new().write(true).open(path).is_ok() {
+            return Store::open(path);
+        }
+        let flags =
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags)
+            .map_err(|e| StoreError::sqlite(format!("opening {}", path.display()), e))?;
+        if !schema::is_current(&conn, path)? {
+            return Err(StoreError::Io {
+                action: "upgrading the schema of a database this user may not write",
+                path: path.to_owned(),
+                source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+            });
+        }
+        let mut store = Store::setup(conn, path, false)?;
+        store.path = Some(path.to_owned());
+        store.read_only = true;
+        Ok(store)
     }
 
     /// A fresh database in memory, for tests.
@@ -155,7 +185,14 @@ impl Store {
             instance,
             ids: IdSource::new(),
             search_cache_attached: false,
+            read_only: false,
         })
+    }
+
+    /// This database's random instance id: a cursor bound to it is refused by another
+    /// database (a copy shares it, which is harmless: it holds the same documents).
+    pub fn instance(&self) -> &str {
+        &self.instance
     }
 
     /// The database file; `None` for an in-memory store.
@@ -343,8 +380,33 @@ impl Store {
         after: Option<SearchPosition>,
         limit: usize,
     ) -> Result<SearchPage, StoreError> {
+        self.search_in(query, filter, after, limit, false)
+    }
+
+    /// Like [`Store::search`], and the page always has a snapshot to resume from
+    /// ([`SearchPage::resume`]), even when it holds every match: for a caller that may show
+    /// only part of it (`--max-bytes`).
+    pub fn search_resumable(
+        &mut self,
+        query: &str,
+        filter: &ListFilter,
+        after: Option<SearchPosition>,
+        limit: usize,
+    ) -> Result<SearchPage, StoreError> {
+        self.search_in(query, filter, after, limit, true)
+    }
+
+    fn search_in(
+        &mut self,
+        query: &str,
+        filter: &ListFilter,
+        after: Option<SearchPosition>,
+        limit: usize,
+        resumable: bool,
+    ) -> Result<SearchPage, StoreError> {
         if !self.search_cache_attached {
-            search::attach_cache(&self.conn, self.path.as_deref())?;
+            let cache = self.path.as_deref().filter(|_| !self.read_only);
+            search::attach_cache(&self.conn, cache)?;
             self.search_cache_attached = true;
         }
         let cx = search::SearchContext {
@@ -352,7 +414,7 @@ impl Store {
             ids: &mut self.ids,
             instance: &self.instance,
         };
-        search::search(cx, query, filter, after, limit)
+        search::search(cx, query, filter, after, limit, resumable)
     }
 
     /// How many documents match an FTS5 `query` and pass `filter`.

@@ -172,6 +172,21 @@ pub(crate) fn migrate(
 }
 
 /// Reads `user_version`, refusing files that belong to something else.
+/// True when the database on `conn` is outline's at the schema this build writes (a read can
+/// use it as it is); an error for a newer one or a file that is not outline's.
+pub(crate) fn is_current(conn: &Connection, path: &Path) -> Result<bool, StoreError> {
+    let supported = i64::try_from(MIGRATIONS.len()).unwrap_or(i64::MAX);
+    let found = check_identity(conn, path)?;
+    if found > supported {
+        return Err(StoreError::NewerSchema {
+            path: path.to_owned(),
+            found,
+            supported,
+        });
+    }
+    Ok(found == supported)
+}
+
 fn check_identity(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
     let not_outline = |reason: String| StoreError::NotOutline {
         path: path.to_owned(),

@@ -167,6 +167,11 @@ pub struct SearchPage {
     pub next: Option<SearchPosition>,
     /// How many documents matched when the result was computed (its first page).
     pub total: u64,
+    /// The start of this page's snapshot, when it has one: with
+    /// [`SearchPosition::after_rank`], where to continue when only part of the page reached
+    /// the caller. A first page that holds every match has a snapshot only when asked for
+    /// ([`crate::store::Store::search_resumable`]).
+    pub resume: Option<SearchPosition>,
 }
 
 /// Where a search continues: a result snapshot and the last rank returned from it.
@@ -424,6 +429,7 @@ pub(super) fn search(
     filter: &ListFilter,
     after: Option<SearchPosition>,
     limit: usize,
+    resumable: bool,
 ) -> Result<SearchPage, StoreError> {
     check_query(query)?;
     if limit == 0 {
@@ -437,7 +443,7 @@ pub(super) fn search(
     let page = match after {
         None => {
             let total = count_matches(&tx, query, filter)?;
-            if total <= limit as u64 {
+            if total <= limit as u64 && !resumable {
                 let mut hits = Vec::new();
                 for (index, (seq, score)) in rank_all(&tx, query, filter)?.into_iter().enumerate() {
                     let rank = index as u64 + 1;
@@ -447,6 +453,7 @@ pub(super) fn search(
                     hits,
                     next: None,
                     total,
+                    resume: None,
                 }
             } else {
                 let snapshot = create_snapshot(&tx, cx.ids, cx.instance, query, filter)?;
@@ -455,6 +462,10 @@ pub(super) fn search(
                     hits,
                     next,
                     total: snapshot.1,
+                    resume: Some(SearchPosition {
+                        snapshot: snapshot.0,
+                        after: 0,
+                    }),
                 }
             }
         }
@@ -462,7 +473,12 @@ pub(super) fn search(
             let total = check_snapshot(&tx, cx.instance, query, filter, position.snapshot)?;
             let (hits, next) =
                 read_snapshot(&tx, query, filter, position.snapshot, position.after, limit)?;
-            SearchPage { hits, next, total }
+            SearchPage {
+                hits,
+                next,
+                total,
+                resume: Some(position),
+            }
         }
     };
     tx.commit()

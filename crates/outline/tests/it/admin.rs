@@ -101,6 +101,7 @@ fn doctor_reports_a_broken_credential_file_as_a_warning_without_showing_it() {
     let dir = db.config_dir().join("outline");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("credentials"), "canary-not-json-4411").unwrap();
+    db.create(&["--title", "a document"]);
     let run = db.jsonl(&["doctor"]);
     assert_eq!(
         run.code, 0,

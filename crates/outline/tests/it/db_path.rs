@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::Db;
+use crate::support::{error, Db};
 
 /// Runs `outline create` with only `env` deciding the database, and returns its exit code.
 fn create_with_env(env: &[(&str, &Path)]) -> i32 {
@@ -41,9 +41,11 @@ fn outline_db_then_xdg_data_home_then_home() {
     assert_eq!(create_with_env(&[("HOME", &home)]), 0);
     assert!(home.join(".local/share/outline/outline.db").exists());
 
-    // A read of a database that does not exist yet reads it as empty and creates nothing.
+    // A read of a named database that does not exist is not_found (never an empty store),
+    // and creates nothing.
     let run = db.jsonl(&["list"]);
-    assert_eq!(run.code, 0);
+    assert_eq!(run.code, 66);
+    assert_eq!(error(&run).code.as_str(), "DATABASE_NOT_FOUND");
     assert!(
         !db.path().exists(),
         "a read-only command created the database"

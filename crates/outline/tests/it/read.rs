@@ -52,6 +52,7 @@ fn get_max_bytes_cuts_the_body_on_a_char_boundary() {
 #[test]
 fn get_unknown_id_is_not_found_exit_66() {
     let db = Db::new("get-missing");
+    db.create(&["--title", "another"]);
     let run = db.jsonl(&["get", "doc_nope"]);
     assert_eq!(run.code, 66);
     let e = error(&run);

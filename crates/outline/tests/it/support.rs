@@ -28,7 +28,8 @@ impl Db {
                 .unwrap()
                 .as_nanos()
         ));
-        std::fs::create_dir_all(&dir).unwrap();
+        // The database's directory exists; the database itself does not, until a write.
+        std::fs::create_dir_all(dir.join("data")).unwrap();
         Db { dir }
     }
 

@@ -325,8 +325,10 @@ fn a_failed_first_write_leaves_no_database_behind_and_reads_create_none() {
         db.jsonl(&args);
         assert!(!db.path().exists(), "{args:?} created the database");
     }
+    // A named database that is not there is reported missing, not as an empty store.
     let status = db.jsonl(&["status"]);
-    assert_eq!(domain(&status, "status")[0]["exists"], false);
+    assert_eq!(status.code, 66, "{}", status.stderr);
+    assert!(domain(&status, "status").is_empty());
 
     // A write that fails on a database it had to create removes it again.
     let blank = db.jsonl(&["create", "--title", " "]);
