@@ -24,3 +24,7 @@ const slim = s=>({type:'object',description:s.description,required:['events','su
 if (variant==='slim') run('slim', slim);
 if (variant==='slim-noerr') run('slim-noerr', s=>{const x=slim(s); x.properties.events.items.allOf=x.properties.events.items.allOf.filter(a=>a.if.properties.type.const!=='aoi:error'); return x;});
 if (variant==='slim-noif') run('slim-noif', s=>{const x=slim(s); delete x.properties.events.items.allOf; return x;});
+const shapes = s => (s.$defs.aoi_event.allOf || []).filter(a => a.if.properties.type.const !== 'aoi:error');
+if (variant==='slim-noreq') run('slim-noreq', s=>{const x=slim(s); x.properties.events.items.allOf=shapes(s).map(a=>({if:a.if,then:{properties:a.then.properties}})); return x;});
+if (variant==='union') run('union', s=>{const x=slim(s); const props={type:{type:'string'}}; for (const a of shapes(s)) Object.assign(props, a.then.properties||{}); x.properties.events.items={type:'object',required:['type'],properties:props}; return x;});
+if (variant==='anyof') run('anyof', s=>{const x=slim(s); const sh=shapes(s); x.properties.events.items={anyOf:sh.map(a=>({...a.then, properties:{...(a.then.properties||{}), type:{const:a.if.properties.type.const}}}))}; return x;});
