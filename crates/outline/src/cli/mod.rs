@@ -3,6 +3,7 @@
 
 mod admin;
 mod auth;
+mod debug;
 mod errors;
 mod events;
 mod human;
@@ -432,6 +433,24 @@ impl Drop for Opened {
 /// until the first write creates it and its directories.
 pub fn open_store(db: Db, access: Access) -> Result<Opened, RunError> {
     let path = db_path(&db)?;
+    debug::log(format!(
+        "database {} ({}, {}), for {}",
+        path.display(),
+        if db.named().is_some() {
+            "named"
+        } else {
+            "default location"
+        },
+        if path.exists() {
+            "exists"
+        } else {
+            "does not exist"
+        },
+        match access {
+            Access::Read => "reading",
+            Access::Write => "writing",
+        }
+    ));
     if path.exists() {
         let store = match access {
             Access::Read => Store::open_for_reading(&path)?,
@@ -482,6 +501,9 @@ pub fn open_store(db: Db, access: Access) -> Result<Opened, RunError> {
 
 /// Reports a human-mode failure on stderr and returns its exit code.
 pub fn human_failure(e: RunError, color: bool) -> ExitCode {
+    if let RunError::Store(store) = &e {
+        debug::causes(store);
+    }
     let denied = e.is_denied();
     let code = human_error(&e.event(), color);
     if denied {
@@ -508,34 +530,47 @@ pub fn main() -> ExitCode {
         path: db,
         create_dirs,
     };
+    let started = std::time::Instant::now();
+    debug::enable(aoi.debug);
+    debug::log(format!("outline {}", env!("CARGO_PKG_VERSION")));
+    let code = run(&app, &aoi, db, command);
+    debug::log(format!(
+        "done in {:.1} ms",
+        started.elapsed().as_secs_f64() * 1000.0
+    ));
+    code
+}
+
+/// Runs `command`.
+fn run(app: &App, aoi: &GlobalArgs, db: Db, command: Command) -> ExitCode {
     match command {
-        Command::Import(args) => transfer::import(&app, &aoi, db, args),
-        Command::Export { filter } => transfer::export(&app, &aoi, db, filter),
-        Command::Watch(args) => watch::watch(&app, &aoi, db, args),
-        Command::Status => admin::status(&app, &aoi, db),
-        Command::Doctor => admin::doctor(&app, &aoi, db),
-        Command::Sync(args) => sync::sync(&app, &aoi, db, args),
-        Command::Auth { command } => auth::auth(&app, &aoi, db, command),
-        Command::Discovery(d) => app.discover::<Cli>(&aoi, &d),
-        Command::Create(args) => write::create(&app, &aoi, db, args),
-        Command::Get(args) => read::get(&app, &aoi, db, args),
-        Command::Update(args) => write::update(&app, &aoi, db, args),
-        Command::Move(args) => write::move_doc(&app, &aoi, db, args),
-        Command::Copy(args) => write::copy(&app, &aoi, db, args),
-        Command::List { filter, page } => read::list(&app, &aoi, db, filter, page),
+        Command::Import(args) => transfer::import(app, aoi, db, args),
+        Command::Export { filter } => transfer::export(app, aoi, db, filter),
+        Command::Watch(args) => watch::watch(app, aoi, db, args),
+        Command::Status => admin::status(app, aoi, db),
+        Command::Doctor => admin::doctor(app, aoi, db),
+        Command::Sync(args) => sync::sync(app, aoi, db, args),
+        Command::Auth { command } => auth::auth(app, aoi, db, command),
+        Command::Discovery(d) => app.discover::<Cli>(aoi, &d),
+        Command::Create(args) => write::create(app, aoi, db, args),
+        Command::Get(args) => read::get(app, aoi, db, args),
+        Command::Update(args) => write::update(app, aoi, db, args),
+        Command::Move(args) => write::move_doc(app, aoi, db, args),
+        Command::Copy(args) => write::copy(app, aoi, db, args),
+        Command::List { filter, page } => read::list(app, aoi, db, filter, page),
         Command::Search {
             query,
             filter,
             page,
-        } => read::search(&app, &aoi, db, query, filter, page),
+        } => read::search(app, aoi, db, query, filter, page),
         Command::Delete {
             ids,
             query,
             confirm,
             mutation,
         } => write::delete(
-            &app,
-            &aoi,
+            app,
+            aoi,
             db,
             write::DeleteRequest {
                 ids,

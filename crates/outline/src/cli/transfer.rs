@@ -7,7 +7,7 @@
 
 use crate::cli::Db;
 use std::cell::RefCell;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -494,8 +494,51 @@ fn for_each_entry(
     Ok(())
 }
 
-/// Runs `outline export`.
+/// Writes every document as an import record, one JSON object per line, to stdout. A reader
+/// that went away (`| head`) ends it quietly; any other write error (a full disk) is an `io`
+/// failure, never a success.
+fn export_records(db: Db, filter: &FilterArgs, global: &GlobalArgs) -> ExitCode {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut failed: Option<std::io::Error> = None;
+    let written = for_each_entry(db, filter, |e| {
+        if failed.is_some() {
+            return Ok(());
+        }
+        let record = serde_json::json!({
+            "id": e.id, "title": e.title, "body": e.body, "tags": e.tags,
+            "collection": e.collection, "created_at": e.created_at, "updated_at": e.updated_at,
+        });
+        let mut line = record.to_string();
+        line.push('\n');
+        failed = out.write_all(line.as_bytes()).err();
+        Ok(())
+    });
+    if failed.is_none() {
+        failed = out.flush().err();
+    }
+    match (written, failed) {
+        (Err(e), _) => human_failure(e, global.color_allowed()),
+        (Ok(()), None) => ExitCode::SUCCESS,
+        (Ok(()), Some(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(141),
+        (Ok(()), Some(e)) => {
+            let error = aoi::ErrorEvent::new(
+                aoi::Category::Io,
+                aoi::Code::from_static("OUTPUT_WRITE_FAILED"),
+                format!("the export could not be written: {e}"),
+            );
+            aoi::app::human_error(&error, global.color_allowed())
+        }
+    }
+}
+
+/// Runs `outline export`: a table on a terminal; import records when stdout is a file or a
+/// pipe; the AOI stream with `--output jsonl`.
 pub fn export(app: &App, global: &GlobalArgs, db: Db, filter: FilterArgs) -> ExitCode {
+    if !global.machine() && !std::io::stdout().is_terminal() {
+        // `outline export > backup.jsonl`: what lands in the file is what `import` takes back
+        // (one record per line: id, title, body, tags, collection, times), never a table.
+        return export_records(db, &filter, global);
+    }
     if !global.machine() {
         let mut rows: Vec<Vec<String>> = Vec::new();
         let listed = for_each_entry(db, &filter, |e| {

@@ -99,6 +99,19 @@ pub struct Store {
     read_only: bool,
 }
 
+/// `path` for an SQLite `file:` URI: every byte but unreserved ones and `/` percent-encoded.
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for &b in path.as_os_str().as_encoded_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 impl Store {
     /// Opens the database at `path`, creating it and its parent directories if needed, and
     /// brings its schema up to date.
@@ -128,10 +141,26 @@ impl Store {
         if std::fs::OpenOptions::new().write(true).open(path).is_ok() {
             return Store::open(path);
         }
-        let flags =
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags)
-            .map_err(|e| StoreError::sqlite(format!("opening {}", path.display()), e))?;
+        // Read-only by the URI's `mode=ro`, for this file only: the connection itself may
+        // still write its in-memory search cache.
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+        let open = |immutable: bool| {
+            let uri = format!(
+                "file:{}?mode=ro{}",
+                uri_path(path),
+                if immutable { "&immutable=1" } else { "" }
+            );
+            Connection::open_with_flags(uri, flags)
+                .map_err(|e| StoreError::sqlite(format!("opening {}", path.display()), e))
+        };
+        let mut conn = open(false)?;
+        // A WAL database needs its `-shm` index: where this user cannot create it (a directory
+        // it may not write), the file is read as immutable, as it is to this user.
+        if let Err(StoreError::Sqlite { .. }) = schema::is_current(&conn, path) {
+            conn = open(true)?;
+        }
         if !schema::is_current(&conn, path)? {
             return Err(StoreError::Io {
                 action: "upgrading the schema of a database this user may not write",

@@ -4,6 +4,7 @@ mod admin;
 mod db_path;
 mod discovery;
 mod faults;
+mod honest;
 mod human;
 mod moves;
 mod read;
