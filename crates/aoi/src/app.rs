@@ -46,7 +46,7 @@
 //! ```
 
 use std::ffi::OsString;
-use std::io::{self, Stdout, Write};
+use std::io::{self, IsTerminal, Stdout, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -231,7 +231,11 @@ impl App {
             });
         }
         let _ = self.secret_flags.set(secret_flags(&root));
-        C::try_parse_from(&args).map_err(|e| {
+        let parsed = self
+            .taught(root)
+            .try_get_matches_from(&args)
+            .and_then(|matches| C::from_arg_matches(&matches));
+        parsed.map_err(|e| {
             use clap::error::ErrorKind;
             match e.kind() {
                 ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
@@ -251,6 +255,39 @@ impl App {
                 }
             }
         })
+    }
+
+    /// `root` with each command's examples (its [`CommandSpec`]s) at the end of its help, so
+    /// `--help` and `capabilities` show the same ones and cannot drift apart.
+    fn taught(&self, mut root: clap::Command) -> clap::Command {
+        for spec in &self.specs {
+            if spec.examples().is_empty() {
+                continue;
+            }
+            let lines: Vec<String> = spec
+                .examples()
+                .iter()
+                .map(|argv| {
+                    let words: Vec<String> = argv
+                        .iter()
+                        .map(|w| {
+                            if w.is_empty()
+                                || w.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c))
+                            {
+                                format!("'{}'", w.replace('\'', "'\\''"))
+                            } else {
+                                w.clone()
+                            }
+                        })
+                        .collect();
+                    format!("  {} {}", self.tool, words.join(" "))
+                })
+                .collect();
+            let text = format!("Examples:\n{}", lines.join("\n"));
+            let path: Vec<&str> = spec.name().split(' ').collect();
+            root = with_subcommand(root, &path, |cmd| cmd.after_help(text.clone()));
+        }
+        root
     }
 
     /// Checks the tool's statements against its clap definition `C` and its event schema: every
@@ -440,7 +477,12 @@ impl App {
         let document = self.discovery_document(&C::command(), global, which);
         match document {
             Ok(value) => {
-                let text = discovery_text(&value, global.output);
+                let text = if global.output == OutputMode::Human && io::stdout().is_terminal() {
+                    // A person at a terminal reads a summary; a pipe or a file gets the JSON.
+                    discovery_summary(&value, which, &self.tool)
+                } else {
+                    discovery_text(&value, global.output)
+                };
                 match io::stdout().write_all(text.as_bytes()) {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
@@ -561,6 +603,142 @@ fn secret_flags(root: &clap::Command) -> Vec<String> {
 /// A discovery document as printed: §2 makes every line of a JSONL stdout one complete JSON
 /// object, so `--output jsonl` gets one compact line; `--output json` is one document (§17)
 /// and human mode is read by people, so both stay pretty. Always newline-terminated.
+/// A discovery document as a person reads it at a terminal: for `capabilities`, each command
+/// with what it may do and its description, then the examples; for `schema`, each event type
+/// with its required fields; for `input-schema`, each argument with its flag and type. The
+/// JSON is one `--output json` away (said on the last line). Data is made printable.
+fn discovery_summary(document: &Value, which: &Discovery, tool: &str) -> String {
+    use crate::surface::term::{pad, printable_line, width};
+    let text = |v: &Value| printable_line(v.as_str().unwrap_or_default()).into_owned();
+    let table = |rows: Vec<[String; 3]>| -> String {
+        let w0 = rows.iter().map(|r| width(&r[0])).max().unwrap_or(0);
+        let w1 = rows.iter().map(|r| width(&r[1])).max().unwrap_or(0);
+        rows.iter()
+            .map(|r| {
+                format!("  {}  {}  {}", pad(&r[0], w0), pad(&r[1], w1), r[2])
+                    .trim_end()
+                    .to_owned()
+                    + "\n"
+            })
+            .collect()
+    };
+    let mut out = String::new();
+    match which {
+        Discovery::Capabilities => {
+            out.push_str(&format!(
+                "{} {}: {} commands\n\n",
+                text(&document["tool"]),
+                text(&document["tool_version"]),
+                document["commands"].as_array().map_or(0, Vec::len)
+            ));
+            let mut rows = Vec::new();
+            let mut examples = Vec::new();
+            for c in document["commands"].as_array().into_iter().flatten() {
+                let kind = if c["read_only"] == true {
+                    "read-only"
+                } else if c["destructive"] == true {
+                    "destructive"
+                } else if c["additive"] == true {
+                    "additive"
+                } else {
+                    "writes"
+                };
+                let what = c["input_schema"]["description"].clone();
+                rows.push([text(&c["name"]), kind.to_owned(), text(&what)]);
+                for e in c["examples"].as_array().into_iter().flatten() {
+                    let words: Vec<String> = e
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|w| printable_line(w.as_str().unwrap_or_default()).into_owned())
+                        .map(|w| {
+                            if w.contains([' ', '\'', '"']) {
+                                format!("'{w}'")
+                            } else {
+                                w
+                            }
+                        })
+                        .collect();
+                    examples.push(format!("  {tool} {}\n", words.join(" ")));
+                }
+            }
+            out.push_str(&table(rows));
+            if !examples.is_empty() {
+                out.push_str("\nExamples:\n");
+                out.extend(examples);
+            }
+            out.push_str(&format!(
+                "\nThe whole manifest: {tool} capabilities --output json\n"
+            ));
+        }
+        Discovery::Schema { .. } => {
+            let defs = document["$defs"].as_object();
+            let events: Vec<(&String, &Value)> = defs
+                .into_iter()
+                .flatten()
+                .filter(|(k, _)| k.starts_with("event."))
+                .collect();
+            out.push_str(&format!(
+                "{} {}: {} event types, and the aoi: framework events\n\n",
+                text(&document["x-aoi"]["schema_name"]),
+                text(&document["x-aoi"]["schema_version"]),
+                events.len()
+            ));
+            let rows = events
+                .iter()
+                .map(|(k, v)| {
+                    let required: Vec<String> = v["required"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .filter(|f| *f != "type")
+                        .map(str::to_owned)
+                        .collect();
+                    let about = v["description"].as_str().unwrap_or_default();
+                    [
+                        printable_line(k.trim_start_matches("event.")).into_owned(),
+                        required.join(", "),
+                        printable_line(about.lines().next().unwrap_or_default()).into_owned(),
+                    ]
+                })
+                .collect();
+            out.push_str(&table(rows));
+            out.push_str(&format!("\nThe JSON Schema: {tool} schema --output json\n"));
+        }
+        Discovery::InputSchema { command } => {
+            out.push_str(&format!(
+                "{tool} {}: {}\n\n",
+                printable_line(command),
+                text(&document["description"])
+            ));
+            let flags = &document["x-aoi"]["flags"];
+            let rows = document["properties"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(name, p)| {
+                    let flag = flags[name]
+                        .as_str()
+                        .map_or_else(|| format!("<{name}>"), str::to_owned);
+                    let kind = p["type"].as_str().unwrap_or("value").to_owned();
+                    [
+                        printable_line(&flag).into_owned(),
+                        kind,
+                        text(&p["description"]),
+                    ]
+                })
+                .collect();
+            out.push_str(&table(rows));
+            out.push_str(&format!(
+                "\nThe JSON Schema: {tool} input-schema --command {} --output json\n",
+                printable_line(command)
+            ));
+        }
+    }
+    out
+}
+
 fn discovery_text(document: &Value, output: OutputMode) -> String {
     let mut text = match output {
         OutputMode::Jsonl => serde_json::to_string(document),
@@ -575,6 +753,21 @@ fn version_key(v: &str) -> Vec<u64> {
     v.split(['.', '-'])
         .map(|p| p.parse::<u64>().unwrap_or(0))
         .collect()
+}
+
+/// `root` with `edit` applied to the subcommand at `path` (unchanged when there is none).
+fn with_subcommand(
+    root: clap::Command,
+    path: &[&str],
+    edit: impl FnOnce(clap::Command) -> clap::Command,
+) -> clap::Command {
+    let Some((first, rest)) = path.split_first() else {
+        return edit(root);
+    };
+    if root.find_subcommand(first).is_none() {
+        return root;
+    }
+    root.mut_subcommand(*first, |sub| with_subcommand(sub, rest, edit))
 }
 
 /// True when the raw arguments ask for machine mode (`--output jsonl`, `--format=json`, ...),
@@ -725,7 +918,6 @@ fn error_stream(builder: EmitterBuilder, event: &ErrorEvent) -> u8 {
 
 /// Prints an error for a person on stderr (`error: …` and its hint) and returns its exit code.
 pub fn human_error(error: &ErrorEvent, color: bool) -> ExitCode {
-    use std::io::IsTerminal;
     let paint = color && io::stderr().is_terminal();
     let label = if paint {
         "\u{1b}[1;31merror:\u{1b}[0m"

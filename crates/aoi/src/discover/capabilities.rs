@@ -200,6 +200,11 @@ impl CommandSpec {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// Its examples, each an argv after the program name.
+    pub fn examples(&self) -> &[Vec<String>] {
+        &self.examples
+    }
 }
 
 /// The input schema of command `path` of the built definition `built`, with the record

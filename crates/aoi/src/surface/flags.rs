@@ -53,13 +53,15 @@ pub enum OutputMode {
     Human,
     /// AOI JSONL events on stdout.
     Jsonl,
-    /// One JSON document: what discovery commands print (`schema --output json`, §3); other
+    /// One JSON document: what discovery commands print (`schema --output json`); other
     /// commands treat it as `jsonl`.
     Json,
 }
 
-/// Flags every command of a tool takes: output mode, colour, debug, schema version.
+/// Flags every command of a tool takes: output mode, colour, debug, schema version. Their
+/// help is grouped apart from each command's own flags, under "Global options".
 #[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Output: `human` for people, `jsonl` for the AOI event stream (machine mode), `json` for
     /// discovery documents.
@@ -143,7 +145,7 @@ pub struct PageArgs {
 /// Safe writes (§14.2, §14.4): `--dry-run`, `--idempotency-key`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct MutationArgs {
-    /// Plan without side effects: print `aoi:plan` events and change nothing.
+    /// Show what would change, and change nothing.
     #[arg(long)]
     pub dry_run: bool,
 
@@ -155,7 +157,7 @@ pub struct MutationArgs {
 /// Dry run alone (§14.2), for a mutation that has nothing to make idempotent.
 #[derive(Debug, Clone, Default, Args)]
 pub struct DryRunArgs {
-    /// Plan without side effects: print `aoi:plan` events and change nothing.
+    /// Show what would change, and change nothing.
     #[arg(long)]
     pub dry_run: bool,
 }

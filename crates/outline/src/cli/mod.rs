@@ -38,10 +38,16 @@ pub struct Cli {
     aoi: GlobalArgs,
     /// The database file (default: $XDG_DATA_HOME/outline/outline.db). A file named here
     /// must exist for a read; a write creates it (not its directory, unless --create-dirs).
-    #[arg(long, global = true, value_name = "PATH", env = "OUTLINE_DB")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH",
+        env = "OUTLINE_DB",
+        help_heading = "Global options"
+    )]
     db: Option<PathBuf>,
     /// Let a write create the missing directories of --db's path.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Global options")]
     create_dirs: bool,
     #[command(subcommand)]
     command: Command,
@@ -63,8 +69,14 @@ enum Command {
         page: PageArgs,
     },
     /// Full-text search, best match first, a page at a time.
+    ///
+    /// The query is plain words: a document matches when its title or body holds every one
+    /// of them, as whole words, in any order, case and accents ignored (`Déploy` finds
+    /// `deploy`). There are no operators: `OR`, `NOT`, quotes and `*` are words like any
+    /// other, so `rollback OR deploy` looks for documents with all three.
+    #[command(verbatim_doc_comment)]
     Search {
-        /// Words to look for (every word must match).
+        /// Words to look for (every word must match, as a whole word).
         query: String,
         #[command(flatten)]
         filter: FilterArgs,
@@ -88,6 +100,15 @@ enum Command {
         mutation: MutationArgs,
     },
     /// Import documents from JSONL (plain records or an `outline export` stream).
+    ///
+    /// One JSON object per line:
+    ///   {"title": "Deploying", "body": "Run the deploy job", "tags": ["ops"], "collection": "runbooks"}
+    /// `title` is required (one line, not blank); `body`, `tags` (each without whitespace) and
+    /// `collection` (default: inbox) are optional; `id`, `created_at` and `updated_at` keep
+    /// those of an export. Unknown fields are refused. `outline input-schema --command import
+    /// --output json` has the exact schema (`$defs.record`). A bad line stops the import before
+    /// anything is written, unless --continue-on-error (the run then fails, partial).
+    #[command(verbatim_doc_comment)]
     Import(transfer::ImportArgs),
     /// Export every document, with its body, in list order.
     Export {

@@ -24,7 +24,7 @@ const MAX_POLL: Duration = Duration::from_millis(200);
 /// `outline watch`.
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// Milliseconds between two `aoi:heartbeat` events (changes are reported as they happen).
+    /// Milliseconds between two heartbeats, which say the watch is alive (changes are shown as they happen).
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     interval_ms: u64,
     /// Start after this change-log position (a `seq` from an earlier `changed` event; 0 for
@@ -57,6 +57,12 @@ impl Watched {
     }
 }
 
+/// A millisecond timestamp as the time of day in UTC, `HH:MM:SS`.
+fn clock(ms: i64) -> String {
+    let secs = ms.div_euclid(1000).rem_euclid(86_400);
+    format!("{:02}:{:02}:{:02}Z", secs / 3600, secs / 60 % 60, secs % 60)
+}
+
 /// Runs `outline watch`.
 pub fn watch(app: &App, global: &GlobalArgs, db: Db, args: WatchArgs) -> ExitCode {
     let interval = Duration::from_millis(args.interval_ms);
@@ -69,22 +75,39 @@ pub fn watch(app: &App, global: &GlobalArgs, db: Db, args: WatchArgs) -> ExitCod
                 Some(pos) => pos,
                 None => watched.store.last_change()?,
             };
+            // For a person at a terminal: what is watched, and how to stop.
+            if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "watching {} for changes; Ctrl-C stops",
+                    aoi::surface::term::printable_line(&watched.path.display().to_string())
+                );
+            }
             loop {
                 watched.refresh()?;
                 for change in watched.store.watch_changes(since, BATCH)? {
                     since = change.seq;
+                    // The title as it is now (a deleted document has none left).
+                    let title = watched
+                        .store
+                        .get(&change.id)
+                        .map_or_else(|_| "(deleted)".to_owned(), |d| d.title);
                     let line = format!(
-                        "{:>6}  {:<8} {}  {}{}\n",
+                        "{}  {:>6}  {:<8} {}  {}  {}{}\n",
+                        clock(change.at),
                         change.seq,
                         change.kind.as_str(),
                         change.id,
                         change.collection,
+                        title,
                         change
                             .from
                             .as_deref()
                             .map(|f| format!(" (from {f})"))
                             .unwrap_or_default()
                     );
+                    let line =
+                        aoi::surface::term::printable_line(line.trim_end()).into_owned() + "\n";
                     let mut out = std::io::stdout().lock();
                     if out.write_all(line.as_bytes()).is_err() || out.flush().is_err() {
                         return Ok(false);

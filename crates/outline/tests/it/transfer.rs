@@ -223,13 +223,23 @@ fn export_piped_into_import_copies_a_database() {
     assert_eq!(tagged.len(), 1);
     assert_eq!(tagged[0]["title"], "Alpha");
 
+    // Without --output, to a pipe or a file: import records, not a table (`export > backup`).
     let human = a.run(&["export"]);
     assert_eq!(human.code, 0, "{}", human.stderr);
-    let text = human.stdout_text();
-    assert!(
-        text.contains("Alpha") && text.contains("3 document(s)"),
-        "{text}"
-    );
+    let records: Vec<serde_json::Value> = human
+        .stdout_text()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON record per line"))
+        .collect();
+    assert_eq!(records.len(), 3);
+    assert!(records
+        .iter()
+        .any(|r| r["title"] == "Alpha" && r["body"].is_string()));
+    let c = Db::new("export-records");
+    let backup = write_input(&c, &human.stdout_text());
+    let restored = c.jsonl(&["import", "--input-jsonl", &backup]);
+    assert_eq!(restored.code, 0, "{}", restored.stderr);
+    assert_eq!(count(&c), 3, "the backup imports back whole");
 }
 
 #[test]
