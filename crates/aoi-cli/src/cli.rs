@@ -10,7 +10,14 @@ use crate::machine;
 
 /// Verify, lint and serve Machine Mode (AOI-CLI v1.0-alpha) tools.
 #[derive(Debug, Parser)]
-#[command(name = "aoi", version, about, long_about = None, propagate_version = true)]
+#[command(
+    name = "aoi",
+    version,
+    about,
+    long_about = None,
+    propagate_version = true,
+    after_help = "Shell completions: aoi completions bash|zsh|fish. Man pages: aoi man [COMMAND]."
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -20,6 +27,18 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(hide = true)]
+    Completions {
+        /// The shell.
+        shell: aoi::surface::shell::Shell,
+    },
+    /// Print the man page of aoi, or of one command (`aoi man lint | man -l -`).
+    #[command(hide = true)]
+    Man {
+        /// The command; none for aoi itself.
+        command: Vec<String>,
+    },
     /// Check that a stream conforms to AOI-CLI v1.0-alpha and say whether the run succeeded.
     #[command(
         long_about = "Check that a stream conforms to AOI-CLI v1.0-alpha and say whether the run succeeded.\n\n\

@@ -23,6 +23,14 @@ fn main() -> ExitCode {
         Err(code) => return ExitCode::from(code),
     };
     match cli.command {
+        cli::Command::Completions { shell } => {
+            use clap::CommandFactory;
+            aoi::surface::shell::completions(cli::Cli::command(), "aoi", shell)
+        }
+        cli::Command::Man { command } => {
+            use clap::CommandFactory;
+            aoi::surface::shell::man(cli::Cli::command(), &command)
+        }
         cli::Command::Verify(args) => commands::verify::run(args),
         cli::Command::Lint(args) => commands::lint::run(args),
         cli::Command::Mcp(args) => commands::mcp::run(args),

@@ -361,6 +361,12 @@ fn delete_without_confirm_is_refused_by_the_cli_and_deletes_nothing() {
 fn cancelling_a_call_kills_the_clis_process_group_and_reaps_it() {
     let home = data_home("cancel");
     let db = path(&home.join("watched.db"));
+    // A named database must exist to be read: it is made by a write first.
+    let made = Command::new(outline())
+        .args(["--db", &db, "import", "--input-jsonl", "/dev/null"])
+        .output()
+        .expect("outline runs");
+    assert!(made.status.success(), "{made:?}");
     let out = python(
         "cancel",
         &outline_server(),

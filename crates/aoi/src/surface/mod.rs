@@ -7,4 +7,6 @@ pub mod flags;
 pub mod input;
 pub mod redact;
 pub mod safety;
+#[cfg(feature = "shell")]
+pub mod shell;
 pub mod term;

@@ -32,7 +32,11 @@ use outline::store::Store;
 
 /// A local document store with full-text search, for agents and people.
 #[derive(Debug, Parser)]
-#[command(name = "outline", version)]
+#[command(
+    name = "outline",
+    version,
+    after_help = "Shell completions: outline completions bash|zsh|fish. Man pages: outline man [COMMAND]."
+)]
 pub struct Cli {
     #[command(flatten)]
     aoi: GlobalArgs,
@@ -98,6 +102,18 @@ enum Command {
         confirm: ConfirmArgs,
         #[command(flatten)]
         mutation: MutationArgs,
+    },
+    /// Print a shell completion script: `outline completions bash > ~/.local/share/bash-completion/completions/outline`.
+    #[command(hide = true)]
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: aoi::surface::shell::Shell,
+    },
+    /// Print the man page of outline, or of one command (`outline man search | man -l -`).
+    #[command(hide = true)]
+    Man {
+        /// The command (`auth login` as two words); none for outline itself.
+        command: Vec<String>,
     },
     /// Import documents from JSONL (plain records or an `outline export` stream).
     ///
@@ -564,7 +580,12 @@ pub fn main() -> ExitCode {
 
 /// Runs `command`.
 fn run(app: &App, aoi: &GlobalArgs, db: Db, command: Command) -> ExitCode {
+    use clap::CommandFactory;
     match command {
+        Command::Completions { shell } => {
+            aoi::surface::shell::completions(Cli::command(), "outline", shell)
+        }
+        Command::Man { command } => aoi::surface::shell::man(Cli::command(), &command),
         Command::Import(args) => transfer::import(app, aoi, db, args),
         Command::Export { filter } => transfer::export(app, aoi, db, filter),
         Command::Watch(args) => watch::watch(app, aoi, db, args),

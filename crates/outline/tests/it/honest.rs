@@ -302,3 +302,42 @@ fn a_body_with_terminal_escapes_is_shown_escaped_and_tables_fit_80_columns() {
     3 match(es)
     ");
 }
+
+#[test]
+fn completions_and_man_pages_come_from_the_same_definition() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_outline"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let bash = run(&["completions", "bash"]);
+    assert!(bash.status.success());
+    let script = String::from_utf8_lossy(&bash.stdout);
+    assert!(
+        script.contains("_outline()") && script.contains("--max-bytes"),
+        "{script}"
+    );
+    let zsh = run(&["completions", "zsh"]);
+    assert!(String::from_utf8_lossy(&zsh.stdout).starts_with("#compdef outline"));
+    let page = run(&["man", "auth", "login"]);
+    assert!(page.status.success());
+    let roff = String::from_utf8_lossy(&page.stdout);
+    assert!(roff.contains(".TH outline-auth-login"), "{roff}");
+    let unknown = run(&["man", "nope"]);
+    assert_eq!(unknown.status.code(), Some(64));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("search"));
+    // Neither is a Machine Mode command: capabilities does not list them.
+    let caps = run(&["capabilities", "--output", "json"]);
+    let names: Vec<String> = serde_json::from_slice::<serde_json::Value>(&caps.stdout).unwrap()
+        ["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n == "completions" || n == "man"),
+        "{names:?}"
+    );
+}
