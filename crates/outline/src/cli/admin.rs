@@ -235,10 +235,15 @@ fn database_checks(db: Db) -> Vec<CheckResult> {
 pub fn doctor(app: &App, global: &GlobalArgs, db: Db) -> ExitCode {
     if !global.machine() {
         let checks = run_checks(db);
+        let paint = human::Paint::stdout(global);
         let mut failed = false;
         for c in &checks {
-            let mark = if c.ok { "ok  " } else { "FAIL" };
-            human::line(&format!("{mark}  {:<20}{}", c.name, c.detail));
+            let mark = match (c.ok, c.severity) {
+                (true, _) => paint.green("ok  "),
+                (false, Severity::Error) => paint.red("FAIL"),
+                (false, _) => paint.yellow("warn"),
+            };
+            human::marked_line(&mark, &format!("  {:<20}{}", c.name, c.detail));
             if let Some(hint) = c.hint {
                 human::line(&format!("      hint: {hint}"));
             }

@@ -32,6 +32,21 @@ impl Paint {
         self.wrap("\u{1b}[2m", text)
     }
 
+    /// `text` in green (a check that passed), as `aoi verify` marks one.
+    pub fn green(self, text: &str) -> String {
+        self.wrap("\u{1b}[32m", text)
+    }
+
+    /// `text` in bold red (a failure).
+    pub fn red(self, text: &str) -> String {
+        self.wrap("\u{1b}[1;31m", text)
+    }
+
+    /// `text` in yellow (a warning).
+    pub fn yellow(self, text: &str) -> String {
+        self.wrap("\u{1b}[33m", text)
+    }
+
     /// The marks around a search match: bold yellow, or brackets without colour.
     pub fn match_marks(self) -> (&'static str, &'static str) {
         if self.0 {
@@ -220,6 +235,11 @@ pub fn line(text: &str) {
 /// shown escaped.
 pub fn body(text: &str) {
     write_line(&term::printable_text(text));
+}
+
+/// Prints `mark` (already painted) and then `text`, made printable.
+pub fn marked_line(mark: &str, text: &str) {
+    write_line(&format!("{mark}{}", term::printable_line(text)));
 }
 
 /// Prints one line, made printable, then dimmed.
