@@ -429,11 +429,17 @@ pub fn import(app: &App, global: &GlobalArgs, db: Db, args: ImportArgs) -> ExitC
     let mut planned = 0u64;
     let mut ok = true;
     let mut replayed = false;
+    let mut errors = 0u64;
     for event in captured_events(&bytes) {
         match event {
             Event::Error(e) => {
+                errors += 1;
                 let mut err = std::io::stderr().lock();
-                let _ = writeln!(err, "error: {}", e.message);
+                let _ = writeln!(
+                    err,
+                    "error: {}",
+                    aoi::surface::term::printable_line(&e.message)
+                );
             }
             Event::Domain { ty, .. } if ty == "created" => created += 1,
             Event::Plan(_) => planned += 1,
@@ -456,6 +462,11 @@ pub fn import(app: &App, global: &GlobalArgs, db: Db, args: ImportArgs) -> ExitC
     } else if replayed {
         human::line(&format!(
             "already imported under this idempotency key ({created} document(s)); nothing changed"
+        ));
+    } else if errors > 0 {
+        // §19.4: the run failed; what it wrote stays, and the person is told both.
+        human::line(&format!(
+            "imported {created} document(s); {errors} record(s) failed (above), so the import is incomplete"
         ));
     } else {
         human::line(&format!("imported {created} document(s)"));
