@@ -198,7 +198,7 @@ pub async fn write_line<W: AsyncWrite + Unpin>(output: &mut W, mut line: String)
     output.flush().await
 }
 
-/// Bytes with placeholders, written as chunks of at most about [`CHUNK`] bytes with each
+/// Bytes with placeholders, written as chunks of about 64 KiB at most, with each
 /// placeholder's held result in its place: the response is never built whole. A held result
 /// is forgotten once written.
 #[derive(Debug)]
