@@ -27,18 +27,8 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
-    #[command(hide = true)]
-    Completions {
-        /// The shell.
-        shell: aoi::surface::shell::Shell,
-    },
-    /// Print the man page of aoi, or of one command (`aoi man lint | man -l -`).
-    #[command(hide = true)]
-    Man {
-        /// The command; none for aoi itself.
-        command: Vec<String>,
-    },
+    #[command(flatten)]
+    Shell(aoi::surface::shell::ShellCommand),
     /// Check that a stream conforms to AOI-CLI v1.0-alpha and say whether the run succeeded.
     #[command(
         long_about = "Check that a stream conforms to AOI-CLI v1.0-alpha and say whether the run succeeded.\n\n\

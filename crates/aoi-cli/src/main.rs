@@ -23,13 +23,9 @@ fn main() -> ExitCode {
         Err(code) => return ExitCode::from(code),
     };
     match cli.command {
-        cli::Command::Completions { shell } => {
+        cli::Command::Shell(shell) => {
             use clap::CommandFactory;
-            aoi::surface::shell::completions(cli::Cli::command(), "aoi", shell)
-        }
-        cli::Command::Man { command } => {
-            use clap::CommandFactory;
-            aoi::surface::shell::man(cli::Cli::command(), &command)
+            shell.run(cli::Cli::command(), "aoi")
         }
         cli::Command::Verify(args) => commands::verify::run(args),
         cli::Command::Lint(args) => commands::lint::run(args),

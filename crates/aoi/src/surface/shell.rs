@@ -7,6 +7,35 @@ use std::process::ExitCode;
 
 pub use clap_complete::Shell;
 
+/// The two commands, for a tool to flatten into its own subcommands
+/// (`#[command(flatten)] Shell(ShellCommand)`); hidden from `--help`'s list and from
+/// `capabilities`, since they print no AOI stream (say so in the root help).
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum ShellCommand {
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(hide = true)]
+    Completions {
+        /// The shell.
+        shell: Shell,
+    },
+    /// Print the man page of the tool, or of one command (`man search | man -l -`).
+    #[command(hide = true)]
+    Man {
+        /// The command (`auth login` as two words); none for the tool itself.
+        command: Vec<String>,
+    },
+}
+
+impl ShellCommand {
+    /// Runs the command for the tool whose clap definition is `cmd`, installed as `bin`.
+    pub fn run(self, cmd: clap::Command, bin: &str) -> ExitCode {
+        match self {
+            ShellCommand::Completions { shell } => completions(cmd, bin, shell),
+            ShellCommand::Man { command } => man(cmd, &command),
+        }
+    }
+}
+
 /// Writes `shell`'s completion script for `cmd` (named `bin`) to stdout.
 pub fn completions(mut cmd: clap::Command, bin: &str, shell: Shell) -> ExitCode {
     let mut out = Vec::new();

@@ -103,18 +103,8 @@ enum Command {
         #[command(flatten)]
         mutation: MutationArgs,
     },
-    /// Print a shell completion script: `outline completions bash > ~/.local/share/bash-completion/completions/outline`.
-    #[command(hide = true)]
-    Completions {
-        /// bash, zsh, fish, elvish or powershell.
-        shell: aoi::surface::shell::Shell,
-    },
-    /// Print the man page of outline, or of one command (`outline man search | man -l -`).
-    #[command(hide = true)]
-    Man {
-        /// The command (`auth login` as two words); none for outline itself.
-        command: Vec<String>,
-    },
+    #[command(flatten)]
+    Shell(aoi::surface::shell::ShellCommand),
     /// Import documents from JSONL (plain records or an `outline export` stream).
     ///
     /// One JSON object per line:
@@ -582,10 +572,7 @@ pub fn main() -> ExitCode {
 fn run(app: &App, aoi: &GlobalArgs, db: Db, command: Command) -> ExitCode {
     use clap::CommandFactory;
     match command {
-        Command::Completions { shell } => {
-            aoi::surface::shell::completions(Cli::command(), "outline", shell)
-        }
-        Command::Man { command } => aoi::surface::shell::man(Cli::command(), &command),
+        Command::Shell(shell) => shell.run(Cli::command(), "outline"),
         Command::Import(args) => transfer::import(app, aoi, db, args),
         Command::Export { filter } => transfer::export(app, aoi, db, filter),
         Command::Watch(args) => watch::watch(app, aoi, db, args),

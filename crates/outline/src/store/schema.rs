@@ -126,14 +126,7 @@ pub(crate) fn migrate(
 ) -> Result<i64, StoreError> {
     let supported = i64::try_from(migrations.len()).unwrap_or(i64::MAX);
     // A plain read first: an up-to-date database is opened without taking the write lock.
-    let found = check_identity(conn, path)?;
-    if found > supported {
-        return Err(StoreError::NewerSchema {
-            path: path.to_owned(),
-            found,
-            supported,
-        });
-    }
+    let found = version_at_most(conn, path, supported)?;
     if found == supported {
         return Ok(found);
     }
@@ -141,14 +134,7 @@ pub(crate) fn migrate(
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(StoreError::with("locking the database to migrate it"))?;
     // Another process may have migrated between the read and the lock.
-    let found = check_identity(&tx, path)?;
-    if found > supported {
-        return Err(StoreError::NewerSchema {
-            path: path.to_owned(),
-            found,
-            supported,
-        });
-    }
+    let found = version_at_most(&tx, path, supported)?;
     let start = usize::try_from(found).unwrap_or(0);
     for (index, migration) in migrations.iter().enumerate().skip(start) {
         tx.execute_batch(migration.sql).map_err(|e| {
@@ -171,11 +157,16 @@ pub(crate) fn migrate(
     Ok(supported)
 }
 
-/// Reads `user_version`, refusing files that belong to something else.
 /// True when the database on `conn` is outline's at the schema this build writes (a read can
 /// use it as it is); an error for a newer one or a file that is not outline's.
 pub(crate) fn is_current(conn: &Connection, path: &Path) -> Result<bool, StoreError> {
     let supported = i64::try_from(MIGRATIONS.len()).unwrap_or(i64::MAX);
+    Ok(version_at_most(conn, path, supported)? == supported)
+}
+
+/// The schema version of the outline database on `conn`, refused when it is newer than
+/// `supported` (or the file is not outline's).
+fn version_at_most(conn: &Connection, path: &Path, supported: i64) -> Result<i64, StoreError> {
     let found = check_identity(conn, path)?;
     if found > supported {
         return Err(StoreError::NewerSchema {
@@ -184,9 +175,10 @@ pub(crate) fn is_current(conn: &Connection, path: &Path) -> Result<bool, StoreEr
             supported,
         });
     }
-    Ok(found == supported)
+    Ok(found)
 }
 
+/// Reads `user_version`, refusing files that belong to something else.
 fn check_identity(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
     let not_outline = |reason: String| StoreError::NotOutline {
         path: path.to_owned(),
