@@ -1184,11 +1184,12 @@ mod tests {
     }
 
     /// A shell script that starts `escapee` in a new session, prints its pid, and returns only
-    /// once it has left the shell's process group (so the group kill cannot be what ends it).
+    /// once it has left the shell's process group (so the group kill cannot be what ends it)
+    /// and `setsid` has become the program it runs (a loaded machine can be seen between the two).
     fn escape(escapee: &str) -> String {
         format!(
             "{escapee} & e=$!; \
-             while [ \"$(cut -d' ' -f5 /proc/$e/stat)\" = \"$$\" ]; do :; done; echo $e"
+             while [ \"$(cut -d' ' -f5 /proc/$e/stat)\" = \"$$\" ] || [ \"$(cat /proc/$e/comm)\" = setsid ]; do :; done; echo $e"
         )
     }
 
