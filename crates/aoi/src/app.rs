@@ -268,17 +268,9 @@ impl App {
                 .examples()
                 .iter()
                 .map(|argv| {
-                    let words: Vec<String> = argv
+                    let words: Vec<_> = argv
                         .iter()
-                        .map(|w| {
-                            if w.is_empty()
-                                || w.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c))
-                            {
-                                format!("'{}'", w.replace('\'', "'\\''"))
-                            } else {
-                                w.clone()
-                            }
-                        })
+                        .map(|w| crate::surface::term::shell_word(w))
                         .collect();
                     format!("  {} {}", self.tool, words.join(" "))
                 })
@@ -651,13 +643,7 @@ fn discovery_summary(document: &Value, which: &Discovery, tool: &str) -> String 
                         .into_iter()
                         .flatten()
                         .map(|w| printable_line(w.as_str().unwrap_or_default()).into_owned())
-                        .map(|w| {
-                            if w.contains([' ', '\'', '"']) {
-                                format!("'{w}'")
-                            } else {
-                                w
-                            }
-                        })
+                        .map(|w| crate::surface::term::shell_word(&w).into_owned())
                         .collect();
                     examples.push(format!("  {tool} {}\n", words.join(" ")));
                 }

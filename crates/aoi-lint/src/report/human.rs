@@ -242,18 +242,10 @@ fn style(outcome: CheckOutcome) -> &'static str {
     }
 }
 
-/// `text` with every control character (C0, DEL, C1) written as a Rust-style escape, so it
-/// takes one line and cannot move the cursor, change colours or ring the bell.
+/// `text` on one line with every control character escaped, so it cannot move the cursor,
+/// change colours or ring the bell (the SDK's [`aoi::surface::term::printable_line`]).
 fn printable(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    aoi::surface::term::printable_line(text).into_owned()
 }
 
 /// `text` padded with spaces to `width` terminal columns.
@@ -262,11 +254,10 @@ fn pad(text: &str, width: usize) -> String {
     format!("{text}{}", " ".repeat(fill))
 }
 
-/// The terminal columns `text` takes, ANSI SGR sequences excluded: two for East Asian wide
-/// and fullwidth characters and most emoji, none for combining marks and zero-width
-/// characters, one otherwise. An approximation of UAX #11 good enough to align command names.
+/// The terminal columns `text` takes, its ANSI SGR sequences (lint's own colours) excluded,
+/// as the SDK measures text ([`aoi::surface::term::width`]).
 pub(super) fn display_width(text: &str) -> usize {
-    let mut width = 0;
+    let mut plain = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         if c == '\x1b' && chars.peek() == Some(&'[') {
@@ -277,29 +268,9 @@ pub(super) fn display_width(text: &str) -> usize {
             }
             continue;
         }
-        width += char_width(c);
+        plain.push(c);
     }
-    width
-}
-
-fn char_width(c: char) -> usize {
-    let n = u32::from(c);
-    let zero = matches!(n,
-        0x0300..=0x036F | 0x0483..=0x0489 | 0x0591..=0x05BD | 0x0610..=0x061A
-        | 0x064B..=0x065F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x200B..=0x200F
-        | 0x20D0..=0x20FF | 0xFE00..=0xFE0F | 0xFE20..=0xFE2F | 0xE0100..=0xE01EF);
-    let wide = matches!(n,
-        0x1100..=0x115F | 0x2E80..=0x303E | 0x3041..=0x33FF | 0x3400..=0x4DBF
-        | 0x4E00..=0x9FFF | 0xA000..=0xA4CF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF
-        | 0xFE30..=0xFE4F | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6 | 0x1F300..=0x1F64F
-        | 0x1F900..=0x1F9FF | 0x20000..=0x3FFFD);
-    if zero {
-        0
-    } else if wide {
-        2
-    } else {
-        1
-    }
+    aoi::surface::term::width(&plain)
 }
 
 /// `" (N left running outside their process group, killed by lint)"`, or nothing for none.

@@ -40,6 +40,21 @@ fn escaped(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` as one POSIX shell word: as it is when it holds only characters no shell treats
+/// specially, else in single quotes (a `'` inside written `'\''`). For the command lines a
+/// tool prints for a person to paste: examples, `more:` hints.
+pub fn shell_word(text: &str) -> Cow<'_, str> {
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if plain {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(format!("'{}'", text.replace('\'', r"'\''")))
+    }
+}
+
 /// The columns `text` takes on a terminal (text already made printable).
 pub fn width(text: &str) -> usize {
     text.chars().map(|c| c.width().unwrap_or(0)).sum()
@@ -102,6 +117,15 @@ mod tests {
         );
         assert_eq!(printable_text("one\n\ttwo\u{1b}"), "one\n\ttwo\\u{1b}");
         assert!(matches!(printable_line("plain é 漢字"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn shell_words_quote_only_what_a_shell_would_read() {
+        assert_eq!(shell_word("--limit"), "--limit");
+        assert_eq!(shell_word("my db.db"), "'my db.db'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word("$HOME"), "'$HOME'");
+        assert_eq!(shell_word(""), "''");
     }
 
     #[test]

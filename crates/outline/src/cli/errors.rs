@@ -147,19 +147,6 @@ pub fn store_error(e: &StoreError) -> ErrorEvent {
     }
 }
 
-/// `path` as one shell word: as it is when it is plain, else in single quotes.
-pub fn shell_word(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
-    if plain {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
-}
-
 /// A named database that does not exist, for a command that only reads (never an empty
 /// store: that would be a success nobody earned).
 pub fn database_not_found(path: &std::path::Path) -> ErrorEvent {
@@ -173,7 +160,7 @@ pub fn database_not_found(path: &std::path::Path) -> ErrorEvent {
     .target(shown.clone())
     .hint(format!(
         "check the path; a write creates it, e.g. `outline --db {} import --input-jsonl FILE`",
-        shell_word(&shown)
+        aoi::surface::term::shell_word(&shown)
     ))
 }
 

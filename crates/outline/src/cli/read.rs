@@ -11,7 +11,9 @@ use aoi::{EmitError, Emitter, Failure, Outcome};
 use clap::Args;
 use outline::store::{plain_query, ListPage, ListPosition, SearchPage, SearchPosition};
 
-use super::errors::{shell_word, RunError};
+use aoi::surface::term::shell_word;
+
+use super::errors::RunError;
 use super::events::{Entry, HitEvent};
 use super::{human, human_failure, open_store, Access, FilterArgs};
 
@@ -141,10 +143,10 @@ fn next_page(
     let mut line = vec!["outline".to_owned()];
     if let Some(path) = db.named() {
         line.push("--db".into());
-        line.push(shell_word(&path.display().to_string()));
+        line.push(shell_word(&path.display().to_string()).into_owned());
     }
-    line.extend(words.iter().map(|w| shell_word(w)));
-    line.extend(filter.flags().iter().map(|w| shell_word(w)));
+    line.extend(words.iter().map(|w| shell_word(w).into_owned()));
+    line.extend(filter.flags().iter().map(|w| shell_word(w).into_owned()));
     line.push(format!("--limit {}", page.limit));
     if let Some(max) = page.max_bytes {
         line.push(format!("--max-bytes {max}"));

@@ -69,7 +69,7 @@ fn remote_not_found(remote: &Path) -> ErrorEvent {
     .target(remote.display().to_string())
     .hint(format!(
         "create an empty outline database there with `outline --db {} import --input-jsonl /dev/null`",
-        super::errors::shell_word(&remote.display().to_string())
+        aoi::surface::term::shell_word(&remote.display().to_string())
     ))
 }
 
