@@ -1473,7 +1473,7 @@ impl Verifier {
                 Some(line),
                 "summary has no `event_count`: line loss cannot be reconciled (Verifiable not claimed)".into(),
             ),
-            Some(n) if n != line && n == line - self.took_no_seq => self.report(
+            Some(n) if n != line && Some(n) == line.checked_sub(self.took_no_seq) => self.report(
                 FindingCode::EventCountMismatch,
                 Level::Notice,
                 Some(line),
