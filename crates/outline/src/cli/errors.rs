@@ -75,6 +75,16 @@ pub fn store_error(e: &StoreError) -> ErrorEvent {
         )
         .target(id.clone())
         .hint("run `outline list` or `outline search QUERY` to find document ids"),
+        StoreError::Ambiguous { reference, ids } => ErrorEvent::new(
+            Category::Validation,
+            Code::from_static("AMBIGUOUS_ID"),
+            message,
+        )
+        .target(reference.clone())
+        .hint(format!(
+            "give more of the id, or all of it (it could be {})",
+            ids.join(" or ")
+        )),
         StoreError::Conflict { id, .. } => ErrorEvent::new(
             Category::Conflict,
             Code::from_static("VERSION_MISMATCH"),

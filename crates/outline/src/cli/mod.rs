@@ -93,7 +93,7 @@ enum Command {
     Copy(write::CopyArgs),
     /// Delete documents by id or by query (destructive: needs --confirm).
     Delete {
-        /// Ids of the documents to delete.
+        /// Ids of the documents to delete (or the ends of them that `list` and `search` show).
         ids: Vec<String>,
         /// Also delete every document matching these words.
         #[arg(long, value_name = "Q")]
@@ -527,6 +527,18 @@ pub fn open_store(db: Db, access: Access) -> Result<Opened, RunError> {
 }
 
 /// Reports a human-mode failure on stderr and returns its exit code.
+/// `ids` as a table's ID column shows them: each one's shortest end that no other document's
+/// id shares ([`Store::short_ids`]), which every command takes in place of the id. When the
+/// database cannot be read again the ids stay whole: the column is only ever shorter, never
+/// wrong.
+pub fn table_ids<'a>(db: &Db, ids: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let ids: Vec<&str> = ids.into_iter().collect();
+    open_store(db.clone(), Access::Read)
+        .ok()
+        .and_then(|store| store.short_ids(&ids).ok())
+        .unwrap_or_else(|| ids.iter().map(|id| (*id).to_owned()).collect())
+}
+
 pub fn human_failure(e: RunError, color: bool) -> ExitCode {
     if let RunError::Store(store) = &e {
         debug::causes(store);

@@ -15,12 +15,13 @@ use aoi::surface::term::shell_word;
 
 use super::errors::RunError;
 use super::events::{Entry, HitEvent};
-use super::{human, human_failure, open_store, Access, FilterArgs};
+use super::{human, human_failure, open_store, table_ids, Access, FilterArgs};
 
 /// `outline get`.
 #[derive(Debug, Args)]
 pub struct GetArgs {
-    /// The document's id.
+    /// The document's id, or the end of it that `list` and `search` show (at least 6
+    /// characters, naming one document).
     id: String,
     /// Cut the body at N bytes (on a character boundary); the summary then says `truncated`.
     #[arg(long, value_name = "N")]
@@ -187,12 +188,14 @@ pub fn list(
                     human::line("no documents");
                     return ExitCode::SUCCESS;
                 }
+                let ids = table_ids(&db, result.documents.iter().map(|d| d.id.as_str()));
                 let rows: Vec<Vec<String>> = result
                     .documents
                     .iter()
-                    .map(|d| {
+                    .zip(ids)
+                    .map(|(d, id)| {
                         vec![
-                            d.id.clone(),
+                            id,
                             d.collection.clone(),
                             human::tags(&d.tags),
                             human::ago(d.updated_at),
@@ -303,13 +306,15 @@ pub fn search(
                 }
                 let paint = human::Paint::stdout(global);
                 let (open, close) = (human::MATCH_OPEN, human::MATCH_CLOSE);
+                let ids = table_ids(&db, result.hits.iter().map(|h| h.id.as_str()));
                 let rows: Vec<Vec<String>> = result
                     .hits
                     .iter()
-                    .map(|h| {
+                    .zip(ids)
+                    .map(|(h, id)| {
                         vec![
                             h.rank.to_string(),
-                            h.id.clone(),
+                            id,
                             h.title.clone(),
                             h.snippet.marked(open, close).replace('\n', " "),
                         ]

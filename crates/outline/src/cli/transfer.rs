@@ -30,7 +30,7 @@ use outline::store::{NewDocument, DEFAULT_COLLECTION, MAX_COLLECTION_LEN, MAX_TA
 use super::errors::{store_error, RunError};
 use super::events::{Created, Entry};
 use super::human::Progress;
-use super::{human, human_failure, open_store, Access, FilterArgs};
+use super::{human, human_failure, open_store, table_ids, Access, FilterArgs};
 
 /// `outline import`.
 #[derive(Debug, Args)]
@@ -552,7 +552,7 @@ pub fn export(app: &App, global: &GlobalArgs, db: Db, filter: FilterArgs) -> Exi
     }
     if !global.machine() {
         let mut rows: Vec<Vec<String>> = Vec::new();
-        let listed = for_each_entry(db, &filter, |e| {
+        let listed = for_each_entry(db.clone(), &filter, |e| {
             rows.push(vec![
                 e.id,
                 e.collection,
@@ -563,6 +563,10 @@ pub fn export(app: &App, global: &GlobalArgs, db: Db, filter: FilterArgs) -> Exi
         });
         return match listed {
             Ok(()) => {
+                let ids = table_ids(&db, rows.iter().map(|row| row[0].as_str()));
+                for (row, id) in rows.iter_mut().zip(ids) {
+                    row[0] = id;
+                }
                 human::table(
                     human::Paint::stdout(global),
                     &["ID", "COLLECTION", "BYTES", "TITLE"],

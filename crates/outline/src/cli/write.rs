@@ -294,7 +294,7 @@ pub fn delete(app: &App, global: &GlobalArgs, db: Db, req: DeleteRequest) -> Exi
 /// `outline update`.
 #[derive(Debug, Args)]
 pub struct UpdateArgs {
-    /// The document's id.
+    /// The document's id, or the end of it that `list` and `search` show.
     id: String,
     /// A new title.
     #[arg(long, value_name = "T")]
@@ -410,7 +410,7 @@ pub fn update(app: &App, global: &GlobalArgs, db: Db, args: UpdateArgs) -> ExitC
 /// `outline move`.
 #[derive(Debug, Args)]
 pub struct MoveArgs {
-    /// The document's id.
+    /// The document's id, or the end of it that `list` and `search` show.
     id: String,
     /// The collection to move it to.
     #[arg(long, value_name = "C")]
@@ -478,7 +478,7 @@ pub fn move_doc(app: &App, global: &GlobalArgs, db: Db, args: MoveArgs) -> ExitC
 /// `outline copy`.
 #[derive(Debug, Args)]
 pub struct CopyArgs {
-    /// The document's id.
+    /// The document's id, or the end of it that `list` and `search` show.
     id: String,
     /// The collection for the copy (default: the original's).
     #[arg(long, value_name = "C")]

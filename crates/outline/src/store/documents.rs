@@ -9,14 +9,16 @@
 //! validates its input before its first statement, and the first statement is the only one
 //! a caller's input can make fail, so a refused item leaves the transaction as it was.
 
+use std::collections::HashMap;
+
 use rusqlite::types::Value;
 use rusqlite::{params, CachedStatement, Connection, OptionalExtension, Row};
 
 use super::error::StoreError;
 use super::model::{
-    canonical_id, check_collection, check_title, invalid, join_tags, normalize_tags, now_ms,
-    split_tags, Change, ChangeKind, Document, IdSource, ListFilter, ListPage, ListPosition,
-    NewDocument, Patch, DEFAULT_COLLECTION,
+    canonical_id, check_collection, check_title, id_ending, invalid, join_tags, normalize_tags,
+    now_ms, split_tags, Change, ChangeKind, Document, IdSource, ListFilter, ListPage, ListPosition,
+    NewDocument, Patch, DEFAULT_COLLECTION, SHORT_ID_MIN,
 };
 
 /// The columns [`document_from_row`] reads, in order, from `documents d`.
@@ -53,20 +55,93 @@ fn limit_param(limit: usize) -> i64 {
     i64::try_from(limit).unwrap_or(i64::MAX)
 }
 
-/// Looks a document up by id (any case); an id that is not even well-formed is simply not
+/// Looks a document up by its id (any case) or by the end of its id ([`id_ending`]), which
+/// must name one document only ([`StoreError::Ambiguous`]); anything else is simply not
 /// found.
 pub(super) fn get(conn: &Connection, id: &str) -> Result<Document, StoreError> {
     let not_found = || StoreError::NotFound { id: id.to_owned() };
-    let canonical = canonical_id(id).map_err(|_| not_found())?;
+    if let Ok(canonical) = canonical_id(id) {
+        let mut stmt = conn
+            .prepare_cached(&format!(
+                "SELECT {DOCUMENT_COLUMNS} FROM documents d WHERE d.id = ?1"
+            ))
+            .map_err(StoreError::with("preparing a document lookup"))?;
+        return stmt
+            .query_row([&canonical], document_from_row)
+            .optional()
+            .map_err(StoreError::with("reading a document"))?
+            .ok_or_else(not_found);
+    }
+    let Some(ending) = id_ending(id) else {
+        return Err(not_found());
+    };
     let mut stmt = conn
         .prepare_cached(&format!(
-            "SELECT {DOCUMENT_COLUMNS} FROM documents d WHERE d.id = ?1"
+            "SELECT {DOCUMENT_COLUMNS} FROM documents d WHERE substr(d.id, -?2) = ?1 \
+             ORDER BY d.seq LIMIT 3"
         ))
         .map_err(StoreError::with("preparing a document lookup"))?;
-    stmt.query_row([&canonical], document_from_row)
-        .optional()
-        .map_err(StoreError::with("reading a document"))?
-        .ok_or_else(not_found)
+    let mut found = stmt
+        .query_map(params![ending, ending.len() as i64], document_from_row)
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<Document>>>())
+        .map_err(StoreError::with("reading a document"))?;
+    match found.len() {
+        0 => Err(not_found()),
+        1 => Ok(found.remove(0)),
+        _ => Err(StoreError::Ambiguous {
+            reference: id.to_owned(),
+            ids: found.into_iter().map(|d| d.id).collect(),
+        }),
+    }
+}
+
+/// For each of `ids`, the shortest end of it (at least [`SHORT_ID_MIN`] characters) that
+/// no other stored id shares, which [`get`] takes in its place; an id whose every shorter
+/// end is shared stays whole.
+pub(super) fn short_ids(conn: &Connection, ids: &[&str]) -> Result<Vec<String>, StoreError> {
+    let mut short: Vec<Option<String>> = vec![None; ids.len()];
+    // One pass over the ids per length, counting the stored ids that end like one of ours
+    // (at most a few lengths: 6 characters are shared by about 5 pairs in 100,000 ids).
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT substr(id, -?2) AS ending FROM documents \
+             WHERE ending IN (SELECT value FROM json_each(?1))",
+        )
+        .map_err(StoreError::with("preparing a look at id endings"))?;
+    for len in SHORT_ID_MIN..ulid::ULID_LEN {
+        let pending: Vec<(usize, &str)> = ids
+            .iter()
+            .enumerate()
+            .filter(|(i, id)| {
+                short[*i].is_none() && id.len() > len && id.is_char_boundary(id.len() - len)
+            })
+            .map(|(i, id)| (i, &id[id.len() - len..]))
+            .collect();
+        if pending.is_empty() {
+            break;
+        }
+        let endings: Vec<&str> = pending.iter().map(|(_, end)| *end).collect();
+        let endings = serde_json::to_string(&endings).unwrap_or_default();
+        let mut stored: HashMap<String, usize> = HashMap::new();
+        let rows = stmt
+            .query_map(params![endings, len as i64], |row| row.get::<_, String>(0))
+            .map_err(StoreError::with("reading id endings"))?;
+        for ending in rows {
+            *stored
+                .entry(ending.map_err(StoreError::with("reading id endings"))?)
+                .or_default() += 1;
+        }
+        for (i, end) in pending {
+            if stored.get(end).copied().unwrap_or(0) <= 1 {
+                short[i] = Some(end.to_owned());
+            }
+        }
+    }
+    Ok(ids
+        .iter()
+        .zip(short)
+        .map(|(id, short)| short.unwrap_or_else(|| (*id).to_owned()))
+        .collect())
 }
 
 /// The `FROM ... WHERE` of a filtered listing, ordered by the sequence column it returns

@@ -18,6 +18,14 @@ pub enum StoreError {
         /// The id asked for.
         id: String,
     },
+    /// The end of an id was given, and more than one document's id ends so.
+    #[error("{reference:?} is the end of more than one document id ({}); give more of the id", ids.join(", "))]
+    Ambiguous {
+        /// What was given.
+        reference: String,
+        /// Some of the ids it could mean (up to three).
+        ids: Vec<String>,
+    },
     /// `if_match` named a version the document is no longer (or not yet) at.
     #[error("document {id} is at version {actual}, not {expected}")]
     Conflict {
@@ -139,6 +147,7 @@ impl StoreError {
         matches!(
             self,
             StoreError::NotFound { .. }
+                | StoreError::Ambiguous { .. }
                 | StoreError::Conflict { .. }
                 | StoreError::Duplicate { .. }
                 | StoreError::Invalid { .. }

@@ -69,7 +69,7 @@ use rusqlite::{Connection, TransactionBehavior};
 pub use error::StoreError;
 pub use model::{
     Change, ChangeKind, Document, ListFilter, ListPage, ListPosition, NewDocument, Patch, Status,
-    DEFAULT_COLLECTION, ID_PREFIX, MAX_COLLECTION_LEN, MAX_TAG_LEN,
+    DEFAULT_COLLECTION, ID_PREFIX, MAX_COLLECTION_LEN, MAX_TAG_LEN, SHORT_ID_MIN,
 };
 pub use search::{plain_query, Hit, SearchPage, SearchPosition, Snippet};
 
@@ -302,9 +302,19 @@ impl Store {
         self.transaction(|tx| tx.create(new))
     }
 
-    /// The document with this id (`outline get`, §16.3; ids are matched in any case).
+    /// The document with this id (`outline get`, §16.3; ids are matched in any case), or
+    /// whose id is the only one to end with `id` (at least [`SHORT_ID_MIN`] characters, as
+    /// [`short_ids`](Self::short_ids) gives them); every command that takes an id looks it
+    /// up so.
     pub fn get(&self, id: &str) -> Result<Document, StoreError> {
         documents::get(&self.conn, id)
+    }
+
+    /// For each of `ids`, the shortest end of it (at least [`SHORT_ID_MIN`] characters) that
+    /// no other document's id shares, for a table to show: [`get`](Self::get) takes it in
+    /// place of the id while it stays unshared.
+    pub fn short_ids(&self, ids: &[&str]) -> Result<Vec<String>, StoreError> {
+        documents::short_ids(&self.conn, ids)
     }
 
     /// Replaces the fields that `patch` gives (`outline update`, §16.3).

@@ -17,6 +17,11 @@ pub const MAX_COLLECTION_LEN: usize = 128;
 pub const MAX_TAG_LEN: usize = 64;
 /// The prefix of every document id.
 pub const ID_PREFIX: &str = "doc_";
+/// The fewest characters of the end of an id that stand for it: tables show each id's
+/// shortest end that no other id shares, at least this long, and every command that takes
+/// an id takes such an end (the last 16 characters of an id are random, so 6 of them tell
+/// a document from about a billion others).
+pub const SHORT_ID_MIN: usize = 6;
 
 /// A stored document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -349,6 +354,18 @@ pub(crate) fn canonical_id(id: &str) -> Result<String, StoreError> {
                 .then_some(canonical)
         });
     canonical.ok_or_else(|| invalid("id", format!("{id:?} is not `{ID_PREFIX}` and a ULID")))
+}
+
+/// The lowercased end of an id that `reference` is, when it can be one: [`SHORT_ID_MIN`]
+/// to 25 characters of Crockford's base32, in any case.
+pub(crate) fn id_ending(reference: &str) -> Option<String> {
+    let base32 = |b: u8| {
+        b.is_ascii_digit()
+            || (b.is_ascii_alphabetic()
+                && !matches!(b.to_ascii_lowercase(), b'i' | b'l' | b'o' | b'u'))
+    };
+    ((SHORT_ID_MIN..ulid::ULID_LEN).contains(&reference.len()) && reference.bytes().all(base32))
+        .then(|| reference.to_ascii_lowercase())
 }
 
 pub(crate) fn format_id(ulid: ulid::Ulid) -> String {

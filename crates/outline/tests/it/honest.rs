@@ -6,7 +6,7 @@
 
 use std::process::Command;
 
-use crate::support::{domain, error, summary, Db};
+use crate::support::{domain, error, hide_ids, summary, Db};
 
 /// `outline --db DB ARGS` under a pseudo-terminal of `columns` columns (util-linux `script`),
 /// its output with the terminal's line endings undone.
@@ -277,28 +277,21 @@ fn a_body_with_terminal_escapes_is_shown_escaped_and_tables_fit_80_columns() {
             aoi::surface::term::width(line)
         );
     }
-    let mut shown = listed.clone();
-    for (n, id) in ids.iter().enumerate() {
-        shown = shown.replace(id, &format!("{:_<30}", format!("doc_{}", n + 1)));
-    }
-    insta::assert_snapshot!(shown, @r"
-    ID                              COLLECTION  TAGS  UPDATED   TITLE
-    doc_1_________________________  inbox       -     just now  escape test
-    doc_2_________________________  inbox       -     just now  漢字のタイトルと長…
-    doc_3_________________________  inbox       -     just now  longlonglonglonglon…
+    insta::assert_snapshot!(hide_ids(&listed, &ids), @r"
+    ID      COLLECTION  TAGS  UPDATED   TITLE
+    ~1____  inbox       -     just now  escape test
+    ~2____  inbox       -     just now  漢字のタイトルと長い説明がここに続きます漢…
+    ~3____  inbox       -     just now  longlonglonglonglonglonglonglonglonglonglon…
     ");
-    let mut searched = on_terminal(&db, &["search", "rollback"], 80);
-    for (n, id) in ids.iter().enumerate() {
-        searched = searched.replace(id, &format!("{:_<30}", format!("doc_{}", n + 1)));
-    }
+    let searched = hide_ids(&on_terminal(&db, &["search", "rollback"], 80), &ids);
     for line in searched.lines() {
         assert!(aoi::surface::term::width(line) <= 80, "{line}");
     }
     insta::assert_snapshot!(searched, @r"
-    #  ID                              TITLE                  SNIPPET
-    1  doc_3_________________________  longlonglonglonglong…  [rollback]
-    2  doc_2_________________________  漢字のタイトルと長い…  [rollback] 漢字
-    3  doc_1_________________________  escape test            first \u{1b}]0;pwned…
+    #  ID      TITLE                              SNIPPET
+    1  ~3____  longlonglonglonglonglonglonglong…  [rollback]
+    2  ~2____  漢字のタイトルと長い説明がここに…  [rollback] 漢字
+    3  ~1____  escape test                        first \u{1b}]0;pwned\u{7}\u{1b}[…
     3 match(es)
     ");
 }

@@ -27,16 +27,16 @@ fn human_list_search_get_and_refusal() {
     insta::assert_snapshot!(db.run(&["list"]).transcript(&ids), @r"
     exit: 0
     --- stdout
-    ID                              COLLECTION  TAGS      UPDATED   TITLE
-    doc_1_________________________  inbox       work,cli  just now  Agent operable tools
-    doc_2_________________________  home        -         just now  Groceries
+    ID      COLLECTION  TAGS      UPDATED   TITLE
+    ~1____  inbox       work,cli  just now  Agent operable tools
+    ~2____  home        -         just now  Groceries
     --- stderr
     ");
     insta::assert_snapshot!(db.run(&["search", "agents"]).transcript(&ids), @r"
     exit: 0
     --- stdout
-    #  ID                              TITLE                 SNIPPET
-    1  doc_1_________________________  Agent operable tools  Tools [agents] can operate
+    #  ID      TITLE                 SNIPPET
+    1  ~1____  Agent operable tools  Tools [agents] can operate
     1 match(es)
     --- stderr
     ");

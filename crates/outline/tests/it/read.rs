@@ -289,3 +289,100 @@ fn a_reader_that_goes_away_ends_the_run_without_a_panic() {
         );
     }
 }
+
+/// Ids that end alike: `twin_a` and `twin_b` share their last 7 characters, `loner` shares
+/// nothing with them.
+const TWIN_A: &str = "doc_01m8serhj9p9hgbe2q1abcdefg";
+const TWIN_B: &str = "doc_01m8serhj9p9hgbe2q2abcdefg";
+const LONER: &str = "doc_01m8serhj9p9hgbe2qfx77z23m";
+
+fn twins() -> Db {
+    let db = Db::new("short-ids");
+    let records: String = [(TWIN_A, "Twin A"), (TWIN_B, "Twin B"), (LONER, "Loner")]
+        .iter()
+        .map(|(id, title)| format!("{{\"id\":\"{id}\",\"title\":\"{title}\",\"body\":\"b\"}}\n"))
+        .collect();
+    let run = db.run_env(
+        &["import", "--input-jsonl", "-", "--output", "jsonl"],
+        &[],
+        Some(records.as_bytes()),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    db
+}
+
+#[test]
+fn the_id_column_shows_the_shortest_end_no_other_id_shares() {
+    let db = twins();
+    let listed = db.run(&["list"]).stdout_text();
+    let column: Vec<&str> = listed
+        .lines()
+        .skip(1)
+        .map(|line| line.split_whitespace().next().unwrap())
+        .collect();
+    // The twins need 8 characters (their last 7 are the same); the loner needs the minimum.
+    assert_eq!(column, ["1abcdefg", "2abcdefg", "77z23m"], "{listed}");
+    let searched = db.run(&["search", "twin"]).stdout_text();
+    assert!(searched.contains("  1abcdefg  "), "{searched}");
+    // Machine mode keeps whole ids (§14.5).
+    let run = db.jsonl(&["list"]);
+    let ids: Vec<String> = domain(&run, "entry")
+        .iter()
+        .map(|d| d["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids, [TWIN_A, TWIN_B, LONER]);
+}
+
+#[test]
+fn every_command_that_takes_an_id_takes_the_end_a_table_shows() {
+    let db = twins();
+    for short in ["1abcdefg", "1ABCDEFG"] {
+        let run = db.jsonl(&["get", short]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!(domain(&run, "entry")[0]["id"], TWIN_A);
+    }
+    let run = db.jsonl(&["update", "77z23m", "--title", "Loner, retitled"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(domain(&run, "updated")[0]["id"], LONER);
+    let run = db.jsonl(&["move", "2abcdefg", "--to", "archive"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(domain(&run, "moved")[0]["id"], TWIN_B);
+    let run = db.jsonl(&["copy", "2abcdefg", "--to", "drafts"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(domain(&run, "copied")[0]["source_id"], TWIN_B);
+    let run = db.jsonl(&["delete", "77z23m", "--confirm"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(domain(&run, "deleted")[0]["id"], LONER);
+    assert_eq!(db.jsonl(&["get", LONER]).code, 66);
+}
+
+#[test]
+fn an_end_that_two_ids_share_is_refused_and_changes_nothing() {
+    let db = twins();
+    let run = db.jsonl(&["delete", "abcdefg", "--confirm"]);
+    assert_eq!(run.code, 65, "{}", run.stderr);
+    let e = error(&run);
+    assert_eq!(e.code.as_str(), "AMBIGUOUS_ID");
+    assert_eq!(e.category, aoi::Category::Validation);
+    assert!(
+        e.message.contains(TWIN_A) && e.message.contains(TWIN_B),
+        "{}",
+        e.message
+    );
+    for id in [TWIN_A, TWIN_B] {
+        assert_eq!(db.jsonl(&["get", id]).code, 0, "{id} is still there");
+    }
+    // Too short to stand for an id, or not an id's alphabet: not found, not a guess.
+    for reference in ["defg", "bcdefg!", "1abcdefu"] {
+        let run = db.jsonl(&["get", reference]);
+        assert_eq!(run.code, 66, "{reference}: {}", run.stderr);
+        assert_eq!(error(&run).code.as_str(), "DOCUMENT_NOT_FOUND");
+    }
+    let human = db.run(&["get", "abcdefg"]);
+    assert_eq!(human.code, 65);
+    assert!(
+        human.stderr.contains("give more of the id"),
+        "{}",
+        human.stderr
+    );
+}

@@ -151,19 +151,31 @@ pub fn plans(run: &Run) -> usize {
 }
 
 impl Run {
-    /// Exit code, stdout and stderr, with each id in `ids` replaced by a placeholder of the
-    /// same width (so column alignment still shows), for a human-mode snapshot.
+    /// Exit code, stdout and stderr, with the ids in `ids` hidden ([`hide_ids`]), for a
+    /// human-mode snapshot.
     pub fn transcript(&self, ids: &[&str]) -> String {
-        let mut text = format!(
+        let text = format!(
             "exit: {}\n--- stdout\n{}--- stderr\n{}",
             self.code,
             self.stdout_text(),
             self.stderr
         );
-        for (n, id) in ids.iter().enumerate() {
-            let label = format!("doc_{}", n + 1);
-            text = text.replace(id, &format!("{label:_<width$}", width = id.len()));
-        }
-        text
+        hide_ids(&text, ids)
     }
+}
+
+/// `text` with each id in `ids` replaced by a placeholder of the same width (so column
+/// alignment still shows): the whole id by `doc_N___…`, the end of it that a table shows
+/// by `~N___…`.
+pub fn hide_ids(text: &str, ids: &[&str]) -> String {
+    let mut text = text.to_owned();
+    for (n, id) in ids.iter().enumerate() {
+        let label = format!("doc_{}", n + 1);
+        text = text.replace(id, &format!("{label:_<width$}", width = id.len()));
+        for len in (outline::store::SHORT_ID_MIN..id.len()).rev() {
+            let short = format!("~{}", n + 1);
+            text = text.replace(&id[id.len() - len..], &format!("{short:_<len$}"));
+        }
+    }
+    text
 }
