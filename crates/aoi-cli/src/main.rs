@@ -18,6 +18,11 @@ fn discover(output: &cli::OutputArgs, which: &aoi::app::Discovery) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    // `aoi mcp`'s watchdog (aoi_mcp::reap::start_watchdog), before any parsing.
+    let mut args = std::env::args_os().skip(1);
+    if args.next().as_deref() == Some(std::ffi::OsStr::new(aoi_mcp::reap::WATCHDOG_ARG)) {
+        return aoi_mcp::reap::watchdog_main(args.next().as_deref().and_then(|a| a.to_str()));
+    }
     let cli = match cli::parse() {
         Ok(cli) => cli,
         Err(code) => return ExitCode::from(code),

@@ -427,6 +427,54 @@ pub fn cancel_all() -> Cancelled {
 
 /// Removes `root` and everything in it, giving back permissions a tool took away; true when
 /// something was removed.
+/// What earlier lint runs left that were killed outright (SIGKILL, an OOM kill: no chance to
+/// clean up): sandbox roots `aoi-lint-<pid>-…` under the temp dir, and processes of their
+/// runs ([`MARKER`] `<pid>-…`), for every such `<pid>` that is no longer alive. Removes and
+/// kills them, and returns how many of each; a lint that is still running, or whose pid was
+/// taken by another process since, is left alone (its things are its to clean). Nothing of
+/// another user's is touched: their processes' environments are unreadable, and a sandbox
+/// root is mode 0700.
+pub fn clean_up_after_dead_runs() -> (usize, usize) {
+    let gone = |pid: &str| {
+        pid.parse::<u32>()
+            .is_ok_and(|pid| !Path::new(&format!("/proc/{pid}")).exists())
+    };
+    let mut roots = 0;
+    for dirent in fs::read_dir(std::env::temp_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = dirent.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("aoi-lint-"))
+            .and_then(|rest| rest.split('-').next())
+        else {
+            continue;
+        };
+        if gone(pid) && dirent.file_type().is_ok_and(|t| t.is_dir()) && remove_tree(&dirent.path())
+        {
+            roots += 1;
+        }
+    }
+    let mut processes = 0;
+    for (raw, dir) in aoi::process::others() {
+        let Some(value) = aoi::process::env_value(&dir, MARKER) else {
+            continue;
+        };
+        let owner = value.split(|&b| b == b'-').next().unwrap_or_default();
+        if std::str::from_utf8(owner).is_ok_and(gone) {
+            if let Some(pid) = Pid::from_raw(raw) {
+                if kill_process(pid, Signal::KILL).is_ok() {
+                    processes += 1;
+                }
+            }
+        }
+    }
+    (roots, processes)
+}
+
 pub(crate) fn remove_tree(root: &Path) -> bool {
     match fs::remove_dir_all(root) {
         Ok(()) => true,

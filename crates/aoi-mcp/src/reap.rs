@@ -13,6 +13,15 @@
 //! closed, SIGTERM, SIGINT, SIGHUP): every live call's group, and every process marked by this
 //! adapter, killed; afterwards no call can start.
 //!
+//! SIGKILL gives the adapter no chance to do either, so [`start_watchdog`] starts a watchdog
+//! first: the adapter's own program, in a process group of its own, reading a pipe whose only
+//! writer is the adapter. The adapter tells it each call's process group as the call starts
+//! and ends; when the pipe ends (the adapter exited, however: SIGKILL too), the watchdog kills
+//! the groups still running and sweeps every process marked by the adapter, then exits. This
+//! is the watchdog that `PR_SET_PDEATHSIG` would only half be: that signal reaches the CLI
+//! alone, not what the CLI started, and setting it needs code between fork and exec, which
+//! costs every call the fast `posix_spawn`.
+//!
 //! The adapter is not a child subreaper: tokio reaps the CLIs it started, and orphans a sweep
 //! killed are reaped by whoever inherited them (init, or the host's subreaper).
 
@@ -87,6 +96,7 @@ impl CallProcesses {
         self.group = Some(pid);
         self.since = Some(Instant::now());
         with_live(|live| live.insert(self.id, pid));
+        tell_watchdog('+', pid);
         // Checked after recording, so a concurrent stop_all either sees the group or is seen.
         !stopped()
     }
@@ -124,6 +134,9 @@ impl Drop for CallProcesses {
             self.kill_all();
         }
         with_live(|live| live.remove(&self.id));
+        if let Some(group) = self.group {
+            tell_watchdog('-', group);
+        }
     }
 }
 
@@ -175,10 +188,103 @@ pub fn on_stdin_hangup(on_hangup: impl FnOnce() + Send + 'static) {
     drop(spawned);
 }
 
+/// The first argument that makes the adapter's program its watchdog:
+/// `PROGRAM __aoi-mcp-watchdog ADAPTER_PID` (see [`start_watchdog`]).
+pub const WATCHDOG_ARG: &str = "__aoi-mcp-watchdog";
+
+/// The adapter's end of the watchdog's pipe, once [`start_watchdog`] ran.
+static WATCHDOG: Mutex<Option<std::io::PipeWriter>> = Mutex::new(None);
+
+/// Starts the watchdog that outlives the adapter just long enough to kill what its calls
+/// started, however the adapter ends (SIGKILL included): `program` (the adapter's own, e.g.
+/// `/proc/self/exe`) run as `PROGRAM `[`WATCHDOG_ARG`]` PID`, which must call
+/// [`watchdog_main`]. It runs in a process group of its own (a signal to the adapter's group
+/// does not reach it) and reads a pipe that only the adapter holds (close-on-exec: no CLI
+/// inherits it). Call it once, before the first call starts.
+pub fn start_watchdog(program: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::process::CommandExt;
+    let (reader, writer) = std::io::pipe()?;
+    // A watchdog that stops reading must never block a call: a record that does not fit
+    // (the pipe holds 64 KiB of them) is dropped, and the marker sweep still finds the CLI.
+    let flags = rustix::fs::fcntl_getfl(&writer)?;
+    rustix::fs::fcntl_setfl(&writer, flags | rustix::fs::OFlags::NONBLOCK)?;
+    std::process::Command::new(program)
+        .arg0("aoi")
+        .arg(WATCHDOG_ARG)
+        .arg(std::process::id().to_string())
+        .env_remove(MARKER)
+        .stdin(reader)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()?;
+    *WATCHDOG.lock().unwrap_or_else(|p| p.into_inner()) = Some(writer);
+    Ok(())
+}
+
+/// Tells the watchdog that a call's process group started (`+`) or ended (`-`).
+fn tell_watchdog(sign: char, group: Pid) {
+    use std::io::Write;
+    let mut watchdog = WATCHDOG.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(pipe) = watchdog.as_mut() {
+        // One write of a few bytes: atomic on a pipe, so a full pipe drops it whole.
+        let _ = pipe.write(format!("{sign}{}\n", group.as_raw_nonzero()).as_bytes());
+    }
+}
+
+/// The watchdog's whole life (`PROGRAM `[`WATCHDOG_ARG`]` ADAPTER_PID`, stdin the pipe of
+/// [`start_watchdog`]): it follows the groups the adapter reports until the pipe ends, then
+/// kills the groups still running and every process the adapter marked ([`MARKER`] starting
+/// with `ADAPTER_PID-`, started after the adapter), and exits 0; 64 when the pid is missing.
+pub fn watchdog_main(adapter: Option<&str>) -> std::process::ExitCode {
+    use std::io::BufRead;
+    let Some(adapter) = adapter.and_then(|a| a.parse::<u32>().ok()) else {
+        return std::process::ExitCode::from(aoi::exit_code::USAGE);
+    };
+    // Read while the adapter is alive: afterwards its /proc entry is gone.
+    let born = aoi::process::start_time(adapter);
+    let mut groups: std::collections::HashSet<i32> = std::collections::HashSet::new();
+    for line in std::io::stdin().lock().split(b'\n') {
+        let Ok(line) = line else { break };
+        let Some((&sign, digits)) = line.split_first() else {
+            continue;
+        };
+        let Some(group) = std::str::from_utf8(digits)
+            .ok()
+            .and_then(|d| d.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        match sign {
+            b'+' => {
+                groups.insert(group);
+            }
+            b'-' => {
+                groups.remove(&group);
+            }
+            _ => {}
+        }
+    }
+    for group in groups.into_iter().filter_map(Pid::from_raw) {
+        let _ = kill_process_group(group, Signal::KILL);
+    }
+    sweep_since(&format!("{adapter}-"), true, None, born);
+    std::process::ExitCode::SUCCESS
+}
+
 /// Kills every live process whose [`MARKER`] is `wanted` (exactly, or starting with it when
 /// `prefix`), until a scan finds none it has not killed already.
 fn sweep(wanted: &str, prefix: bool, after: Option<i32>) -> usize {
-    let born = aoi::process::start_time(std::process::id());
+    sweep_since(
+        wanted,
+        prefix,
+        after,
+        aoi::process::start_time(std::process::id()),
+    )
+}
+
+/// [`sweep`], among the processes started at or after `born` (clock ticks since boot).
+fn sweep_since(wanted: &str, prefix: bool, after: Option<i32>, born: Option<u64>) -> usize {
     let mut killed: Vec<i32> = Vec::new();
     for _ in 0..ROUNDS {
         // Read each round: a process forked meanwhile is in the window of the next.

@@ -151,6 +151,9 @@ pub fn run(args: LintArgs) -> ExitCode {
     // Orphans of the tool come to lint, which kills and reaps them; without it (no prctl)
     // they still are found and killed, and init reaps them.
     let _ = reaper::become_subreaper();
+    // A lint killed outright (SIGKILL) could not remove its sandboxes or stop its tool: that is
+    // done here, for every earlier lint that is no longer alive.
+    let _ = reaper::clean_up_after_dead_runs();
     let run = LintRun {
         target,
         config,

@@ -281,3 +281,75 @@ fn checks_stream_as_each_command_finishes_with_their_own_elapsed_time() {
     );
     assert_nothing_left(&tool_dir.0, &tmp.0, lint);
 }
+
+/// SIGKILL gives lint no chance to clean up: killed while it copies a large fixture tree into a
+/// sandbox (or just after), it leaves a partial sandbox and perhaps a running tool. The next
+/// lint removes and kills what a lint that is no longer alive left, and the fixtures it copied
+/// from are untouched.
+#[test]
+fn a_lint_killed_mid_copy_leaves_nothing_the_next_lint_does_not_clear() {
+    const FILES: usize = 20_000;
+    let tool_dir = Scratch::new("tool");
+    let tmp = Scratch::new("tmp");
+    let tool = write_tool(&tool_dir.0, false);
+    let fixtures = tool_dir.0.join("fx");
+    fs::create_dir(&fixtures).expect("fixtures dir");
+    for n in 0..FILES {
+        fs::write(fixtures.join(format!("f{n}")), [b'x'; 512]).expect("fixture");
+    }
+    let config = tool_dir.0.join("aoi-lint.toml");
+    fs::write(&config, "fixtures = \"fx\"\n").expect("config");
+    let config_arg = config.display().to_string();
+    let mut child = start_lint(&tool, &tmp.0, &["--config", &config_arg]);
+    let lint = child.id();
+    // Kill as soon as a sandbox holds some of the fixtures.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let partial = loop {
+        let copied = fs::read_dir(&tmp.0)
+            .expect("tmp")
+            .flatten()
+            .filter(|d| d.file_name().to_string_lossy().starts_with("aoi-lint-"))
+            .filter_map(|d| fs::read_dir(d.path().join("work")).ok())
+            .map(|work| work.count())
+            .max();
+        if copied.is_some_and(|n| n > 0) || std::time::Instant::now() > deadline {
+            break copied;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+    assert!(partial.is_some_and(|n| n > 0), "a sandbox was being filled");
+    let left: Vec<String> = fs::read_dir(&tmp.0)
+        .expect("tmp")
+        .flatten()
+        .map(|d| d.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&format!("aoi-lint-{lint}-")))
+        .collect();
+    assert!(
+        !left.is_empty(),
+        "SIGKILL left the sandbox (nothing could remove it)"
+    );
+
+    // Any later lint clears it, even one whose own tool cannot be run.
+    let next = Command::new(aoi())
+        .args(["lint", "--tool", "/nonexistent/tool"])
+        .env("TMPDIR", &tmp.0)
+        .current_dir(&tmp.0)
+        .stdin(Stdio::null())
+        .output()
+        .expect("aoi lint runs");
+    assert_ne!(next.status.code(), Some(0));
+    let pids = fs::read_to_string(tool_dir.0.join("pids")).unwrap_or_default();
+    let survivors: Vec<&str> = pids.lines().filter(|p| alive(p)).collect();
+    assert!(survivors.is_empty(), "left running: {survivors:?}");
+    assert_eq!(marked_by(lint), Vec::<String>::new());
+    let sandboxes: Vec<String> = fs::read_dir(&tmp.0)
+        .expect("tmp")
+        .flatten()
+        .map(|d| d.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("aoi-lint-"))
+        .collect();
+    assert_eq!(sandboxes, Vec::<String>::new(), "sandbox dirs left");
+    assert_eq!(fs::read_dir(&fixtures).expect("fixtures").count(), FILES);
+}

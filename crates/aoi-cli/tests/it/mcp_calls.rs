@@ -295,6 +295,13 @@ fn sighup_kills_every_process_of_a_running_call() {
     stop("HUP");
 }
 
+/// SIGKILL leaves the adapter no chance to act: its watchdog, a process of its own that sees
+/// the adapter's end as the end of a pipe, kills what the call started.
+#[test]
+fn sigkill_of_the_adapter_leaves_no_process_of_a_running_call() {
+    stop("KILL");
+}
+
 /// The size of a result's content and structured content, as JSON: what the response carries.
 fn response_size(result: &Value) -> usize {
     result["content"].to_string().len() + result["structuredContent"].to_string().len()

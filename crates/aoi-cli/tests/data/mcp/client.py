@@ -221,7 +221,7 @@ def alive(pid):
 
 async def scenario_stop(client, config):
     """Starts a call, waits until `expect` processes carrying `tag` run, then stops the server
-    (`how`: "stdin" closes its stdin, "TERM", "INT" or "HUP" signals it) and reports how long
+    (`how`: "stdin" closes its stdin, "TERM", "INT", "HUP" or "KILL" signals it) and reports how long
     until the server and every tagged process were gone, and what was left after `limit` s."""
     import signal
     tag, how, limit = config["tag"], config["how"], config.get("limit", 10)
