@@ -13,8 +13,8 @@
 //! closed, SIGTERM, SIGINT, SIGHUP): every live call's group, and every process marked by this
 //! adapter, killed; afterwards no call can start.
 //!
-//! SIGKILL gives the adapter no chance to do either, so [`start_watchdog`] starts a watchdog
-//! first: the adapter's own program, in a process group of its own, reading a pipe whose only
+//! SIGKILL gives the adapter no chance to do either, so [`start_watchdog`] arranges a watchdog,
+//! started before the first call's CLI: the adapter's own program, in a process group of its own, reading a pipe whose only
 //! writer is the adapter. The adapter tells it each call's process group as the call starts
 //! and ends; when the pipe ends (the adapter exited, however: SIGKILL too), the watchdog kills
 //! the groups still running and sweeps every process marked by the adapter, then exits. This
@@ -72,6 +72,7 @@ impl CallProcesses {
         if stopped() {
             return None;
         }
+        wake_watchdog();
         let id = NEXT.fetch_add(1, Ordering::Relaxed);
         Some(CallProcesses {
             id,
@@ -192,16 +193,29 @@ pub fn on_stdin_hangup(on_hangup: impl FnOnce() + Send + 'static) {
 /// `PROGRAM __aoi-mcp-watchdog ADAPTER_PID` (see [`start_watchdog`]).
 pub const WATCHDOG_ARG: &str = "__aoi-mcp-watchdog";
 
-/// The adapter's end of the watchdog's pipe, once [`start_watchdog`] ran.
-static WATCHDOG: Mutex<Option<std::io::PipeWriter>> = Mutex::new(None);
+/// The adapter's end of the watchdog's pipe, once the first call started it; the program to
+/// start it with, once [`start_watchdog`] named it.
+static WATCHDOG: Mutex<Watchdog> = Mutex::new(Watchdog::Off);
 
-/// Starts the watchdog that outlives the adapter just long enough to kill what its calls
+enum Watchdog {
+    Off,
+    Wanted(std::path::PathBuf),
+    Running(std::io::PipeWriter),
+}
+
+/// Arranges the watchdog that outlives the adapter just long enough to kill what its calls
 /// started, however the adapter ends (SIGKILL included): `program` (the adapter's own, e.g.
 /// `/proc/self/exe`) run as `PROGRAM `[`WATCHDOG_ARG`]` PID`, which must call
-/// [`watchdog_main`]. It runs in a process group of its own (a signal to the adapter's group
-/// does not reach it) and reads a pipe that only the adapter holds (close-on-exec: no CLI
-/// inherits it). Call it once, before the first call starts.
-pub fn start_watchdog(program: &std::path::Path) -> std::io::Result<()> {
+/// [`watchdog_main`]. It is started with the first call (a server that only lists its tools
+/// starts nothing), in a process group of its own (a signal to the adapter's group does not
+/// reach it), and reads a pipe that only the adapter holds (close-on-exec: no CLI inherits
+/// it). Call it once, before the first call.
+pub fn start_watchdog(program: &std::path::Path) {
+    *WATCHDOG.lock().unwrap_or_else(|p| p.into_inner()) = Watchdog::Wanted(program.to_owned());
+}
+
+/// Starts the watchdog `program`; the adapter's end of its pipe.
+fn spawn_watchdog(program: &std::path::Path) -> std::io::Result<std::io::PipeWriter> {
     use std::os::unix::process::CommandExt;
     let (reader, writer) = std::io::pipe()?;
     // A watchdog that stops reading must never block a call: a record that does not fit
@@ -218,15 +232,23 @@ pub fn start_watchdog(program: &std::path::Path) -> std::io::Result<()> {
         .stderr(std::process::Stdio::null())
         .process_group(0)
         .spawn()?;
-    *WATCHDOG.lock().unwrap_or_else(|p| p.into_inner()) = Some(writer);
-    Ok(())
+    Ok(writer)
+}
+
+/// Starts the watchdog [`start_watchdog`] asked for, unless it runs already.
+fn wake_watchdog() {
+    let mut watchdog = WATCHDOG.lock().unwrap_or_else(|p| p.into_inner());
+    if let Watchdog::Wanted(program) = &*watchdog {
+        // One that cannot start is not retried; the sweeps still run on every other way out.
+        *watchdog = spawn_watchdog(program).map_or(Watchdog::Off, Watchdog::Running);
+    }
 }
 
 /// Tells the watchdog that a call's process group started (`+`) or ended (`-`).
 fn tell_watchdog(sign: char, group: Pid) {
     use std::io::Write;
     let mut watchdog = WATCHDOG.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(pipe) = watchdog.as_mut() {
+    if let Watchdog::Running(pipe) = &mut *watchdog {
         // One write of a few bytes: atomic on a pipe, so a full pipe drops it whole.
         let _ = pipe.write(format!("{sign}{}\n", group.as_raw_nonzero()).as_bytes());
     }

@@ -151,12 +151,7 @@ pub fn run(args: McpArgs) -> ExitCode {
         Some(Err(e)) => return fail(&e, exit_code::USAGE),
     };
     // Whatever ends this process (SIGKILL too), no call's processes outlive it.
-    if let Err(e) = aoi_mcp::reap::start_watchdog(std::path::Path::new("/proc/self/exe")) {
-        return fail(
-            &format!("cannot start the watchdog: {e}"),
-            exit_code::UNAVAILABLE,
-        );
-    }
+    aoi_mcp::reap::start_watchdog(std::path::Path::new("/proc/self/exe"));
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
