@@ -1,7 +1,10 @@
-//! Test support shared by the workspace's end-to-end tests: locating the built binaries, and
-//! assertions that read a captured stream through the `aoi` reader and verifier.
+//! Test support shared by the workspace's end-to-end tests: locating the built binaries,
+//! assertions that read a captured stream through the `aoi` reader and verifier, and
+//! [`faultshim`], which makes the operating system fail a binary's writes.
 
 #![deny(missing_docs)]
+
+pub mod faultshim;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -238,10 +238,15 @@ impl App {
         parsed.map_err(|e| {
             use clap::error::ErrorKind;
             match e.kind() {
-                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-                    let _ = e.print();
-                    ExitCode::SUCCESS
-                }
+                // §6: help that could not be written is not a success; a reader that went
+                // away (`tool --help | head -n 3`) is.
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => match e.print() {
+                    Err(lost) if lost.kind() != io::ErrorKind::BrokenPipe => {
+                        let _ = writeln!(io::stderr(), "error: writing to stdout failed: {lost}");
+                        ExitCode::from(exit_code::IO_ERR)
+                    }
+                    _ => ExitCode::SUCCESS,
+                },
                 _ if machine_requested(&args) => {
                     let mut builder = Emitter::builder(self.identity());
                     if let Some(command) = command_named(&C::command(), &args) {
@@ -480,7 +485,11 @@ impl App {
                     Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
                         ExitCode::from(exit_code::SIGPIPE)
                     }
-                    Err(_) => ExitCode::from(exit_code::IO_ERR),
+                    // As the harness does: one line on stderr, the only place left to say it.
+                    Err(e) => {
+                        let _ = writeln!(io::stderr(), "error: writing to stdout failed: {e}");
+                        ExitCode::from(exit_code::IO_ERR)
+                    }
                 }
             }
             Err(error) if global.machine() => {
@@ -898,7 +907,10 @@ fn error_stream(builder: EmitterBuilder, event: &ErrorEvent) -> u8 {
     match code {
         Ok(code) => code,
         Err(e) if e.is_broken_pipe() => exit_code::SIGPIPE,
-        Err(_) => exit_code::IO_ERR,
+        Err(e) => {
+            let _ = writeln!(io::stderr(), "error: {e}");
+            exit_code::IO_ERR
+        }
     }
 }
 

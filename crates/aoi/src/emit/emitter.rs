@@ -316,6 +316,7 @@ impl EmitterBuilder {
             counts: Counts::default(),
             first_process_error: None,
             state: State::Open,
+            broken_cause: String::new(),
         };
         let emitter = Emitter {
             core: Arc::new(Mutex::new(core)),
@@ -405,6 +406,8 @@ pub(crate) struct Core<W> {
     counts: Counts,
     first_process_error: Option<Category>,
     state: State,
+    /// The error that broke the stream, once one did ([`State::Broken`]).
+    broken_cause: String,
 }
 
 impl<W: Write> Core<W> {
@@ -412,12 +415,7 @@ impl<W: Write> Core<W> {
         match self.state {
             State::Open => {}
             State::Finished => return Err(EmitError::Finished),
-            State::Broken(kind) => {
-                return Err(EmitError::Io(io::Error::new(
-                    kind,
-                    "an earlier write failed; the stream cannot continue",
-                )))
-            }
+            State::Broken(kind) => return Err(self.broken(kind)),
         }
         self.buf.truncate(self.committed);
         let t = if self.timestamps {
@@ -446,10 +444,7 @@ impl<W: Write> Core<W> {
 
     fn flush(&mut self) -> Result<(), EmitError> {
         if let State::Broken(kind) = self.state {
-            return Err(EmitError::Io(io::Error::new(
-                kind,
-                "an earlier write failed; the stream cannot continue",
-            )));
+            return Err(self.broken(kind));
         }
         self.buf.truncate(self.committed);
         let result = self
@@ -460,8 +455,22 @@ impl<W: Write> Core<W> {
         self.committed = 0;
         if let Err(e) = &result {
             self.state = State::Broken(e.kind());
+            self.broken_cause = e.to_string();
         }
         result.map_err(EmitError::Io)
+    }
+
+    /// The error for a write after the stream broke: it names the failure that broke it, so
+    /// the one line a harness has left on stderr says why (`No space left on device`), not
+    /// only that something failed before.
+    fn broken(&self, kind: io::ErrorKind) -> EmitError {
+        EmitError::Io(io::Error::new(
+            kind,
+            format!(
+                "{} (an earlier write failed; the stream cannot continue)",
+                self.broken_cause
+            ),
+        ))
     }
 
     pub(crate) fn is_finished(&self) -> bool {

@@ -7,7 +7,13 @@
 mod arbitrary_bytes;
 mod damaged_streams;
 mod emitted_streams;
+// aoi-test's fault-injection shim, included rather than depended on (aoi-test depends on this
+// crate); this binary uses only part of it.
+#[path = "../../../aoi-test/src/faultshim.rs"]
+#[allow(dead_code)]
+mod faultshim;
 mod process_end;
 mod scenario;
 mod spec_corpus;
+mod stdout_faults;
 mod verifier_doc;

@@ -2,8 +2,10 @@
 //! and a progress line on stderr for long runs (§1.2: human mode may have colour and
 //! progress bars; machine mode never does, and never reaches this module).
 //!
-//! Write errors are ignored: a reader that went away (`outline list | head -n 1`) is not a
-//! failure of the command, and must not end it with a panic message.
+//! A reader that went away (`outline list | head -n 1`) is not a failure of the command, and
+//! must not end it with a panic message: that write error is ignored. Any other (a full disk
+//! behind `>`, a failing device) is remembered, and [`checked_exit`] turns the run's success
+//! into 74 (§6: output that was lost is not a success).
 
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
@@ -65,10 +67,34 @@ impl Paint {
     }
 }
 
+/// The first failure to write stdout other than a closed pipe, as the system put it.
+static WRITE_FAILED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 fn write_line(text: &str) {
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.write_all(b"\n");
+    let written = out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.write_all(b"\n"));
+    if let Err(e) = written {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            let _ = WRITE_FAILED.set(e.to_string());
+        }
+    }
+}
+
+/// `code`, unless it is a success and a line of human output could not be written (other than
+/// to a reader that went away): then 74 (`EX_IOERR`), with one line on stderr saying why.
+pub fn checked_exit(code: std::process::ExitCode) -> std::process::ExitCode {
+    match WRITE_FAILED.get() {
+        Some(cause) if code == std::process::ExitCode::SUCCESS => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: writing to stdout failed: {cause}"
+            );
+            std::process::ExitCode::from(aoi::exit_code::IO_ERR)
+        }
+        _ => code,
+    }
 }
 
 /// Where a search match starts and ends in a cell (private-use characters, replaced by the

@@ -572,7 +572,7 @@ pub fn main() -> ExitCode {
     let started = std::time::Instant::now();
     debug::enable(aoi.debug);
     debug::log(format!("outline {}", env!("CARGO_PKG_VERSION")));
-    let code = run(&app, &aoi, db, command);
+    let code = human::checked_exit(run(&app, &aoi, db, command));
     debug::log(format!(
         "done in {:.1} ms",
         started.elapsed().as_secs_f64() * 1000.0
