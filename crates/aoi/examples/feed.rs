@@ -198,15 +198,27 @@ fn main() -> ExitCode {
     }
 }
 
-#[allow(clippy::print_stdout)]
+/// The list for a person; a reader that went away ends it quietly (141, §7), any other
+/// failure to write is one line on stderr and 74, never a success or a panic.
 fn human_list(total: u64, prefix: Option<&str>, limit: usize) -> ExitCode {
-    let titles: Vec<String> = (1..=total)
+    use std::io::Write;
+    let titles = (1..=total)
         .map(|n| format!("Item {n}"))
         .filter(|t| prefix.is_none_or(|p| t.starts_with(p)))
-        .take(limit)
-        .collect();
-    for (i, t) in titles.iter().enumerate() {
-        println!("{:>4}  {t}", i + 1);
+        .take(limit);
+    let mut out = std::io::stdout().lock();
+    let written = titles
+        .enumerate()
+        .try_for_each(|(i, t)| writeln!(out, "{:>4}  {t}", i + 1))
+        .and_then(|()| out.flush());
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::from(aoi::exit_code::SIGPIPE)
+        }
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "feed: writing to stdout failed: {e}");
+            ExitCode::from(aoi::exit_code::IO_ERR)
+        }
     }
-    ExitCode::SUCCESS
 }

@@ -103,11 +103,13 @@ fn every_kind_of_output_on_dev_full_exits_74_with_one_line_naming_the_cause() {
         faultshim::skip("stdout on /dev/full", "this machine has no /dev/full");
         return;
     };
-    let cases: [&[&str]; 8] = [
+    let cases: [&[&str]; 9] = [
         // The harness: a stream of events, a doctor.
         &[
             "list", "--total", "3000", "--limit", "3000", "--output", "jsonl",
         ],
+        // The example's own human output.
+        &["list", "--total", "3000", "--limit", "3000"],
         &["doctor", "--output", "jsonl"],
         // Discovery documents.
         &["schema"],
