@@ -68,8 +68,8 @@ pub fn watch(app: &App, global: &GlobalArgs, db: Db, args: WatchArgs) -> ExitCod
     let interval = Duration::from_millis(args.interval_ms);
     let poll = interval.min(MAX_POLL);
     if !global.machine() {
-        // Ok(false): the reader went away.
-        let run = || -> Result<bool, RunError> {
+        // It watches until it cannot write (Ok: why) or cannot read the store (Err).
+        let run = || -> Result<std::io::Error, RunError> {
             let mut watched = Watched::open(db)?;
             let mut since = match args.since {
                 Some(pos) => pos,
@@ -109,17 +109,23 @@ pub fn watch(app: &App, global: &GlobalArgs, db: Db, args: WatchArgs) -> ExitCod
                     let line =
                         aoi::surface::term::printable_line(line.trim_end()).into_owned() + "\n";
                     let mut out = std::io::stdout().lock();
-                    if out.write_all(line.as_bytes()).is_err() || out.flush().is_err() {
-                        return Ok(false);
+                    if let Err(e) = out.write_all(line.as_bytes()).and_then(|()| out.flush()) {
+                        return Ok(e);
                     }
                 }
                 std::thread::sleep(poll);
             }
         };
         return match run() {
-            Ok(true) => ExitCode::SUCCESS,
             // Quietly, with the status a shell gives a process ended by SIGPIPE.
-            Ok(false) => ExitCode::from(aoi::exit_code::SIGPIPE),
+            Ok(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                ExitCode::from(aoi::exit_code::SIGPIPE)
+            }
+            // Any other failure to write is not a success, and says why in one line.
+            Ok(e) => {
+                let _ = writeln!(std::io::stderr(), "error: writing to stdout failed: {e}");
+                ExitCode::from(aoi::exit_code::IO_ERR)
+            }
             Err(e) => human_failure(e, global.color_allowed()),
         };
     }

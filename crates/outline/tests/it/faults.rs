@@ -1045,10 +1045,12 @@ fn a_human_mode_run_whose_stdout_fails_does_not_exit_0() {
         .as_str()
         .unwrap()
         .to_owned();
-    let cases: [&[&str]; 8] = [
+    let cases: [&[&str]; 9] = [
         &["list"],
         &["search", "agents"],
         &["get", &id],
+        // An unbounded command ends at its first line that cannot be written.
+        &["watch", "--since", "0"],
         &["status"],
         &["doctor"],
         &["create", "--title", "Made"],
