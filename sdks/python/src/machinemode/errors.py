@@ -1,0 +1,248 @@
+"""The error taxonomy of AOI-CLI §9 and the exit statuses of §6, in one place.
+
+A tool raises :class:`AoiError` (usually through one builder per category, e.g.
+:func:`not_found`) and the harness turns it into one ``aoi:error`` and the terminal
+``aoi:summary``; an item-scope error is written with :meth:`machinemode.Emitter.error` and the
+stream continues (§9.1 ``scope``).
+
+Rules enforced here, so a tool cannot get them wrong:
+
+* ``category`` is one of the closed enum of §9.2 (``partial`` and ``temporary`` are gone, §5.2);
+* ``code`` matches ``[A-Z][A-Z0-9_]*`` (§9.1);
+* ``retryable`` is always present, defaulting to the category's default of §9.2, and
+  ``retry_after_ms`` never appears with ``retryable`` false (§9.1, §9.3);
+* ``message`` is one line without control characters (§9.1 "string, single line", "No ANSI").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+
+__all__ = [
+    "CATEGORIES",
+    "DEFAULT_RETRYABLE",
+    "EXIT_BROKEN_PIPE",
+    "EXIT_FOR_CATEGORY",
+    "EXIT_IOERR",
+    "REASONS",
+    "AoiError",
+    "authn",
+    "authz",
+    "cancelled",
+    "clean_message",
+    "config",
+    "conflict",
+    "exit_code_for",
+    "internal",
+    "io",
+    "not_found",
+    "precondition_failed",
+    "rate_limited",
+    "timeout",
+    "unavailable",
+    "unsupported",
+    "usage",
+    "validation",
+]
+
+#: The closed category enum of §9.2, in the spec's order.
+CATEGORIES: Tuple[str, ...] = (
+    "usage",
+    "validation",
+    "config",
+    "authn",
+    "authz",
+    "not_found",
+    "conflict",
+    "precondition_failed",
+    "unsupported",
+    "rate_limited",
+    "unavailable",
+    "timeout",
+    "cancelled",
+    "io",
+    "internal",
+)
+
+#: §9.2 "Default retryable": true for these three, false for every other category.
+DEFAULT_RETRYABLE: Mapping[str, bool] = {c: c in ("rate_limited", "unavailable", "timeout")
+                                         for c in CATEGORIES}
+
+#: §6's sysexits mapping by category. A category the table does not name exits 1
+#: ("Non-zero: process failed"): not_found, conflict, precondition_failed, unsupported.
+EXIT_FOR_CATEGORY: Mapping[str, int] = {
+    "usage": 64,
+    "validation": 65,
+    "config": 78,
+    "authn": 77,
+    "authz": 77,
+    "unavailable": 69,
+    "internal": 70,
+    "io": 74,
+    "rate_limited": 75,
+    "timeout": 124,
+    "cancelled": 130,
+    "not_found": 1,
+    "conflict": 1,
+    "precondition_failed": 1,
+    "unsupported": 1,
+}
+
+#: §6: SIGPIPE / downstream closed pipe.
+EXIT_BROKEN_PIPE = 141
+#: §6 ``EX_IOERR``: stdout could not be written (ENOSPC, EIO, closed).
+EXIT_IOERR = 74
+
+#: §8.3 ``reason`` when ``ok`` is false (closed enum); ``skipped`` goes with ``ok`` true.
+REASONS: Tuple[str, ...] = ("failed", "cancelled", "timeout", "denied")
+
+_CODE_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+# C0, DEL and C1 controls (U+009B is a CSI: an ANSI escape, §2).
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]+")
+
+#: The optional §9.1 fields an error may carry, besides the four required ones.
+_OPTIONAL_FIELDS = ("domain", "origin", "target", "item_index", "line_number", "field",
+                    "wrapped", "hint", "docs", "details")
+
+
+def exit_code_for(category: str) -> int:
+    """The §6 exit status for a category (1 for one §6 does not name)."""
+    return EXIT_FOR_CATEGORY.get(category, 1)
+
+
+def clean_message(message: str) -> str:
+    """One line, no control characters, no lone surrogates (§9.1 ``message``).
+
+    Line breaks and other controls become one space each run; the result is stripped. An
+    empty message becomes ``"(no message)"`` so the required field is never empty.
+    """
+    text = message.encode("utf-8", "replace").decode("utf-8")
+    text = _CONTROL_RE.sub(" ", text).strip()
+    return text or "(no message)"
+
+
+class AoiError(Exception):
+    """A failure that becomes one ``aoi:error`` event (§9.1).
+
+    Raised out of a command handler it ends the run: the harness writes it with
+    ``scope:"process"``, then ``aoi:summary`` with ``ok:false`` and :attr:`reason`, and exits
+    with :attr:`exit_code` (§6, from the category unless given).
+
+    :raises ValueError: on a category outside §9.2, a code that breaks the pattern, a
+        non-boolean ``retryable``, or ``retry_after_ms`` with ``retryable`` false. These are
+        bugs in the tool, not conditions of a run.
+    """
+
+    def __init__(
+        self,
+        category: str,
+        code: str,
+        message: str,
+        *,
+        retryable: Optional[bool] = None,
+        retry_after_ms: Optional[int] = None,
+        reason: str = "failed",
+        exit_code: Optional[int] = None,
+        target: Optional[str] = None,
+        field: Optional[str] = None,
+        hint: Optional[str] = None,
+        line_number: Optional[int] = None,
+        item_index: Optional[int] = None,
+        domain: Optional[str] = None,
+        origin: Optional[str] = None,
+        docs: Optional[str] = None,
+        wrapped: Optional[Mapping[str, Any]] = None,
+        details: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        if category not in CATEGORIES:
+            raise ValueError(f"category {category!r} is not one of AOI-CLI §9.2")
+        if not isinstance(code, str) or not _CODE_RE.match(code):
+            raise ValueError(f"code {code!r} does not match [A-Z][A-Z0-9_]* (§9.1)")
+        if retryable is None:
+            retryable = DEFAULT_RETRYABLE[category]
+        if not isinstance(retryable, bool):
+            raise ValueError("retryable must be a bool (§9.3)")
+        if retry_after_ms is not None:
+            if not retryable:
+                raise ValueError("retry_after_ms must not appear with retryable false (§9.1)")
+            if isinstance(retry_after_ms, bool) or not isinstance(retry_after_ms, int) \
+                    or retry_after_ms < 0:
+                raise ValueError("retry_after_ms is an integer >= 0 (§9.1)")
+        if reason not in REASONS:
+            raise ValueError(f"reason {reason!r} is not one of {REASONS} (§8.3)")
+        self.category = category
+        self.code = code
+        self.message = clean_message(message)
+        self.retryable = retryable
+        self.retry_after_ms = retry_after_ms
+        self.reason = reason
+        self.exit_code = exit_code if exit_code is not None else exit_code_for(category)
+        self.target = target
+        self.field = field
+        self.hint = None if hint is None else clean_message(hint)
+        self.line_number = line_number
+        self.item_index = item_index
+        self.domain = domain
+        self.origin = origin
+        self.docs = docs
+        self.wrapped = dict(wrapped) if wrapped is not None else None
+        self.details = dict(details) if details is not None else None
+        super().__init__(self.message)
+
+    def fields(self, scope: str = "process") -> Dict[str, Any]:
+        """The event's fields after ``type`` and ``aoi``, in §9.1's order."""
+        if scope not in ("process", "item"):
+            raise ValueError("scope is process or item (§9.1)")
+        out: Dict[str, Any] = {"scope": scope, "category": self.category, "code": self.code,
+                               "message": self.message, "retryable": self.retryable}
+        if self.retry_after_ms is not None:
+            out["retry_after_ms"] = self.retry_after_ms
+        for name in _OPTIONAL_FIELDS:
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        return out
+
+    def caused_by(self) -> Dict[str, Any]:
+        """The retry-critical fields §13.1 reproduces in ``aoi:summary.caused_by``."""
+        out: Dict[str, Any] = {"category": self.category, "code": self.code,
+                               "retryable": self.retryable}
+        if self.origin is not None:
+            out = {"origin": self.origin, **out}
+        if self.retry_after_ms is not None:
+            out["retry_after_ms"] = self.retry_after_ms
+        return out
+
+    def __repr__(self) -> str:
+        return f"AoiError({self.category!r}, {self.code!r}, {self.message!r})"
+
+
+def _builder(category: str) -> Callable[..., AoiError]:
+    def build(code: str, message: str, **fields: Any) -> AoiError:
+        return AoiError(category, code, message, **fields)
+
+    build.__name__ = category
+    build.__qualname__ = category
+    build.__doc__ = (f"An :class:`AoiError` of category ``{category}`` (§9.2; default "
+                     f"``retryable: {str(DEFAULT_RETRYABLE[category]).lower()}``, exit "
+                     f"{exit_code_for(category)}).")
+    return build
+
+
+# One builder per §9.2 category; each takes (code, message, **AoiError keyword fields).
+usage = _builder("usage")
+validation = _builder("validation")
+config = _builder("config")
+authn = _builder("authn")
+authz = _builder("authz")
+not_found = _builder("not_found")
+conflict = _builder("conflict")
+precondition_failed = _builder("precondition_failed")
+unsupported = _builder("unsupported")
+rate_limited = _builder("rate_limited")
+unavailable = _builder("unavailable")
+timeout = _builder("timeout")
+cancelled = _builder("cancelled")
+io = _builder("io")
+internal = _builder("internal")

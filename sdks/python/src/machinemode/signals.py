@@ -1,0 +1,77 @@
+"""SIGINT and SIGTERM as an exception raised between lines, never inside one (§7).
+
+The harness installs :func:`install`: a signal raises :class:`Cancelled` in the main thread,
+which the harness turns into ``aoi:summary`` with ``ok:false``, ``reason:"cancelled"`` and exit
+128 + the signal number (130, 143). Inside :func:`critical` (which the emitter uses around every
+write, and a tool may use around a commit and the audit events that report it) the signal is
+held and raised when the block ends, so a line is never half-buffered and a commit is never
+left unreported. Once the harness starts writing the terminal summary, signals are recorded
+and ignored: §7 "if emitting a final summary would corrupt state or hang, exiting promptly is
+more important", and the summary is already on its way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from types import FrameType
+from typing import Iterator, Optional
+
+__all__ = ["Cancelled", "critical", "install", "finishing"]
+
+
+class Cancelled(BaseException):
+    """Raised in the main thread on SIGINT or SIGTERM (a BaseException, like
+    KeyboardInterrupt, so a tool's ``except Exception`` does not swallow a cancellation)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        """128 + the signal number: 130 for SIGINT, 143 for SIGTERM (§6)."""
+        return 128 + self.signum
+
+
+_depth = 0
+_pending: Optional[int] = None
+_finishing = False
+
+
+def _handler(signum: int, _frame: Optional[FrameType]) -> None:
+    global _pending
+    if _depth or _finishing:
+        _pending = signum
+        return
+    raise Cancelled(signum)
+
+
+def install() -> None:
+    """Route SIGINT and SIGTERM to :class:`Cancelled` (main thread only)."""
+    global _pending, _finishing, _depth
+    _pending, _finishing, _depth = None, False, 0
+    for name in ("SIGINT", "SIGTERM"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            signal.signal(sig, _handler)
+
+
+def finishing() -> None:
+    """From now on a signal is recorded, never raised: the summary is being written."""
+    global _finishing
+    _finishing = True
+
+
+@contextlib.contextmanager
+def critical() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM for the block; a signal that arrived is raised at its end."""
+    global _depth, _pending
+    _depth += 1
+    try:
+        yield
+    finally:
+        _depth -= 1
+    if not _depth and not _finishing and _pending is not None:
+        signum, _pending = _pending, None
+        raise Cancelled(signum)
