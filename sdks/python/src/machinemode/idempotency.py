@@ -1,0 +1,237 @@
+"""Idempotency keys for retryable writes (AOI-CLI §14.4, §9.3, §18.2 check 7).
+
+§14.4 recommends ``--idempotency-key KEY``; lint check 7 says a replay "returns the
+prior result without doubling the effect". The spec says no more, so this module
+fixes the rest:
+
+* a record per key holds a hash of the request (command and arguments that decide
+  the effect), the domain events the first run emitted and its ``aoi:summary``
+  fields; framework envelopes (``aoi``) are not stored, a replay is emitted as a
+  new run with its own ``seq`` and ``run``;
+* the same key with the same request replays the record (events marked
+  ``"replayed": true``, which docs/discovery.md lets lint ignore);
+* the same key with a different request is refused: ``conflict``
+  ``IDEMPOTENCY_KEY_REUSED`` (§9.2: not retryable as is);
+* a record expires after ``ttl`` seconds (default 24 h) and is then forgotten;
+* only a finished run is recorded: a run that failed before its effect, or whose
+  effect is unknown, records nothing, so a retry runs again (§9.3 "MUST set
+  retryable:false when it cannot determine whether a side effect was applied" is
+  the producer's part).
+
+The default store is a directory of JSON files under
+``$XDG_STATE_HOME/<tool>/idempotency/`` (``~/.local/state`` when unset), written
+atomically (a temp file in the same directory, fsync, rename). Another store fits
+the :class:`IdempotencyStore` protocol.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
+
+__all__ = [
+    "IDEMPOTENCY_CONFLICT_CATEGORY",
+    "IDEMPOTENCY_CONFLICT_CODE",
+    "DEFAULT_TTL_SECONDS",
+    "IdempotencyConflict",
+    "IdempotencyRecord",
+    "IdempotencyStore",
+    "FileIdempotencyStore",
+    "MemoryIdempotencyStore",
+    "Idempotency",
+    "request_hash",
+    "default_state_dir",
+]
+
+IDEMPOTENCY_CONFLICT_CATEGORY = "conflict"
+IDEMPOTENCY_CONFLICT_CODE = "IDEMPOTENCY_KEY_REUSED"
+DEFAULT_TTL_SECONDS = 24 * 3600.0
+_FORMAT = 1
+
+
+class IdempotencyConflict(Exception):
+    """The key was used for another request; map to an ``aoi:error`` (§9.1)."""
+
+    category = IDEMPOTENCY_CONFLICT_CATEGORY
+    code = IDEMPOTENCY_CONFLICT_CODE
+    retryable = False
+
+    def __init__(self, key: str) -> None:
+        self.message = "the idempotency key was already used for a different request"
+        super().__init__(self.message)
+        self.key = key
+        self.field = "idempotency_key"
+
+
+def request_hash(command: str, arguments: Mapping[str, Any]) -> str:
+    """``sha256:<hex>`` of the command and the arguments that decide its effect, canonical JSON.
+
+    Leave out the key itself and presentation options (``--output``).
+    """
+    body = json.dumps({"command": command, "arguments": dict(arguments)}, sort_keys=True,
+                      separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(body.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class IdempotencyRecord:
+    """What a finished run left for its key."""
+
+    key: str
+    request_hash: str
+    events: Tuple[Dict[str, Any], ...]
+    summary: Dict[str, Any]
+    created_at: float
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"format": _FORMAT, "key": self.key, "request_hash": self.request_hash,
+                "events": list(self.events), "summary": self.summary, "created_at": self.created_at}
+
+    @staticmethod
+    def from_json(obj: Any) -> Optional["IdempotencyRecord"]:
+        """The record, or ``None`` when ``obj`` is not one (a damaged file is a missing record)."""
+        if not isinstance(obj, dict) or obj.get("format") != _FORMAT:
+            return None
+        key, rh, events, summary, created = (obj.get(k) for k in
+                                             ("key", "request_hash", "events", "summary", "created_at"))
+        if not (isinstance(key, str) and isinstance(rh, str) and isinstance(events, list)
+                and all(isinstance(e, dict) for e in events) and isinstance(summary, dict)
+                and isinstance(created, (int, float)) and not isinstance(created, bool)):
+            return None
+        return IdempotencyRecord(key, rh, tuple(events), summary, float(created))
+
+
+class IdempotencyStore(Protocol):
+    """Where records live; ``get`` returns ``None`` for an unknown key."""
+
+    def get(self, key: str) -> Optional[IdempotencyRecord]: ...
+
+    def put(self, record: IdempotencyRecord) -> None: ...
+
+    def delete(self, key: str) -> None: ...
+
+
+def default_state_dir(tool: str) -> Path:
+    """``$XDG_STATE_HOME/<tool>/idempotency`` (XDG Base Directory: ``~/.local/state`` when unset or relative)."""
+    base = os.environ.get("XDG_STATE_HOME", "")
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".local" / "state"
+    return root / tool / "idempotency"
+
+
+class FileIdempotencyStore:
+    """One JSON file per key, named by the key's SHA-256 (a key is caller input: never a path)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+
+    @classmethod
+    def for_tool(cls, tool: str) -> "FileIdempotencyStore":
+        return cls(default_state_dir(tool))
+
+    def _path(self, key: str) -> Path:
+        return self.directory / (hashlib.sha256(key.encode()).hexdigest() + ".json")
+
+    def get(self, key: str) -> Optional[IdempotencyRecord]:
+        try:
+            text = self._path(key).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        try:
+            record = IdempotencyRecord.from_json(json.loads(text))
+        except ValueError:
+            return None
+        return record if record is not None and record.key == key else None
+
+    def put(self, record: IdempotencyRecord) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        data = json.dumps(record.to_json(), separators=(",", ":"), ensure_ascii=False).encode()
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self._path(record.key))
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+
+    def delete(self, key: str) -> None:
+        try:
+            self._path(key).unlink()
+        except FileNotFoundError:
+            pass
+
+
+@dataclass
+class MemoryIdempotencyStore:
+    """A store in memory, for tests and for servers that keep their own state."""
+
+    records: Dict[str, IdempotencyRecord] = field(default_factory=dict)
+
+    def get(self, key: str) -> Optional[IdempotencyRecord]:
+        return self.records.get(key)
+
+    def put(self, record: IdempotencyRecord) -> None:
+        self.records[record.key] = record
+
+    def delete(self, key: str) -> None:
+        self.records.pop(key, None)
+
+
+def _strip(event: Mapping[str, Any]) -> Dict[str, Any]:
+    return {k: v for k, v in event.items() if k != "aoi"}
+
+
+_SUMMARY_KEPT = ("ok", "reason", "count", "input_count", "warning_count", "error_count", "partial",
+                 "truncated", "next_cursor", "caused_by", "upstream", "properties")
+
+
+class Idempotency:
+    """Look up, replay and record runs by key.
+
+    ``lookup`` before the effect: ``None`` means run it; a record means replay it
+    (:meth:`replay_events`), and a reused key raises :class:`IdempotencyConflict`.
+    ``record`` after a run that finished (its summary was decided).
+    """
+
+    def __init__(self, store: IdempotencyStore, *, ttl: float = DEFAULT_TTL_SECONDS,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.ttl = ttl
+        self._clock = clock
+
+    def lookup(self, key: str, request: str) -> Optional[IdempotencyRecord]:
+        """The record to replay for ``key``, ``None`` when there is none (or it expired)."""
+        record = self.store.get(key)
+        if record is None:
+            return None
+        if self._clock() - record.created_at >= self.ttl:
+            self.store.delete(key)
+            return None
+        if record.request_hash != request:
+            raise IdempotencyConflict(key)
+        return record
+
+    def record(self, key: str, request: str, events: Sequence[Mapping[str, Any]],
+               summary: Mapping[str, Any]) -> IdempotencyRecord:
+        """Keep the domain events and the summary fields of a finished run."""
+        kept_events = tuple(_strip(e) for e in events if not str(e.get("type", "")).startswith("aoi:"))
+        kept_summary = {k: summary[k] for k in _SUMMARY_KEPT if k in summary}
+        rec = IdempotencyRecord(key, request, kept_events, kept_summary, self._clock())
+        self.store.put(rec)
+        return rec
+
+    @staticmethod
+    def replay_events(record: IdempotencyRecord) -> List[Dict[str, Any]]:
+        """The recorded domain events, each marked ``"replayed": true`` (docs/discovery.md, check 7)."""
+        return [{**e, "replayed": True} for e in record.events]
