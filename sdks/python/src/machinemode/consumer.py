@@ -791,11 +791,12 @@ class StreamReader:
             self._n("CAUSED_BY_ON_SUCCESS", "§8.3", "caused_by with ok:true", n)
         upstream = obj.get("upstream")
         if "upstream" in obj:
-            if not isinstance(upstream, dict) or any(not isinstance(v, str) for v in upstream.values()):
+            if isinstance(upstream, dict) and "protocol" in upstream and "status" in upstream:
+                self._v("V02_UPSTREAM_SHAPE", "§5.2", "upstream shaped {protocol,status}: that is wrapped", n)
+                upstream = None
+            elif not isinstance(upstream, dict) or any(not isinstance(v, str) for v in upstream.values()):
                 self._v("UPSTREAM_INVALID", "§13.1", "upstream must be an object of strings, never null", n)
                 upstream = None
-            elif "protocol" in upstream and "status" in upstream:
-                self._v("V02_UPSTREAM_SHAPE", "§5.2", "upstream shaped {protocol,status}: that is wrapped", n)
             elif not upstream:
                 self._n("UPSTREAM_INVALID", "§13.1", "upstream is empty", n)
         if s.summary is None:
