@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import List
+from typing import Any, Dict, List
 
 import pytest
 
@@ -19,7 +19,7 @@ from machinemode.idempotency import (
     request_hash,
 )
 
-EVENTS = [{"type": "aoi:meta", "aoi": {"seq": 0, "run": "r"}, "tool": "t"},
+EVENTS: List[Dict[str, Any]] = [{"type": "aoi:meta", "aoi": {"seq": 0, "run": "r"}, "tool": "t"},
           {"type": "created", "aoi": {"seq": 1, "run": "r"}, "id": "n1"},
           {"type": "aoi:summary", "aoi": {"seq": 2, "run": "r"}, "ok": True, "count": 1, "event_count": 3}]
 SUMMARY = EVENTS[-1]
