@@ -34,7 +34,7 @@ from . import signals
 from .emitter import Emitter, Identity, StreamClosed, StreamFailed
 from .errors import EXIT_BROKEN_PIPE, EXIT_IOERR, AoiError, clean_message, internal
 
-__all__ = ["Outcome", "main", "run", "stdout_stream"]
+__all__ = ["Outcome", "Stop", "main", "run", "stdout_stream"]
 
 #: The exit status of a failed outcome by ``reason`` when the tool does not give one (§6).
 _EXIT_FOR_REASON = {"failed": 1, "cancelled": 130, "timeout": 124, "denied": 77}
@@ -79,6 +79,15 @@ class Outcome:
                     truncated=self.truncated, next_cursor=self.next_cursor,
                     input_count=self.input_count, caused_by=self.caused_by,
                     upstream=self.upstream, properties=self.properties)
+
+
+class Stop(Exception):
+    """Raised by a command to end with this outcome (an upstream failure with ``caused_by``,
+    a refusal that is not an error of its own)."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__(outcome.reason)
+        self.outcome = outcome
 
 
 def stdout_stream() -> Optional[BinaryIO]:
@@ -200,6 +209,11 @@ def _run(body: Callable[[], Optional[Outcome]], out: Optional[Emitter], name: st
             else:
                 out.flush()
         return outcome.exit_status()
+    except Stop as stop:
+        signals.finishing()
+        if out is not None and not out.finished:
+            stop.outcome.summarize(out)
+        return stop.outcome.exit_status()
     except AoiError as err:
         signals.finishing()
         if out is not None:

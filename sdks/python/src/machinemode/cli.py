@@ -1,0 +1,784 @@
+"""The command-line surface on argparse, and discovery derived from it (AOI-CLI §3, §10, §16, §17).
+
+One :class:`Tool` holds one argparse parser per command. ``--help``, the usage errors, the
+input schemas (``input-schema --command NAME``), the capability manifest (``capabilities``) and
+the event schema (``schema``) are all read from those parsers and from the declared event
+classes, so discovery cannot drift from what the tool accepts and emits (docs/discovery.md).
+
+Every command has ``--output``/``--format`` (``jsonl``; ``json`` is read as ``jsonl`` except by
+the discovery commands; ``human``, the default), ``--schema-version``, ``--no-color`` and
+``--debug``. A command adds the §16.1 groups it needs:
+
+=================  ===========================================================  ==================
+group              flags                                                        capability
+=================  ===========================================================  ==================
+``PAGING``         ``--limit N``, ``--cursor TOKEN``, ``--max-bytes N``         bounded, supports_cursor
+``DRY_RUN``        ``--dry-run``                                                supports_dry_run
+``CONFIRM``        ``--confirm``, ``--confirm-count N``                         requires_confirm
+``IDEMPOTENCY``    ``--idempotency-key KEY``                                    supports_idempotency_key
+``INPUT_JSONL``    ``--input-jsonl PATH``, ``--fail-fast``/``--continue-on-error``  input_modes jsonl
+``INPUT_JSON``     ``--input-json PATH``, ``--fail-fast``/``--continue-on-error``   input_modes json
+``TIMEOUT``        ``--timeout SECONDS``                                        —
+=================  ===========================================================  ==================
+
+A usage error (an unknown flag, a missing operand, a bad value) exits 64 (§6); in machine mode
+it is a complete stream: ``aoi:meta``, a ``usage`` ``aoi:error``, ``aoi:summary``. Messages
+never repeat a value the caller gave (it may be a secret, §11): only flag names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import json
+import re
+import sys
+from typing import (Any, Callable, Dict, Iterable, List, NoReturn, Optional, Sequence, Tuple,
+                    Type, TypeVar)
+
+from . import errors, harness
+from .emitter import AOI_VERSION, Emitter, Identity, StreamFailed
+from .errors import AoiError
+from .harness import Outcome
+from .records import RecordBatch, read_records
+from .schemas import event_type_of, schema_of
+
+__all__ = [
+    "CONFIRM", "DRY_RUN", "IDEMPOTENCY", "INPUT_JSON", "INPUT_JSONL", "PAGING", "TIMEOUT",
+    "Command", "Context", "Tool", "path",
+]
+
+T = TypeVar("T")
+
+PAGING = "paging"
+DRY_RUN = "dry_run"
+CONFIRM = "confirm"
+IDEMPOTENCY = "idempotency"
+INPUT_JSONL = "input_jsonl"
+INPUT_JSON = "input_json"
+TIMEOUT = "timeout"
+_GROUPS = (PAGING, DRY_RUN, CONFIRM, IDEMPOTENCY, INPUT_JSONL, INPUT_JSON, TIMEOUT)
+
+_DISCOVERY = ("schema", "capabilities", "input-schema")
+_SENSITIVE = ("token", "secret", "password", "passwd", "key", "credential", "cookie",
+              "authorization", "auth", "bearer", "private")
+_JSON_SCHEMA = "https://json-schema.org/draft/2020-12/schema"
+_CODE_RE = "^[A-Z][A-Z0-9_]*$"
+_FLAG_RE = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9-]{0,40}$")
+
+
+def path(value: str) -> str:
+    """An argparse ``type`` for an argument the tool opens as a file (``-``: stdin); marked
+    ``x-aoi-format: path`` in the input schema (docs/discovery.md)."""
+    return value
+
+
+def _nonnegative(value: str) -> int:
+    if not re.match(r"^[0-9]{1,12}$", value):
+        raise argparse.ArgumentTypeError("a non-negative integer")
+    return int(value)
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError("a number of seconds") from None
+    if not seconds >= 0 or seconds != seconds or seconds == float("inf"):
+        raise argparse.ArgumentTypeError("a number of seconds")
+    return seconds
+
+
+class _UsageError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors are raised (as usage errors), never printed with exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(*_describe(message))
+
+
+def _describe(message: str) -> Tuple[str, str]:
+    """An argparse message as (code, message) that names flags but never echoes values."""
+    if message.startswith("unrecognized arguments"):
+        names = [t.split("=", 1)[0] for t in message.split(":", 1)[1].split()
+                 if t.startswith("-")]
+        shown = [n for n in names if _FLAG_RE.match(n)]
+        if shown:
+            return "UNKNOWN_OPTION", "Unknown option " + ", ".join(shown[:5]) + "."
+        return "UNEXPECTED_OPERAND", "Too many operands."
+    if "the following arguments are required" in message:
+        return "MISSING_ARGUMENT", "Missing: " + message.split(":", 1)[1].strip() + "."
+    m = re.match(r"argument ([^:]+): (.*)", message)
+    if m:
+        name, rest = m.group(1).split("/")[0].strip(), m.group(2)
+        if not _FLAG_RE.match(name) and not re.match(r"^[A-Za-z_]{1,40}$", name):
+            name = "an argument"
+        if rest.startswith("invalid choice"):
+            choices = re.search(r"\(choose from (.*)\)", rest)
+            return "INVALID_CHOICE", f"Invalid value for {name}" + (
+                f"; choose from {choices.group(1)}." if choices else ".")
+        if rest.startswith("expected"):
+            return "MISSING_VALUE", f"Option {name} needs a value."
+        if "not allowed with" in rest:
+            return "CONFLICTING_ARGUMENTS", f"{name} {rest.split(':')[0]}."
+        if "ignored explicit argument" in rest:
+            return "UNEXPECTED_VALUE", f"Option {name} takes no value."
+        kind = re.match(r"invalid (.*) value", rest)
+        return "INVALID_VALUE", f"Invalid value for {name}" + (
+            f": expected {kind.group(1)}." if kind else ".")
+    return "USAGE", "Invalid usage."
+
+
+@dataclasses.dataclass
+class _ArgInfo:
+    schema: Dict[str, Any]
+    path: bool
+    secret: Optional[bool]
+
+
+class Command:
+    """One command: its parser (add arguments with :meth:`argument`), its declared events and
+    claims, and its handler."""
+
+    def __init__(self, tool: Tool, name: str, parser: argparse.ArgumentParser, *,
+                 summary: str, read_only: bool, groups: Sequence[str],
+                 events: Sequence[type], destructive: bool, additive: bool, unbounded: bool,
+                 examples: Sequence[Sequence[str]], setup: Optional[Sequence[Any]],
+                 stdin: Optional[str], record: Optional[type], input_default: str,
+                 limit_default: int, limit_max: int) -> None:
+        self.tool = tool
+        self.name = name
+        self.parser = parser
+        self.summary = summary
+        self.read_only = read_only
+        self.groups = tuple(groups)
+        self.events = tuple(events)
+        self.destructive = destructive
+        self.additive = additive
+        self.unbounded = unbounded
+        self.examples = [list(e) for e in examples]
+        self.setup = setup
+        self.stdin = stdin
+        self.record = record
+        self.input_default = input_default
+        self.limit_default = limit_default
+        self.limit_max = limit_max
+        self.info: Dict[str, _ArgInfo] = {}
+        self.fn: Optional[Callable[[Context], Optional[Outcome]]] = None
+        for g in self.groups:
+            if g not in _GROUPS:
+                raise ValueError(f"unknown flag group {g!r}")
+        for cls in self.events:
+            if event_type_of(cls) is None:
+                raise ValueError(f"{cls.__name__} is not marked with @event(...)")
+
+    @property
+    def event_types(self) -> List[str]:
+        """Every ``type`` this command may emit, framework ones included (§17)."""
+        out = ["aoi:meta"] + [t for t in (event_type_of(c) for c in self.events) if t]
+        if DRY_RUN in self.groups:
+            out.append("aoi:plan")
+        if self.unbounded:
+            out.append("aoi:heartbeat")
+        return out + ["aoi:warning", "aoi:error", "aoi:summary"]
+
+    def argument(self, *flags: str, schema: Optional[Dict[str, Any]] = None,
+                 secret: Optional[bool] = None, **kwargs: Any) -> argparse.Action:
+        """``parser.add_argument`` plus what the input schema should add (``schema``: e.g.
+        ``{"minLength": 1}``; ``secret``: never echoed, §11). ``type=machinemode.cli.path``
+        marks a path."""
+        action = self.parser.add_argument(*flags, **kwargs)
+        self.info[action.dest] = _ArgInfo(dict(schema or {}), kwargs.get("type") is path,
+                                          secret)
+        return action
+
+    def handler(self, fn: Callable[[Context], Optional[Outcome]]
+                ) -> Callable[[Context], Optional[Outcome]]:
+        """Decorate the function that runs this command."""
+        self.fn = fn
+        return fn
+
+    # -- discovery ---------------------------------------------------------------------------
+
+    def input_schema(self) -> Dict[str, Any]:
+        """The strict input schema of this command (docs/discovery.md ``input-schema``)."""
+        props: Dict[str, Any] = {}
+        required: List[str] = []
+        positional: List[str] = []
+        flags: Dict[str, str] = {}
+        secret: List[str] = []
+        for action in self.parser._actions:  # argparse's documented-by-use action list
+            if isinstance(action, argparse._HelpAction) or action.dest in ("output",):
+                continue
+            name = action.dest
+            prop = _property(action)
+            info = self.info.get(name)
+            if info is not None:
+                if info.path:
+                    target = prop["items"] if prop.get("type") == "array" else prop
+                    target["x-aoi-format"] = "path"
+                prop.update(info.schema)
+                if info.secret:
+                    prop["writeOnly"] = True
+                    secret.append(name)
+                elif info.secret is False:
+                    prop["writeOnly"] = False
+            props[name] = prop
+            if not action.option_strings:
+                positional.append(name)
+                if action.nargs not in ("?", "*"):
+                    required.append(name)
+            else:
+                long = [o for o in action.option_strings if o.startswith("--")]
+                flags[name] = (long or action.option_strings)[0]
+                if action.required:
+                    required.append(name)
+        doc: Dict[str, Any] = {
+            "$schema": _JSON_SCHEMA,
+            "title": f"{self.tool.name} {self.name}",
+            "description": self.summary,
+            "type": "object",
+            "additionalProperties": False,
+            "properties": props,
+            "required": required,
+            "x-aoi": {"command": self.name, "positional": positional, "flags": flags,
+                      "secret": secret, "trailing_after_double_dash": False},
+        }
+        if self.record is not None:
+            defs: Dict[str, Any] = {}
+            record = schema_of(self.record, strict=True, defs=defs)
+            record.setdefault("title", f"{self.tool.name} {self.name} record (one JSONL line)")
+            doc["$defs"] = {**defs, "record": record}
+        return doc
+
+    def capabilities(self) -> Dict[str, Any]:
+        """This command's entry of the capability manifest (§17, docs/discovery.md)."""
+        modes = ["args"]
+        if INPUT_JSONL in self.groups:
+            modes.append("jsonl")
+        if INPUT_JSON in self.groups:
+            modes.append("json")
+        entry: Dict[str, Any] = {
+            "name": self.name,
+            "summary": self.summary,
+            "read_only": self.read_only,
+            "destructive": self.destructive,
+            "additive": self.additive,
+            "requires_confirm": CONFIRM in self.groups,
+            "supports_dry_run": DRY_RUN in self.groups,
+            "supports_idempotency_key": IDEMPOTENCY in self.groups,
+            "bounded": PAGING in self.groups,
+            "supports_cursor": PAGING in self.groups,
+            "unbounded": self.unbounded,
+            "event_types": self.event_types,
+            "input_modes": modes,
+            "examples": self.examples,
+        }
+        if len(modes) > 1:
+            entry["input_default"] = self.input_default
+        if self.setup is not None:
+            entry["setup"] = list(self.setup)
+        if self.stdin is not None:
+            entry["stdin"] = self.stdin
+        return entry
+
+
+def _property(action: argparse.Action) -> Dict[str, Any]:
+    """The JSON Schema of one argparse action: its type, choices, default and help."""
+    if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+        prop: Dict[str, Any] = {"type": "boolean", "default": False}
+    else:
+        kind = action.type
+        item: Dict[str, Any]
+        if kind is int or kind is _nonnegative:
+            item = {"type": "integer"}
+            if kind is _nonnegative:
+                item["minimum"] = 0
+        elif kind is float or kind is _seconds:
+            item = {"type": "number", "minimum": 0} if kind is _seconds else {"type": "number"}
+        else:
+            item = {"type": "string"}
+        if action.choices is not None:
+            item["enum"] = list(action.choices)
+        many = isinstance(action, argparse._AppendAction) or action.nargs in ("*", "+")
+        prop = {"type": "array", "items": item} if many else dict(item)
+        default = action.default
+        if default is not None and default is not argparse.SUPPRESS and not many \
+                and isinstance(default, (str, int, float, bool)):
+            prop["default"] = default
+    if action.help and action.help is not argparse.SUPPRESS:
+        prop["description"] = action.help
+    return prop
+
+
+class Context:
+    """What a handler gets: the parsed arguments, the stream, and helpers for the groups."""
+
+    def __init__(self, command: Command, args: argparse.Namespace, out: Emitter,
+                 machine: bool, schema_version: str) -> None:
+        self.command = command
+        self.args = args
+        self.out = out
+        self.machine = machine
+        self.schema_version = schema_version
+        self.batch: Optional[RecordBatch[Any]] = None
+
+    @property
+    def limit(self) -> int:
+        """``--limit``, default and bound checked (a value over the bound is a usage error)."""
+        value = getattr(self.args, "limit", None)
+        if value is None:
+            return self.command.limit_default
+        if value > self.command.limit_max:
+            raise errors.usage("INVALID_VALUE", f"--limit is at most {self.command.limit_max}.",
+                               field="limit")
+        return int(value)
+
+    def require_confirm(self, *, count: Optional[int] = None,
+                        target: Optional[str] = None) -> None:
+        """§14.3: refuse a destructive run without ``--confirm`` (usage ``CONFIRM_REQUIRED``,
+        ``reason:"denied"``); with ``count``, a given ``--confirm-count`` must equal it
+        (``precondition_failed`` ``CONFIRM_COUNT_MISMATCH``). Nothing has been changed."""
+        if not getattr(self.args, "confirm", False):
+            raise errors.usage("CONFIRM_REQUIRED",
+                               f"{self.command.name} is destructive and needs --confirm "
+                               "(or --dry-run to see the plan).", reason="denied",
+                               target=target)
+        expected = getattr(self.args, "confirm_count", None)
+        if count is not None and expected is not None and expected != count:
+            raise errors.precondition_failed(
+                "CONFIRM_COUNT_MISMATCH",
+                f"--confirm-count {expected} does not match the {count} affected item(s).",
+                reason="denied", field="confirm_count")
+
+    def read_records(self, record_type: Type[T]) -> RecordBatch[T]:
+        """The records of ``--input-jsonl`` (:func:`machinemode.records.read_records`)."""
+        source = getattr(self.args, "input_jsonl", None)
+        if source is None:
+            raise errors.usage("MISSING_OPTION", f"{self.command.name} needs --input-jsonl PATH "
+                               "(- for standard input).")
+        batch = read_records(self.out, source, record_type,
+                             continue_on_error=self.continue_on_error)
+        self.batch = batch
+        return batch
+
+    @property
+    def continue_on_error(self) -> bool:
+        """``--continue-on-error``, else the command's declared default (§12.2)."""
+        if getattr(self.args, "continue_on_error", False):
+            return True
+        if getattr(self.args, "fail_fast", False):
+            return False
+        return self.command.input_default == "continue_on_error"
+
+    def done(self, **fields: Any) -> Outcome:
+        """The outcome of a run: ``ok:true`` unless items failed, with ``input_count`` and
+        ``upstream`` of the records read; item errors make it ``ok:false``, ``partial`` when
+        something was still done (§8.3), exit 65."""
+        if self.batch is not None:
+            fields.setdefault("input_count", self.batch.input_count)
+            if self.batch.upstream:
+                fields.setdefault("upstream", self.batch.upstream)
+            if self.batch.item_errors:
+                fields.setdefault("partial", self.out.count > 0)
+                return Outcome.failure(exit_code=65, **fields)
+        return Outcome.success(**fields)
+
+
+class Tool:
+    """A Machine Mode tool: commands on argparse, discovery, and the harness.
+
+    :param name: ``aoi:meta.tool`` and the program name.
+    :param schema_versions: every event-schema version served (``--schema-version``, §5.1);
+        the first is the default.
+    """
+
+    def __init__(self, name: str, version: str, *, description: str, schema_name: str,
+                 schema_versions: Sequence[str], schema_id: str,
+                 auth: Optional[str] = None) -> None:
+        self.name = name
+        self.version = version
+        self.description = description
+        self.schema_name = schema_name
+        self.schema_versions = list(schema_versions)
+        self.schema_id = schema_id
+        self.auth = auth
+        self.commands: Dict[str, Command] = {}
+        self.parser = _Parser(prog=name, description=description, allow_abbrev=False)
+        self.parser.add_argument("--version", action="version",
+                                 version=f"{name} {version} (AOI-CLI {AOI_VERSION})")
+        self._add_common(self.parser)
+        self._sub = self.parser.add_subparsers(dest="_command", metavar="COMMAND",
+                                               parser_class=_Parser)
+        schema = self._sub.add_parser("schema", help="Print the event schema (JSON Schema)",
+                                      allow_abbrev=False)
+        self._add_common(schema)
+        caps = self._sub.add_parser("capabilities", help="Print the capability manifest",
+                                    allow_abbrev=False)
+        self._add_common(caps)
+        ins = self._sub.add_parser("input-schema", help="Print one command's input schema",
+                                   allow_abbrev=False)
+        self._add_common(ins)
+        ins.add_argument("--command", dest="for_command", required=True, metavar="NAME",
+                         help="The command whose input schema to print")
+
+    @staticmethod
+    def _add_common(p: argparse.ArgumentParser) -> None:
+        s = argparse.SUPPRESS
+        p.add_argument("--output", "--format", dest="output", default=s,
+                       choices=["jsonl", "json", "human"],
+                       help="jsonl: Machine Mode, AOI JSONL events on stdout (default: human)")
+        p.add_argument("--schema-version", default=s, metavar="VERSION",
+                       help="The event schema version to emit")
+        p.add_argument("--no-color", action="store_true", default=s,
+                       help="Never colour (machine mode never does)")
+        p.add_argument("--debug", action="store_true", default=s,
+                       help="Say where an internal error happened (redacted; stdout unchanged)")
+
+    def identity(self, schema_version: Optional[str] = None) -> Identity:
+        """The §5 identity at a schema version (the default when None)."""
+        return Identity(self.name, self.version, self.schema_name,
+                        schema_version or self.schema_versions[0])
+
+    def command(self, name: str, *, summary: str, read_only: bool,
+                groups: Iterable[str] = (), events: Sequence[type] = (),
+                destructive: bool = False, additive: bool = False, unbounded: bool = False,
+                examples: Sequence[Sequence[str]] = (), setup: Optional[Sequence[Any]] = None,
+                stdin: Optional[str] = None, record: Optional[type] = None,
+                input_default: str = "fail_fast", limit_default: int = 20,
+                limit_max: int = 1000, description: Optional[str] = None) -> Command:
+        """Declare a command: its claims (§17), its flag groups, its events, its examples."""
+        if name in self.commands or name in _DISCOVERY:
+            raise ValueError(f"command {name!r} is declared twice")
+        groups = list(groups)
+        p = self._sub.add_parser(name, help=summary, description=description or summary,
+                                 allow_abbrev=False)
+        self._add_common(p)
+        cmd = Command(self, name, p, summary=summary, read_only=read_only, groups=groups,
+                      events=events, destructive=destructive, additive=additive,
+                      unbounded=unbounded, examples=examples, setup=setup, stdin=stdin,
+                      record=record, input_default=input_default,
+                      limit_default=limit_default, limit_max=limit_max)
+        self._add_groups(cmd)
+        self.commands[name] = cmd
+        return cmd
+
+    @staticmethod
+    def _add_groups(cmd: Command) -> None:
+        g = cmd.groups
+        if PAGING in g:
+            cmd.argument("--limit", type=_nonnegative, metavar="N",
+                         help=f"At most N items (default {cmd.limit_default})",
+                         schema={"default": cmd.limit_default, "maximum": cmd.limit_max})
+            cmd.argument("--cursor", metavar="TOKEN",
+                         help="Continue from aoi:summary.next_cursor of the previous page")
+            cmd.argument("--max-bytes", type=_nonnegative, metavar="N",
+                         help="Stop once N bytes of events are written (truncated)")
+        if DRY_RUN in g:
+            cmd.argument("--dry-run", action="store_true",
+                         help="Emit aoi:plan events and change nothing")
+        if CONFIRM in g:
+            cmd.argument("--confirm", action="store_true",
+                         help="Required: this command destroys data")
+            cmd.argument("--confirm-count", type=_nonnegative, metavar="N",
+                         help="Refuse unless exactly N items are affected")
+        if IDEMPOTENCY in g:
+            cmd.argument("--idempotency-key", metavar="KEY", secret=False,
+                         schema={"minLength": 1, "maxLength": 200},
+                         help="Replay protection: a repeat with the same key returns the "
+                              "first result")
+        if INPUT_JSONL in g:
+            cmd.argument("--input-jsonl", type=path, metavar="PATH",
+                         help="Read JSONL records from PATH (- for standard input)")
+        if INPUT_JSON in g:
+            cmd.argument("--input-json", type=path, metavar="PATH",
+                         help="Read one JSON array of records from PATH (- for stdin)")
+        if INPUT_JSONL in g or INPUT_JSON in g:
+            mode = cmd.parser.add_mutually_exclusive_group()
+            for flag, what in (("--fail-fast", "a malformed line aborts before any change"),
+                               ("--continue-on-error",
+                                "a malformed line is an item error; the rest is done")):
+                action = mode.add_argument(flag, action="store_true", help=what)
+                cmd.info[action.dest] = _ArgInfo({}, False, None)
+        if TIMEOUT in g:
+            cmd.argument("--timeout", type=_seconds, metavar="SECONDS",
+                         help="Bound waits on external resources",
+                         schema={"x-aoi-unit": "seconds"})
+
+    # -- discovery ---------------------------------------------------------------------------
+
+    def event_classes(self) -> List[type]:
+        """Every declared event class, once, in declaration order."""
+        seen: Dict[str, type] = {}
+        for cmd in self.commands.values():
+            for cls in cmd.events:
+                t = event_type_of(cls)
+                assert t is not None
+                if t in seen and seen[t] is not cls:
+                    raise ValueError(f"event type {t!r} is declared by two classes")
+                seen[t] = cls
+        return list(seen.values())
+
+    def event_schema(self, schema_version: Optional[str] = None) -> Dict[str, Any]:
+        """The event schema (§10; docs/discovery.md ``schema``)."""
+        version = schema_version or self.schema_versions[0]
+        defs = _framework_defs()
+        by_type = dict(_FRAMEWORK_REFS)
+        for cls in self.event_classes():
+            t = event_type_of(cls)
+            assert t is not None
+            defs[cls.__name__] = {}
+            defs[cls.__name__] = schema_of(cls, defs=defs)
+            by_type[t] = cls.__name__
+        all_of: List[Dict[str, Any]] = [{
+            "type": "object", "required": ["type", "aoi"],
+            "properties": {"type": {"type": "string"}, "aoi": {"$ref": "#/$defs/envelope"}}}]
+        for t, ref in by_type.items():
+            all_of.append({"if": {"properties": {"type": {"const": t}}, "required": ["type"]},
+                           "then": {"$ref": f"#/$defs/{ref}"}})
+        return {
+            "$schema": _JSON_SCHEMA,
+            "$id": self.schema_id.replace("{version}", version),
+            "title": f"{self.name} events",
+            "description": f"Every event {self.name} emits in machine mode (--output jsonl).",
+            "type": "object",
+            "allOf": all_of,
+            "$defs": defs,
+            "x-aoi": {"schema_name": self.schema_name, "schema_version": version,
+                      "aoi_version": AOI_VERSION, "event_types": list(by_type)},
+        }
+
+    def capabilities(self) -> Dict[str, Any]:
+        """The capability manifest (§17; docs/discovery.md ``capabilities``)."""
+        doc: Dict[str, Any] = {
+            "tool": self.name,
+            "tool_version": self.version,
+            "aoi_versions": [AOI_VERSION],
+            "outputs": ["jsonl"],
+            "machine_flag": ["--output", "jsonl"],
+            "schemas": [{"name": self.schema_name, "versions": self.schema_versions,
+                         "default": self.schema_versions[0]}],
+            "commands": [c.capabilities() for c in self.commands.values()],
+        }
+        if self.auth is not None:
+            doc["auth"] = self.auth
+        return doc
+
+    # -- running -------------------------------------------------------------------------------
+
+    def _negotiate(self, asked: Optional[str]) -> str:
+        """§5.1 ``--schema-version``: ``1``, ``1.0`` or ``1.0.0`` select the served version
+        they prefix; anything else is ``unsupported``."""
+        if asked is None:
+            return self.schema_versions[0]
+        for v in self.schema_versions:
+            parts, want = v.split("."), asked.split(".")
+            if len(want) <= len(parts) and parts[:len(want)] == want:
+                return v
+        raise errors.unsupported(
+            "SCHEMA_VERSION_UNSUPPORTED",
+            "This schema version is not served; serves: " + ", ".join(self.schema_versions) + ".",
+            field="schema_version")
+
+    def main(self, argv: Optional[Sequence[str]] = None) -> NoReturn:
+        """Parse ``argv`` (default ``sys.argv[1:]``), run the command, exit (see the module)."""
+        argv = list(sys.argv[1:] if argv is None else argv)
+        output = _prescan_output(argv)
+        machine = output in ("jsonl", "json")
+        command = next((a for a in argv if a in self.commands), None)
+        try:
+            args = self.parser.parse_args(argv)
+        except _UsageError as e:
+            self._usage_failure(e.code, e.message, machine, command)
+        except SystemExit as se:  # --help, --version
+            harness.run(lambda: _exit_with(se), emitter=None, name=self.name)
+        except BrokenPipeError as bp:  # --help into a closed pipe
+            harness.run(lambda: _raise(bp), emitter=None, name=self.name)
+        except OSError as oe:  # --help into a full disk
+            harness.run(lambda: _raise(StreamFailed(oe.errno)), emitter=None, name=self.name)
+        name = getattr(args, "_command", None)
+        debug = bool(getattr(args, "debug", False))
+        if name is None:
+            self._usage_failure("MISSING_COMMAND", "No command given; see --help.", machine, None)
+        try:
+            version = self._negotiate(getattr(args, "schema_version", None))
+        except AoiError as err:
+            out = self._emitter(command, machine, None, False)
+            harness.run(lambda: _raise(err), emitter=out, name=self.name)
+        if name in _DISCOVERY:
+            harness.run(lambda: self._discover(name, args, version, output), emitter=None,
+                        name=self.name, debug=debug)
+        cmd = self.commands[name]
+        out = self._emitter(name, machine, version, cmd.unbounded)
+        ctx = Context(cmd, args, out, machine, version)
+        fn = cmd.fn
+        if fn is None:
+            raise RuntimeError(f"command {name!r} has no handler")
+        harness.run(lambda: fn(ctx), emitter=out, name=self.name, debug=debug)
+
+    def _emitter(self, command: Optional[str], machine: bool, version: Optional[str],
+                 flush_each: bool) -> Emitter:
+        cmd = self.commands.get(command or "")
+        types = None if cmd is None else [t for t in cmd.event_types if not t.startswith("aoi:")]
+        stream = harness.stdout_stream()
+        if not machine:
+            from .human import HumanStream
+
+            stream = HumanStream(stream, self.name)  # type: ignore[assignment]
+            flush_each = True
+        return Emitter(stream, self.identity(version), command=command, event_types=types,
+                       flush_each=flush_each)
+
+    def _usage_failure(self, code: str, message: str, machine: bool,
+                       command: Optional[str]) -> NoReturn:
+        err = errors.usage(code, message, hint=f"{self.name} --help")
+        if not machine:
+            def say() -> Optional[Outcome]:
+                sys.stderr.write(f"{self.name}: usage error: {err.message}\n"
+                                 f"Try '{self.name} --help'.\n")
+                raise SystemExit(64)
+
+            harness.run(say, emitter=None, name=self.name)
+        out = self._emitter(command, True, None, False)
+        harness.run(lambda: _raise(err), emitter=out, name=self.name)
+
+    def _discover(self, name: str, args: argparse.Namespace, version: str,
+                  output: Optional[str]) -> Outcome:
+        doc: Dict[str, Any]
+        if name == "schema":
+            doc = self.event_schema(version)
+        elif name == "capabilities":
+            doc = self.capabilities()
+        else:
+            target = self.commands.get(args.for_command)
+            if target is None:
+                raise errors.usage("UNKNOWN_COMMAND", "input-schema knows: "
+                                   + ", ".join(self.commands) + ".", field="command")
+            doc = target.input_schema()
+        if output == "jsonl":
+            text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+        else:
+            text = json.dumps(doc, ensure_ascii=False, indent=2)
+        out = sys.stdout
+        if out is None:
+            raise StreamFailed(9)
+        out.write(text + "\n")
+        out.flush()
+        return Outcome.success()
+
+
+def _prescan_output(argv: Sequence[str]) -> Optional[str]:
+    """The ``--output``/``--format`` value, found before parsing so a usage error honours it."""
+    value = None
+    for i, tok in enumerate(argv):
+        if tok == "--":
+            break
+        if tok in ("--output", "--format") and i + 1 < len(argv):
+            value = argv[i + 1]
+        for flag in ("--output=", "--format="):
+            if tok.startswith(flag):
+                value = tok[len(flag):]
+    return value
+
+
+def _raise(err: BaseException) -> Optional[Outcome]:
+    raise err
+
+
+def _exit_with(se: SystemExit) -> Optional[Outcome]:
+    raise se
+
+
+_FRAMEWORK_REFS = {"aoi:meta": "meta", "aoi:summary": "summary", "aoi:error": "error",
+                   "aoi:warning": "warning", "aoi:plan": "plan", "aoi:check": "check",
+                   "aoi:progress": "progress", "aoi:heartbeat": "heartbeat"}
+
+
+def _framework_defs() -> Dict[str, Any]:
+    """The framework events as §8.3 and §9.1 define them."""
+    ident = {k: {"type": "string"} for k in
+             ("tool", "tool_version", "aoi_version", "schema_name", "schema_version")}
+    diag: Dict[str, Any] = {
+        "category": {"type": "string"},
+        "code": {"type": "string", "pattern": _CODE_RE},
+        "message": {"type": "string", "pattern": "^[^\\n\\r]*$"},
+        "retryable": {"type": "boolean"},
+        "retry_after_ms": {"type": "integer", "minimum": 0},
+        "domain": {"type": "string"}, "origin": {"type": "string"},
+        "scope": {"enum": ["process", "item"]}, "target": {"type": "string"},
+        "item_index": {"type": "integer", "minimum": 0},
+        "line_number": {"type": "integer", "minimum": 0},
+        "field": {"type": "string"}, "hint": {"type": "string"}, "docs": {"type": "string"},
+        "details": {"type": "object"}, "properties": {"type": "object"},
+        "wrapped": {"type": "object", "required": ["protocol"],
+                    "properties": {"protocol": {"enum": ["http", "grpc", "exit"]}}},
+    }
+    return copy.deepcopy({
+        "envelope": {"type": "object", "required": ["seq", "run"], "properties": {
+            "seq": {"type": "integer", "minimum": 0}, "run": {"type": "string", "minLength": 1},
+            "t": {"type": "number", "minimum": 0}, "trace_id": {"type": "string"}}},
+        "meta": {"type": "object", "required": list(ident), "properties": {
+            **ident, "command": {"type": "string"}, "args_redacted": {"type": "boolean"},
+            "input_fingerprint": {"type": "string"}, "properties": {"type": "object"}}},
+        "summary": {
+            "type": "object",
+            "required": ["ok", "event_count", "count", "warning_count", "error_count",
+                         "partial", "truncated", *ident],
+            "properties": {
+                **ident,
+                "ok": {"type": "boolean"},
+                "reason": {"enum": ["failed", "cancelled", "timeout", "denied", "skipped"]},
+                "event_count": {"type": "integer", "minimum": 1},
+                "count": {"type": "integer", "minimum": 0},
+                "input_count": {"type": "integer", "minimum": 0},
+                "warning_count": {"type": "integer", "minimum": 0},
+                "error_count": {"type": "integer", "minimum": 0},
+                "partial": {"type": "boolean"}, "truncated": {"type": "boolean"},
+                "next_cursor": {"type": ["string", "null"]},
+                "elapsed_ms": {"type": "integer", "minimum": 0},
+                "caused_by": {"type": "object", "required": ["category", "code", "retryable"],
+                              "properties": {k: diag[k] for k in (
+                                  "origin", "category", "code", "retryable", "retry_after_ms")}},
+                "upstream": {"type": "object", "properties": {k: {"type": "string"} for k in (
+                    "tool", "tool_version", "schema_name", "schema_version")}},
+                "properties": {"type": "object"},
+            },
+            "allOf": [
+                {"if": {"properties": {"ok": {"const": False}}, "required": ["ok"]},
+                 "then": {"required": ["reason"], "properties": {
+                     "reason": {"enum": ["failed", "cancelled", "timeout", "denied"]}}}},
+                {"if": {"properties": {"ok": {"const": True}}, "required": ["ok"]},
+                 "then": {"properties": {"reason": {"const": "skipped"}}}},
+            ],
+        },
+        "error": {
+            "type": "object", "required": ["category", "code", "message", "retryable"],
+            "properties": diag,
+            "allOf": [
+                {"if": {"not": {"required": ["origin"]}},
+                 "then": {"properties": {"category": {"enum": list(errors.CATEGORIES)}}}},
+                {"if": {"properties": {"retryable": {"const": False}}, "required": ["retryable"]},
+                 "then": {"not": {"required": ["retry_after_ms"]}}},
+            ],
+        },
+        "warning": {"type": "object", "properties": diag},
+        "plan": {"type": "object", "required": ["action", "target"], "properties": {
+            "action": {"type": "string"}, "target": {"type": "string"},
+            "detail": {"type": "string"}}},
+        "check": {"type": "object", "required": ["name", "ok"], "properties": {
+            "name": {"type": "string"}, "ok": {"type": "boolean"},
+            "severity": {"type": "string"}, "detail": {"type": "string"},
+            "hint": {"type": "string"}}},
+        "progress": {"type": "object", "properties": {
+            "completed": {"type": "number", "minimum": 0}, "total": {"type": "number"},
+            "unit": {"type": "string"}, "message": {"type": "string"}}},
+        "heartbeat": {"type": "object", "properties": {
+            "interval_ms": {"type": "integer", "minimum": 0}}},
+    })
