@@ -190,9 +190,20 @@ def parse_id(value: str) -> int:
     return int(value[1:])
 
 
+_SECRET_QUERY = re.compile(r"[?&](token|sig|signature|access_token|code|key|api_key|secret|"
+                           r"password|auth)=", re.IGNORECASE)
+
+
 def check_url(url: str) -> str:
+    """An http(s) URL without credentials: a bookmark store keeps no secrets (§11), so a URL
+    with a user:password or a token-like query key is refused, and never echoed."""
     if not re.match(URL_PATTERN, url) or len(url) > 2048:
         raise errors.validation("INVALID_URL", "The URL must be http(s) without spaces.",
+                                field="url")
+    authority = url.split("://", 1)[1].split("/", 1)[0]
+    if "@" in authority or _SECRET_QUERY.search(url):
+        raise errors.validation("URL_HAS_CREDENTIALS",
+                                "The URL carries credentials or a token; remove them first.",
                                 field="url")
     return url
 
