@@ -1,0 +1,110 @@
+"""The bookmarks example end to end: every stream through `aoi verify --schema-from`, and
+`aoi lint --tool` with no configuration (AOI-CLI §18.2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+from conftest import EXAMPLE, aoi_bin, lines
+
+
+@pytest.fixture()
+def env(tmp_path: Path) -> Dict[str, str]:
+    return dict(os.environ, XDG_DATA_HOME=str(tmp_path))
+
+
+def tool(env: Dict[str, str], *args: str, stdin: bytes = b"") -> "subprocess.CompletedProcess[bytes]":
+    return subprocess.run([sys.executable, str(EXAMPLE), *args], env=env, input=stdin,
+                          capture_output=True, timeout=60, check=False)
+
+
+def verified(env: Dict[str, str], *args: str, stdin: bytes = b"") -> int:
+    """Run the example in machine mode under `aoi verify --schema-from`; its exit status."""
+    proc = subprocess.run([aoi_bin(), "verify", "--schema-from", str(EXAMPLE), "--",
+                           str(EXAMPLE), *args, "--output", "jsonl"], env=env, input=stdin,
+                          capture_output=True, timeout=60, check=False)
+    assert proc.returncode in (0, 1), proc.stdout.decode() + proc.stderr.decode()
+    return proc.returncode
+
+
+def test_every_command_streams_verify_against_the_published_schema(env: Dict[str, str]) -> None:
+    assert verified(env, "add", "https://example.com/a", "--title", "A", "--tag", "t") == 0
+    assert verified(env, "add", "https://example.com/b", "--dry-run") == 0
+    assert verified(env, "get", "b1") == 0
+    assert verified(env, "get", "b9") == 1
+    assert verified(env, "list", "--limit", "1") == 0
+    assert verified(env, "search", "example") == 0
+    assert verified(env, "update", "b1", "--title", "B") == 0
+    assert verified(env, "delete", "b1") == 1  # refused without --confirm
+    assert verified(env, "delete", "b1", "--confirm") == 0
+    assert verified(env, "import", "--input-jsonl", "-",
+                    stdin=b'{"url":"https://example.com/i"}\n') == 0
+    assert verified(env, "import", "--input-jsonl", "-", "--continue-on-error",
+                    stdin=b'{"url":"https://example.com/j"}\nnot json\n') == 1
+    assert verified(env, "list", "--bogus") == 1  # a usage error is a complete stream
+
+
+def test_list_is_bounded_and_the_cursor_continues(env: Dict[str, str]) -> None:
+    for i in range(3):
+        tool(env, "add", f"https://example.com/{i}")
+    first = lines(tool(env, "list", "--limit", "2", "--output", "jsonl").stdout)
+    summary = first[-1]
+    assert summary["truncated"] is True and summary["count"] == 2  # §15
+    rest = lines(tool(env, "list", "--cursor", summary["next_cursor"], "--output", "jsonl").stdout)
+    assert [e["id"] for e in rest if e["type"] == "bookmark"] == ["b3"]
+    assert rest[-1]["truncated"] is False
+
+
+def test_fail_fast_import_writes_nothing_and_names_the_line(env: Dict[str, str]) -> None:
+    proc = tool(env, "import", "--input-jsonl", "-", "--output", "jsonl",
+                stdin=b'{"url":"https://example.com/ok"}\n{"url": 3}\n')
+    assert proc.returncode == 65  # §6 EX_DATAERR, §12.2
+    err = [e for e in lines(proc.stdout) if e["type"] == "aoi:error"][0]
+    assert err["line_number"] == 2 and err["field"] == "url"
+    listed = lines(tool(env, "list", "--output", "jsonl").stdout)
+    assert listed[-1]["count"] == 0
+
+
+def test_delete_by_query_needs_the_count(env: Dict[str, str]) -> None:
+    for i in range(2):
+        tool(env, "add", f"https://example.com/q{i}")
+    assert tool(env, "delete", "--query", "example", "--confirm").returncode == 64
+    wrong = tool(env, "delete", "--query", "example", "--confirm", "--confirm-count", "3")
+    assert wrong.returncode == 1
+    assert lines(tool(env, "list", "--output", "jsonl").stdout)[-1]["count"] == 2
+    assert tool(env, "delete", "--query", "example", "--confirm", "--confirm-count",
+                "2").returncode == 0
+
+
+def test_discovery_agrees_with_the_parser(env: Dict[str, str]) -> None:
+    caps = json.loads(tool(env, "capabilities", "--output", "json").stdout)
+    names: List[str] = [c["name"] for c in caps["commands"]]
+    assert names == ["add", "get", "list", "search", "update", "delete", "import", "watch"]
+    delete = next(c for c in caps["commands"] if c["name"] == "delete")
+    assert delete["destructive"] and delete["requires_confirm"] and delete["supports_dry_run"]
+    schema = json.loads(tool(env, "input-schema", "--command", "import", "--output",
+                             "json").stdout)
+    assert schema["additionalProperties"] is False
+    assert schema["$defs"]["record"]["required"] == ["url"]
+    assert schema["properties"]["input_jsonl"]["x-aoi-format"] == "path"
+    event_schema = json.loads(tool(env, "schema", "--output", "json").stdout)
+    assert event_schema["$id"].startswith("https://")
+    assert "bookmark" in event_schema["x-aoi"]["event_types"]
+    bad = tool(env, "list", "--schema-version", "2", "--output", "jsonl")
+    assert bad.returncode == 1 and lines(bad.stdout)[1]["code"] == "SCHEMA_VERSION_UNSUPPORTED"
+
+
+def test_aoi_lint_passes_with_no_configuration() -> None:
+    proc = subprocess.run([aoi_bin(), "lint", "--tool", str(EXAMPLE), "--format", "jsonl"],
+                          capture_output=True, timeout=600, check=False,
+                          cwd=str(EXAMPLE.parent))
+    events = [json.loads(x) for x in proc.stdout.decode().splitlines()]
+    failed = [e for e in events if e["type"] == "aoi:check" and not e.get("ok")
+              and e.get("severity") != "info"]
+    assert proc.returncode == 0, json.dumps(failed)[:4000]
