@@ -35,10 +35,9 @@ except ImportError:  # run from a checkout: the SDK beside this example
     import machinemode
 
 
-from machinemode import errors, event  # noqa: E402
-from machinemode.cli import (  # noqa: E402
-    CONFIRM, DRY_RUN, IDEMPOTENCY, INPUT_JSONL, PAGING, TIMEOUT, Context, Tool, path)
-from machinemode.harness import Outcome  # noqa: E402
+from machinemode import errors, event
+from machinemode.cli import CONFIRM, DRY_RUN, IDEMPOTENCY, INPUT_JSONL, PAGING, TIMEOUT, Context, Tool, path
+from machinemode.harness import Outcome
 
 ID_PATTERN = "^b[1-9][0-9]{0,17}$"
 URL_PATTERN = "^https?://[^\\s]+$"

@@ -65,7 +65,7 @@ def test_fail_fast_import_writes_nothing_and_names_the_line(env: Dict[str, str])
     proc = tool(env, "import", "--input-jsonl", "-", "--output", "jsonl",
                 stdin=b'{"url":"https://example.com/ok"}\n{"url": 3}\n')
     assert proc.returncode == 65  # §6 EX_DATAERR, §12.2
-    err = [e for e in lines(proc.stdout) if e["type"] == "aoi:error"][0]
+    err = next(e for e in lines(proc.stdout) if e["type"] == "aoi:error")
     assert err["line_number"] == 2 and err["field"] == "url"
     listed = lines(tool(env, "list", "--output", "jsonl").stdout)
     assert listed[-1]["count"] == 0

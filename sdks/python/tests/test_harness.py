@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 import pytest
 from conftest import lines, verdict
 

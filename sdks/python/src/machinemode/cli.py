@@ -31,11 +31,11 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
+import functools
 import json
 import re
 import sys
-from typing import (Any, Callable, Dict, Iterable, List, NoReturn, Optional, Sequence, Tuple,
-                    Type, TypeVar)
+from typing import Any, Callable, Dict, Iterable, List, NoReturn, Optional, Sequence, Tuple, Type, TypeVar
 
 from . import errors, harness
 from .emitter import AOI_VERSION, Emitter, Identity, StreamFailed
@@ -187,7 +187,7 @@ class Command:
             out.append("aoi:plan")
         if self.unbounded:
             out.append("aoi:heartbeat")
-        return out + ["aoi:warning", "aoi:error", "aoi:summary"]
+        return [*out, "aoi:warning", "aoi:error", "aoi:summary"]
 
     def argument(self, *flags: str, schema: Optional[Dict[str, Any]] = None,
                  secret: Optional[bool] = None, **kwargs: Any) -> argparse.Action:
@@ -598,11 +598,12 @@ class Tool:
         except _UsageError as e:
             self._usage_failure(e.code, e.message, machine, command)
         except SystemExit as se:  # --help, --version
-            harness.run(lambda: _exit_with(se), emitter=None, name=self.name)
+            harness.run(functools.partial(_raise, se), emitter=None, name=self.name)
         except BrokenPipeError as bp:  # --help into a closed pipe
-            harness.run(lambda: _raise(bp), emitter=None, name=self.name)
+            harness.run(functools.partial(_raise, bp), emitter=None, name=self.name)
         except OSError as oe:  # --help into a full disk
-            harness.run(lambda: _raise(StreamFailed(oe.errno)), emitter=None, name=self.name)
+            harness.run(functools.partial(_raise, StreamFailed(oe.errno)), emitter=None,
+                        name=self.name)
         name = getattr(args, "_command", None)
         debug = bool(getattr(args, "debug", False))
         if name is None:
@@ -611,7 +612,7 @@ class Tool:
             version = self._negotiate(getattr(args, "schema_version", None))
         except AoiError as err:
             out = self._emitter(command, machine, None, False)
-            harness.run(lambda: _raise(err), emitter=out, name=self.name)
+            harness.run(functools.partial(_raise, err), emitter=out, name=self.name)
         if name in _DISCOVERY:
             harness.run(lambda: self._discover(name, args, version, output), emitter=None,
                         name=self.name, debug=debug)
@@ -690,10 +691,6 @@ def _prescan_output(argv: Sequence[str]) -> Optional[str]:
 
 def _raise(err: BaseException) -> Optional[Outcome]:
     raise err
-
-
-def _exit_with(se: SystemExit) -> Optional[Outcome]:
-    raise se
 
 
 _FRAMEWORK_REFS = {"aoi:meta": "meta", "aoi:summary": "summary", "aoi:error": "error",

@@ -248,9 +248,9 @@ def _run(body: Callable[[], Optional[Outcome]], out: Optional[Emitter], name: st
         raise
     except Exception as exc:
         signals.finishing()
-        err = _internal_error(exc, debug)
+        bug = _internal_error(exc, debug)
         if out is not None:
-            _fail(out, err)
+            _fail(out, bug)
         else:
             _say(f"{name}: internal error: {type(exc).__name__}")
             if debug:

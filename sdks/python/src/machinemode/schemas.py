@@ -21,7 +21,6 @@ import collections.abc
 import dataclasses
 import math
 import re
-import sys
 import typing
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Type, TypeVar, Union
 
@@ -361,9 +360,7 @@ def _load_object(cls: Any, value: Any, path: str) -> Any:
         _check_extras(extras, loaded, _path(path, key))
         built[key] = loaded
     if dataclasses.is_dataclass(cls):
-        return cls(**built)
+        factory: Callable[..., Any] = cls  # type: ignore[assignment]
+        return factory(**built)
     return built
 
-
-if sys.version_info < (3, 9):  # pragma: no cover
-    raise ImportError("machinemode needs Python 3.9+")
