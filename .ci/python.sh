@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The Python SDK's checks: ruff, mypy --strict, pytest (end-to-end tests use target/debug/aoi).
+# Works on a fresh machine: a new venv under sdks/python/.venv, pinned tools from PyPI.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+sdk="$root/sdks/python"
+venv="$sdk/.venv"
+
+python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --upgrade "pip==24.3.1"
+"$venv/bin/python" -m pip install --quiet -e "$sdk" "pytest==8.3.4" "mypy==1.13.0" "ruff==0.8.4"
+
+if [[ ! -x "$root/target/debug/aoi" ]]; then
+  (cd "$root" && cargo build --locked -p aoi-cli)
+fi
+
+cd "$sdk"
+"$venv/bin/ruff" check src tests examples
+"$venv/bin/mypy" --strict src
+AOI_BIN="$root/target/debug/aoi" "$venv/bin/pytest" -q
