@@ -41,6 +41,11 @@ const RESERVE: usize = 16 << 10;
 /// The stderr kept, for a violation's message.
 const STDERR_KEPT: usize = 8 << 10;
 
+/// Events that do not fit the `outputSchema` named one by one in a result; those past them are
+/// withheld all the same, and counted. A CLI can write millions: the adapter holds no more
+/// than these and the verifier's findings (whose lines are named by the verifier instead).
+const MISFITS_LISTED: usize = 100;
+
 /// Bounds of one call.
 #[derive(Debug, Clone, Copy)]
 pub struct Bounds {
@@ -139,12 +144,18 @@ struct Collected {
     events: Vec<(u64, String)>,
     /// The lines of errors whose category this version does not know.
     unknown_category_lines: Vec<u64>,
-    /// Findings for events that do not fit the tool's `outputSchema`: withheld.
+    /// Findings for events that do not fit the tool's `outputSchema`: withheld. At most
+    /// [`MISFITS_LISTED`] more than the verifier keeps findings, so that [`MISFITS_LISTED`]
+    /// remain once those on lines the verifier rejected are dropped.
     misfits: Vec<Value>,
+    /// Events that do not fit the `outputSchema` and are not in `misfits`.
+    misfits_unlisted: u64,
     summary: Option<(u64, Value)>,
+    /// The errors the headline may name: the first, and the first of process scope. A CLI
+    /// can write millions of errors; only these two are held.
     errors: Vec<ErrorEvent>,
-    /// Per error, in order: its wire category when this version does not know it (§9.4: it
-    /// is forwarded unchanged and routed as `internal`).
+    /// Per error kept, in order: its wire category when this version does not know it (§9.4:
+    /// it is forwarded unchanged and routed as `internal`).
     unknown_categories: Vec<Option<String>>,
     domain_events: u64,
     /// Wire cost of the events kept.
@@ -231,6 +242,7 @@ pub async fn run(
         events: Vec::new(),
         unknown_category_lines: Vec::new(),
         misfits: Vec::new(),
+        misfits_unlisted: 0,
         summary: None,
         errors: Vec::new(),
         unknown_categories: Vec::new(),
@@ -396,6 +408,10 @@ pub async fn run(
             .and_then(Value::as_u64)
             .is_none_or(|n| bad_lines.binary_search(&n).is_err())
     });
+    if kept.misfits.len() > MISFITS_LISTED {
+        kept.misfits_unlisted += (kept.misfits.len() - MISFITS_LISTED) as u64;
+        kept.misfits.truncate(MISFITS_LISTED);
+    }
     if kept
         .summary
         .as_ref()
@@ -541,8 +557,8 @@ pub async fn run(
         }
     };
     outcome.structured.events = events;
-    if !kept.misfits.is_empty() {
-        withhold_misfits(&mut outcome, kept.misfits);
+    if !kept.misfits.is_empty() || kept.misfits_unlisted > 0 {
+        withhold_misfits(&mut outcome, kept.misfits, kept.misfits_unlisted);
     }
     if let Some(validator) = output {
         fit(&mut outcome, validator);
@@ -551,9 +567,10 @@ pub async fn run(
 }
 
 /// Names the events withheld for not fitting the tool's `outputSchema` in
-/// `protocol_violation`; the result becomes an error.
-fn withhold_misfits(outcome: &mut CallOutcome, misfits: Vec<Value>) {
-    let message = format!(
+/// `protocol_violation` (and counts the `unlisted` ones past them); the result becomes an
+/// error.
+fn withhold_misfits(outcome: &mut CallOutcome, misfits: Vec<Value>, unlisted: u64) {
+    let mut message = format!(
         "the CLI's output does not fit the tool's outputSchema, so it was withheld: {}",
         misfits
             .first()
@@ -561,6 +578,11 @@ fn withhold_misfits(outcome: &mut CallOutcome, misfits: Vec<Value>) {
             .and_then(Value::as_str)
             .unwrap_or_default()
     );
+    if unlisted > 0 {
+        message.push_str(&format!(
+            " ({unlisted} more events that do not fit are withheld and not listed)"
+        ));
+    }
     let violation = outcome
         .structured
         .rest
@@ -601,7 +623,11 @@ fn take_line(
     };
     let keep = |kept: &mut Collected, object: Map<String, Value>| {
         if let Some(finding) = output.and_then(|v| misfit(v, number, &object)) {
-            kept.misfits.push(finding);
+            if kept.misfits.len() < MISFITS_LISTED + VerifyOptions::default().max_findings {
+                kept.misfits.push(finding);
+            } else {
+                kept.misfits_unlisted += 1;
+            }
             return;
         }
         let cost = wire_cost(line.bytes);
@@ -657,11 +683,20 @@ fn take_line(
                 .and_then(Value::as_str)
                 .filter(|c| Category::parse(c).is_none())
                 .map(str::to_owned);
-            if unknown.is_some() {
+            // The verifier keeps its first `max_findings` findings, and each of these lines
+            // has one: a kept finding is about one of the first `max_findings` such lines.
+            if unknown.is_some()
+                && kept.unknown_category_lines.len() < VerifyOptions::default().max_findings
+            {
                 kept.unknown_category_lines.push(number);
             }
-            kept.errors.push(e);
-            kept.unknown_categories.push(unknown);
+            let process = aoi::wire::Scope::Process;
+            let named = kept.errors.is_empty()
+                || (e.scope == process && kept.errors.iter().all(|k| k.scope != process));
+            if named {
+                kept.errors.push(e);
+                kept.unknown_categories.push(unknown);
+            }
             keep(kept, object);
         }
         Ok(_) => keep(kept, object),
@@ -685,14 +720,15 @@ fn misfit(
         .instance_path()
         .to_string()
         .replacen("/events/0", "", 1);
-    let message = format!(
+    // jsonschema's message quotes the value, which may be megabytes long.
+    let message = aoi::read::bounded_message(format!(
         "line {number}: {}{error}",
         if path.is_empty() {
             String::new()
         } else {
             format!("{path}: ")
         }
-    );
+    ));
     Some(
         json!({"code": "OUTPUT_SCHEMA_MISMATCH", "level": "violation", "section": "§10", "line": number, "message": message}),
     )
@@ -764,7 +800,7 @@ fn fit(outcome: &mut CallOutcome, validator: &jsonschema::Validator) {
             }
             findings.push(json!({"code": "OUTPUT_SCHEMA_MISMATCH", "level": "violation", "section": "§10", "message": format!("{path}: {message}")}));
         }
-        withhold_misfits(outcome, findings);
+        withhold_misfits(outcome, findings, 0);
     }
     // Still no fit (a field of the adapter's own, say): nothing but the violation is sent.
     let message = format!(

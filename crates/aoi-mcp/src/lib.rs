@@ -13,7 +13,7 @@
 //! | the event schema | `outputSchema`: `{events, summary}`, failed runs included |
 //! | a run: `aoi:meta` … `aoi:summary` | `structuredContent` `{events, summary}`; `content`: a headline block, then the serialized JSON of `structuredContent` |
 //! | a process `aoi:error`, `ok:false`, a protocol violation | `isError: true` with the whole error |
-//! | a line the verifier or the tool's `outputSchema` rejects | never in `events`: `isError`, `protocol_violation.findings` (line, code, message); the result always fits `outputSchema` |
+//! | a line the verifier or the tool's `outputSchema` rejects | never in `events`: `isError`, `protocol_violation.findings` (line, code, message; the verifier's first 1000 and the first 100 `outputSchema` misfits, the rest counted); the result always fits `outputSchema` |
 //! | an `aoi:error` category v1.0-alpha does not know | forwarded unchanged, routed as `internal` (the headline says both, §9.4); no violation |
 //! | `aoi:progress` | `notifications/progress`, when the client sent a progress token, in order, and only a value above the last one sent (MCP: progress increases) |
 //! | `unbounded: true` (`watch`) | `max_duration_ms` (default 30 s, capped by `--timeout`) and `max_events` arguments: SIGINT at either, the events seen, `stopped` `{reason, retryable: false}`, not an error |

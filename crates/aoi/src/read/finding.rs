@@ -253,6 +253,26 @@ impl<'de> Deserialize<'de> for FindingCode {
     }
 }
 
+/// The longest finding message kept, in bytes. Messages quote what the stream said (a type, a
+/// value, a code), and a stream is hostile input: without a bound, a thousand findings on
+/// 64 MiB lines would hold gigabytes (docs/verifier.md, "Memory").
+pub const MAX_MESSAGE: usize = 1024;
+
+/// `message` cut to at most [`MAX_MESSAGE`] bytes, at a character boundary, ending in `…`
+/// when cut.
+pub fn bounded_message(mut message: String) -> String {
+    if message.len() > MAX_MESSAGE {
+        let mut end = MAX_MESSAGE - '…'.len_utf8();
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+        message.push('…');
+        message.shrink_to_fit();
+    }
+    message
+}
+
 /// One thing the verifier found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Finding {
@@ -299,5 +319,16 @@ mod tests {
             assert!(c.section().starts_with('§'));
             assert_eq!(FindingCode::parse(c.as_str()), Some(*c));
         }
+    }
+
+    #[test]
+    fn a_message_is_cut_at_a_character_boundary_to_the_bound() {
+        assert_eq!(bounded_message("short".into()), "short");
+        let long = "é".repeat(MAX_MESSAGE);
+        let cut = bounded_message(long);
+        assert!(cut.len() <= MAX_MESSAGE, "{}", cut.len());
+        assert!(cut.len() > MAX_MESSAGE - 4);
+        assert!(cut.ends_with('…'));
+        assert!(cut.trim_end_matches('…').chars().all(|c| c == 'é'));
     }
 }

@@ -17,7 +17,7 @@ mod verify;
 
 pub use consumer::{process_end, Completion, Conclusion, Session};
 pub use event::{decode, decode_object, DecodeError, Decoded, Event};
-pub use finding::{Finding, FindingCode, Level};
+pub use finding::{bounded_message, Finding, FindingCode, Level, MAX_MESSAGE};
 pub use framing::{complete_lines, Frame, Framer, LineReader, DEFAULT_MAX_LINE};
 pub use head::{parse_head, Head, NotObject};
 pub use program::locate_program;

@@ -71,9 +71,9 @@ pub(crate) fn schema_problem(validator: &EventValidator, event: &Value) -> Optio
     } else {
         String::new()
     };
-    Some(format!(
+    Some(super::finding::bounded_message(format!(
         "does not match the published schema: {first}{more}"
-    ))
+    )))
 }
 
 /// A line's text: `Ok` when known to be UTF-8, else its bytes.

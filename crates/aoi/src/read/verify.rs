@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use super::event::{decode, decode_object, Decoded, Event};
-use super::finding::{Finding, FindingCode, Level};
+use super::finding::{bounded_message, Finding, FindingCode, Level};
 use super::framing::{Frame, LineReader};
 use super::head::Head;
 #[cfg(test)]
@@ -248,7 +248,7 @@ impl Verifier {
                 level,
                 line,
                 section: code.section().to_owned(),
-                message,
+                message: bounded_message(message),
             });
         } else {
             self.suppressed += 1;

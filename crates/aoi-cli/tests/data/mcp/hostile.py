@@ -10,6 +10,13 @@ what is left of a call.
   both run, and never ends.
 - `detach`: starts a `setsid` helper holding stdout, then a correct run (ok:true) and exit 0.
 - `flood`: valid events, as fast as it can, forever. `huge`: 500 MB of valid events, then a summary.
+- `hugeline`: one 300 MB line (a note), then a summary. `hugecut`: 300 MB with no newline, exit 0.
+- `deep`: a line of 1,000,000 `[`, then a summary. `deepobject`: a line of 600,000 `{"a":` (3 MB,
+  under the default `--max-output`), then a summary.
+- `garbageflood`: 500,000 lines that are not JSON, then a summary.
+- `misfitflood`: 4,000 notes whose `text` is a 4 KB array, not a string, then ok:true.
+  `errorflood` (not read-only): 8,000 item-scope aoi:errors with 4 KB of `details`, then
+  ok:false.
 - `badevents`: an array line, an object without `type`, a `note` that breaks the schema, a good
   note, then ok:true. `garbage`: lines that are not JSON. `nosummary`: no aoi:summary.
 - `progress`: 2,000 aoi:progress steps, every 10th repeating the value before it (not increasing).
@@ -37,7 +44,8 @@ IDENTITY = {"tool": TOOL, "tool_version": VERSION, "aoi_version": "1.0-alpha",
             "schema_name": SCHEMA_NAME, "schema_version": SCHEMA_VERSION}
 
 READ_ONLY = ["hang", "detach", "flood", "huge", "badevents", "garbage", "nosummary", "progress",
-             "unknowncat"]
+             "unknowncat", "hugeline", "hugecut", "deep", "deepobject", "garbageflood",
+             "misfitflood"]
 
 CAPABILITIES = {
     "tool": TOOL,
@@ -47,6 +55,7 @@ CAPABILITIES = {
     "schemas": [{"name": SCHEMA_NAME, "versions": [SCHEMA_VERSION], "default": SCHEMA_VERSION}],
     "commands": [{"name": n, "read_only": True, "event_types": ["note"]} for n in READ_ONLY]
     + [{"name": "watch", "read_only": True, "unbounded": True, "event_types": ["note"]},
+       {"name": "errorflood", "read_only": False, "event_types": ["note"]},
        {"name": "write", "read_only": False, "supports_idempotency_key": True,
         "event_types": ["note"]}]
     + [{"name": n, "read_only": True} for n in ("schema", "input-schema", "capabilities")],
@@ -164,6 +173,54 @@ def main():
             written += len(block)
         out.summary(True, count=written // 250)
         return 0
+    if command in ("hugeline", "hugecut"):
+        out = Stream(command)
+        mb = b"x" * (1 << 20)
+        sys.stdout.buffer.write(b'{"type":"note","aoi":{"seq":%d,"run":"%s"},"text":"'
+                                % (out.seq, RUN.encode()))
+        for _ in range(300):
+            sys.stdout.buffer.write(mb)
+        if command == "hugecut":
+            sys.stdout.buffer.flush()
+            return 0
+        sys.stdout.buffer.write(b'"}\n')
+        sys.stdout.buffer.flush()
+        out.seq += 1
+        out.summary(True, count=1)
+        return 0
+    if command in ("deep", "deepobject"):
+        out = Stream(command)
+        sys.stdout.buffer.write(b"[" * 1_000_000 if command == "deep" else b'{"a":' * 600_000)
+        sys.stdout.buffer.write(b"\n")
+        sys.stdout.buffer.flush()
+        out.seq += 1
+        out.summary(True)
+        return 0
+    if command == "garbageflood":
+        out = Stream(command)
+        block = b"this is not json\n" * 10_000
+        for _ in range(50):
+            sys.stdout.buffer.write(block)
+        sys.stdout.buffer.flush()
+        out.seq += 500_000
+        out.summary(True)
+        return 0
+    if command in ("misfitflood", "errorflood"):
+        out = Stream(command)
+        if command == "misfitflood":
+            event = {"type": "note", "text": ["x" * 4000]}
+        else:
+            event = {"type": "aoi:error", "scope": "item", "category": "not_found",
+                     "code": "GONE", "message": "the item is gone", "retryable": False,
+                     "details": {"pad": "x" * 4000}}
+        lines = 4_000 if command == "misfitflood" else 8_000
+        for _ in range(lines // 1000):
+            sys.stdout.write("".join(out.line(event) for _ in range(1000)))
+        if command == "misfitflood":
+            out.summary(True, count=lines)
+            return 0
+        out.summary(False, error_count=lines)
+        return 1
     if command == "badevents":
         out = Stream(command)
         sys.stdout.write("[1,2,3]\n")
