@@ -11,11 +11,12 @@ python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade "pip==24.3.1"
 "$venv/bin/python" -m pip install --quiet -e "$sdk" "pytest==8.3.4" "mypy==1.13.0" "ruff==0.8.4"
 
-if [[ ! -x "$root/target/debug/aoi" ]]; then
+target="${CARGO_TARGET_DIR:-$root/target}"
+if [[ ! -x "$target/debug/aoi" ]]; then
   (cd "$root" && cargo build --locked -p aoi-cli)
 fi
 
 cd "$sdk"
 "$venv/bin/ruff" check src tests examples
 "$venv/bin/mypy" --strict src
-AOI_BIN="$root/target/debug/aoi" "$venv/bin/pytest" -q
+AOI_BIN="$target/debug/aoi" "$venv/bin/pytest" -q
