@@ -12,3 +12,6 @@
 #![deny(missing_docs)]
 
 pub mod store;
+
+#[doc(hidden)]
+pub mod import_record;

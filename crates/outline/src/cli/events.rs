@@ -53,7 +53,8 @@ impl Entry {
 }
 
 impl DomainEvent for Entry {
-    const TYPE: &'static str = "entry";
+    // Named where `import` reads entries back.
+    const TYPE: &'static str = outline::import_record::ENTRY_TYPE;
 }
 
 /// One search result, best first.
