@@ -26,6 +26,10 @@ pub enum ArgvError {
     /// An argument the adapter sets itself.
     #[error("`{0}` is set by the adapter (machine mode), not by the caller")]
     AdapterOwned(String),
+    /// An operand that would be read as a flag: one starting with `-` where operands cannot
+    /// follow `--` (the command's last operand is the one after `--`).
+    #[error("argument `{0}` cannot start with `-`: only the last operand is given after `--`")]
+    LeadingDash(String),
     /// A value of a shape no command line can carry (an object, a nested array).
     #[error("argument `{name}` cannot be given as {found}")]
     Shape {
@@ -39,8 +43,13 @@ pub enum ArgvError {
 fn scalar(name: &str, value: &Value) -> Result<Option<String>, ArgvError> {
     match value {
         Value::Null => Ok(None),
+        // No process can be given a NUL byte in an argument (exec takes C strings).
+        Value::String(s) if s.contains('\0') => Err(ArgvError::Shape {
+            name: name.to_owned(),
+            found: "a string with a NUL byte",
+        }),
         Value::String(s) => Ok(Some(s.clone())),
-        Value::Number(n) => Ok(Some(n.to_string())),
+        Value::Number(n) => Ok(Some(number_word(n))),
         Value::Bool(b) => Ok(Some(b.to_string())),
         Value::Array(_) => Err(ArgvError::Shape {
             name: name.to_owned(),
@@ -50,6 +59,24 @@ fn scalar(name: &str, value: &Value) -> Result<Option<String>, ArgvError> {
             name: name.to_owned(),
             found: "an object",
         }),
+    }
+}
+
+/// A number as a command line spells it. An integral float (`5.0`, which JSON Schema calls an
+/// integer and some clients send for one) is written as the integer, which an integer flag's
+/// parser takes and a float flag's parser reads as the same number.
+fn number_word(n: &serde_json::Number) -> String {
+    // -2^63 and 2^64: floats in between that have no fraction are exact integers.
+    const I64_MIN: f64 = -9_223_372_036_854_775_808.0;
+    const U64_END: f64 = 18_446_744_073_709_551_616.0;
+    match n.as_f64() {
+        Some(f) if n.is_f64() && f.fract() == 0.0 && (I64_MIN..0.0).contains(&f) => {
+            (f as i64).to_string()
+        }
+        Some(f) if n.is_f64() && f.fract() == 0.0 && (0.0..U64_END).contains(&f) => {
+            (f as u64).to_string()
+        }
+        _ => n.to_string(),
     }
 }
 
@@ -120,7 +147,13 @@ pub fn to_argv(
         // before it.
         if let Some((last, rest)) = positional.split_last() {
             for name in rest {
-                argv.extend(values(name)?);
+                let words = values(name)?;
+                // Before `--` a word that starts with `-` is a flag (`--` itself would end
+                // the flags): never pass it as an operand. `-` alone is an operand.
+                if words.iter().any(|w| w.starts_with('-') && w != "-") {
+                    return Err(ArgvError::LeadingDash(name.clone()));
+                }
+                argv.extend(words);
             }
             let trailing = values(last)?;
             if !trailing.is_empty() {
@@ -250,7 +283,12 @@ fn typed_item(input: &InputSchema, name: &str, raw: String) -> Value {
 
 fn by_type(kind: Option<&str>, raw: String) -> Value {
     match kind {
-        Some("integer") => raw.parse::<i64>().map_or(Value::String(raw), Value::from),
+        Some("integer") => match (raw.parse::<i64>(), raw.parse::<u64>()) {
+            (Ok(n), _) => Value::from(n),
+            // Past `i64::MAX` (a `u64` flag): still a number.
+            (_, Ok(n)) => Value::from(n),
+            _ => Value::String(raw),
+        },
         Some("number") => raw
             .parse::<f64>()
             .ok()
@@ -364,6 +402,84 @@ mod tests {
             to_argv(&i, &args(json!({"limit": {"a": 1}})), &machine()),
             Err(ArgvError::Shape { .. })
         ));
+    }
+
+    #[test]
+    fn an_integral_float_is_written_as_the_integer() {
+        // Found by the fuzz target `mcp_args`: `{"limit": 5.0}` passes an integer schema and
+        // became `--limit 5.0`, which the CLI's integer parser refuses.
+        let argv = to_argv(&input(), &args(json!({"query": "q", "limit": 5.0})), &[]).unwrap();
+        assert_eq!(argv, ["--limit", "5", "--", "q"]);
+        let argv = to_argv(&input(), &args(json!({"query": "q", "limit": -0.0})), &[]).unwrap();
+        assert_eq!(argv, ["--limit", "0", "--", "q"]);
+        // Fractions, and floats past the integers, stay as they are.
+        let argv = to_argv(&input(), &args(json!({"query": "q", "limit": 2.5})), &[]).unwrap();
+        assert_eq!(argv, ["--limit", "2.5", "--", "q"]);
+        let argv = to_argv(&input(), &args(json!({"query": "q", "limit": 1e19})), &[]).unwrap();
+        assert_eq!(argv, ["--limit", "10000000000000000000", "--", "q"]);
+        let argv = to_argv(&input(), &args(json!({"query": "q", "limit": -4.0})), &[]).unwrap();
+        assert_eq!(argv, ["--limit=-4", "--", "q"]);
+        let argv = to_argv(&input(), &args(json!({"query": "q", "limit": -1e19})), &[]).unwrap();
+        assert_eq!(argv, ["--limit=-1e+19", "--", "q"]);
+        let argv = to_argv(&input(), &args(json!({"query": "q", "limit": 1e300})), &[]).unwrap();
+        assert_eq!(argv, ["--limit", "1e+300", "--", "q"]);
+    }
+
+    #[test]
+    fn a_nul_byte_is_refused_as_an_argument_no_process_can_take() {
+        // Found by the fuzz target `mcp_args`: the schema takes "\u0000", and the call then
+        // failed to start as `unavailable` (retryable) instead of being refused.
+        for bad in [
+            json!({"query": "a\0b"}),
+            json!({"query": "q", "tag": ["ok", "\0"]}),
+            json!({"query": "q", "ids": ["\0"]}),
+        ] {
+            let err = to_argv(&input(), &args(bad.clone()), &[]).unwrap_err();
+            assert!(matches!(err, ArgvError::Shape { .. }), "{bad}: {err}");
+            assert!(err.to_string().contains("NUL"), "{err}");
+        }
+    }
+
+    #[test]
+    fn an_integer_past_i64_reads_back_as_a_number() {
+        // Found by the fuzz target `mcp_args`: `--limit 9983789742163914357` (a valid `u64`)
+        // read back as the string "9983789742163914357".
+        let argv: Vec<String> = ["--limit", "9983789742163914357", "q"]
+            .map(str::to_owned)
+            .to_vec();
+        let args = from_argv(&input(), &argv).unwrap();
+        assert_eq!(args["limit"], json!(9_983_789_742_163_914_357u64));
+        assert_eq!(
+            from_argv(&input(), &["--limit".into(), "-3".into(), "q".into()]).unwrap()["limit"],
+            json!(-3)
+        );
+        let past: Vec<String> = ["--limit", "99999999999999999999", "q"]
+            .map(str::to_owned)
+            .to_vec();
+        assert_eq!(
+            from_argv(&input(), &past).unwrap()["limit"],
+            json!("99999999999999999999")
+        );
+    }
+
+    #[test]
+    fn an_operand_before_the_trailing_one_never_becomes_a_flag() {
+        // Found by the fuzz target `mcp_args`: with the last operand after `--`, the others
+        // went before it as they were, so `"--debug"` was the flag and `"--"` the separator.
+        let input = InputSchema::new(json!({
+            "type": "object",
+            "properties": {"file": {"type": "string"}, "command": {"type": "array"}},
+            "x-aoi": {"positional": ["file", "command"], "trailing_after_double_dash": true}
+        }));
+        for file in ["--debug", "--", "-q", "--output=human"] {
+            assert_eq!(
+                to_argv(&input, &args(json!({"file": file, "command": ["ls"]})), &[]),
+                Err(ArgvError::LeadingDash("file".into())),
+                "{file}"
+            );
+        }
+        let argv = to_argv(&input, &args(json!({"file": "-", "command": ["-l"]})), &[]).unwrap();
+        assert_eq!(argv, ["-", "--", "-l"]);
     }
 
     #[test]

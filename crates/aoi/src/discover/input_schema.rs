@@ -191,6 +191,11 @@ fn property(arg: &Arg) -> Map<String, Value> {
                 let mut p = Map::new();
                 p.insert("type".into(), "array".into());
                 p.insert("items".into(), Value::Object(item));
+                if arg.is_required_set() {
+                    // A required list is not given by none: clap wants at least one value.
+                    let least = arg.get_num_args().map_or(1, |r| r.min_values().max(1));
+                    p.insert("minItems".into(), least.into());
+                }
                 if !defaults.is_empty() {
                     p.insert("default".into(), Value::Array(defaults));
                 }
@@ -444,6 +449,19 @@ mod tests {
 
     fn schema(path: &str) -> Value {
         input_schema(&Cli::command(), path).unwrap()
+    }
+
+    #[test]
+    fn a_required_list_takes_at_least_one_item() {
+        // Found by the fuzz target `mcp_args`: `{"ids": []}` met the schema of a required
+        // `ids...` operand, and the CLI then refused the call for want of an id.
+        let cmd = Command::new("t")
+            .subcommand(Command::new("rm").arg(Arg::new("ids").required(true).num_args(1..)))
+            .subcommand(Command::new("ls").arg(Arg::new("ids").num_args(0..)));
+        let rm = input_schema(&cmd, "rm").unwrap();
+        assert_eq!(rm["properties"]["ids"]["minItems"], 1);
+        let ls = input_schema(&cmd, "ls").unwrap();
+        assert!(ls["properties"]["ids"].get("minItems").is_none());
     }
 
     #[test]
