@@ -196,15 +196,25 @@ impl Wrap {
     }
 
     /// Applies a `grpc-retry-pushback-ms` value; a negative pushback means "do not retry": the
-    /// delay is omitted and `retryable` becomes false.
+    /// delay is omitted and `retryable` becomes false. A pushback too long for a `u64` is the
+    /// longest delay, and a negative one of any length still means "do not retry"; a value that
+    /// is not a whole number is ignored.
     pub fn grpc_pushback(mut self, value: &str) -> Wrap {
-        match value.trim().parse::<i64>() {
-            Ok(ms) if ms >= 0 => self.retry_after_ms = Some(ms.unsigned_abs()),
-            Ok(_) => {
-                self.retry_after_ms = None;
-                self.retryable = false;
-            }
-            Err(_) => {}
+        let value = value.trim();
+        let (negative, digits) = match value.strip_prefix('-') {
+            Some(digits) => (true, digits),
+            None => (false, value.strip_prefix('+').unwrap_or(value)),
+        };
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return self;
+        }
+        // Only digits: parsing fails only on overflow.
+        let ms = digits.parse::<u64>().unwrap_or(u64::MAX);
+        if negative && ms > 0 {
+            self.retry_after_ms = None;
+            self.retryable = false;
+        } else {
+            self.retry_after_ms = Some(ms);
         }
         self
     }
@@ -237,11 +247,14 @@ impl Wrap {
     }
 }
 
-/// Parses a `Retry-After` header value into milliseconds from `now`.
+/// Parses a `Retry-After` header value into milliseconds from `now`. A delay in seconds too
+/// long for a `u64` of milliseconds is the longest delay, never ignored.
 pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<u64> {
     let value = value.trim();
     if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-        return value.parse::<u64>().ok().map(|s| s.saturating_mul(1000));
+        // Only digits: parsing fails only on overflow.
+        let seconds = value.parse::<u64>().unwrap_or(u64::MAX);
+        return Some(seconds.saturating_mul(1000));
     }
     let date = httpdate::parse_http_date(value).ok()?;
     let ms = date
@@ -344,6 +357,27 @@ mod tests {
         assert_eq!((w.retryable, w.retry_after_ms), (false, None));
         let e = w.into_error(Code::from_static("QUOTA"), "quota");
         assert!(!e.retryable && e.retry_after_ms.is_none());
+    }
+
+    #[test]
+    fn delays_too_long_for_a_u64_saturate_and_a_long_negative_pushback_still_refuses() {
+        // Found by the fuzz target `retry_after`: both were ignored, so a server asking for a
+        // very long wait, or for no retry at all, left the error retryable at once.
+        let huge = "99999999999999999999999";
+        assert_eq!(parse_retry_after(huge, SystemTime::now()), Some(u64::MAX));
+        let w = Wrap::grpc(GrpcCode::ResourceExhausted).grpc_pushback(huge);
+        assert_eq!((w.retryable, w.retry_after_ms), (true, Some(u64::MAX)));
+        let w = Wrap::grpc(GrpcCode::ResourceExhausted).grpc_pushback(&format!("-{huge}"));
+        assert_eq!((w.retryable, w.retry_after_ms), (false, None));
+        // Within range nothing changes: a sign is allowed, `-0` is no delay, text is ignored.
+        let w = Wrap::grpc(GrpcCode::ResourceExhausted).grpc_pushback(" +4500 ");
+        assert_eq!(w.retry_after_ms, Some(4500));
+        let w = Wrap::grpc(GrpcCode::ResourceExhausted).grpc_pushback("-0");
+        assert_eq!((w.retryable, w.retry_after_ms), (true, Some(0)));
+        for ignored in ["", "-", "4.5", "soon", "--1"] {
+            let w = Wrap::grpc(GrpcCode::ResourceExhausted).grpc_pushback(ignored);
+            assert_eq!((w.retryable, w.retry_after_ms), (true, None), "{ignored:?}");
+        }
     }
 
     #[test]
