@@ -152,14 +152,19 @@ impl Config {
 
     /// Parses the text of a config file.
     pub fn parse(text: &str) -> Result<Config, String> {
-        toml::from_str(text).map_err(|e| e.to_string().replace('\n', " ").trim().to_owned())
+        // The message quotes the offending line, which may hold a lone `\r` or an escape.
+        toml::from_str(text).map_err(|e| aoi::wire::single_line(e.to_string().trim()).into_owned())
     }
 
-    /// The per-process timeout.
+    /// The per-process timeout: at most a century, which is as good as none and which a
+    /// deadline (`Instant::now() + timeout`) can always hold.
     pub fn timeout(&self) -> Duration {
+        const LONGEST: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
         self.timeout
             .filter(|t| t.is_finite() && *t > 0.0)
-            .map_or(Duration::from_secs(10), Duration::from_secs_f64)
+            .map_or(Duration::from_secs(10), |t| {
+                Duration::try_from_secs_f64(t).map_or(LONGEST, |d| d.min(LONGEST))
+            })
     }
 
     /// The settings of `command` (defaults when the file says nothing of it).
@@ -200,5 +205,35 @@ mod tests {
     fn unknown_keys_are_refused_with_a_one_line_message() {
         let e = Config::parse("setpu = []\n").unwrap_err();
         assert!(e.contains("setpu") && !e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn a_huge_timeout_is_a_century_not_a_panic() {
+        // Found by the fuzz target `lint_config`: `timeout = 1e300` panicked converting the
+        // seconds to a Duration, and 1e19 would have overflowed the sandbox's deadline.
+        for text in ["timeout = 1e300\n", "timeout = 1e19\n", "timeout = inf\n"] {
+            let t = Config::parse(text).unwrap().timeout();
+            assert!(std::time::Instant::now().checked_add(t).is_some(), "{text}");
+        }
+        let century = Config::parse("timeout = 1e300\n").unwrap().timeout();
+        assert_eq!(century.as_secs(), 100 * 365 * 24 * 60 * 60);
+        assert_eq!(
+            Config::parse("timeout = 2.5\n").unwrap().timeout(),
+            Duration::from_millis(2500)
+        );
+        assert_eq!(
+            Config::parse("timeout = -1.0\n").unwrap().timeout(),
+            Duration::from_secs(10)
+        );
+    }
+
+    #[test]
+    fn a_refusal_quoting_a_carriage_return_or_an_escape_is_still_one_line() {
+        // Found by the fuzz target `lint_config`: the parser's message quotes the line, and
+        // only `\n` was taken out of it.
+        for text in ["# a\rb\n", "x = \"\u{1b}[2J\" y\n"] {
+            let e = Config::parse(text).unwrap_err();
+            assert!(!e.contains(['\n', '\r', '\u{1b}']), "{e:?}");
+        }
     }
 }
