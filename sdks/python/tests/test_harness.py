@@ -68,7 +68,12 @@ def test_a_signal_gives_a_cancelled_summary(sig: int, code: int) -> None:
     first = proc.stdout.readline()  # the meta: the tool is running
     assert b"aoi:meta" in first
     proc.send_signal(sig)
-    rest, err = proc.communicate(timeout=10)
+    # Read through the same buffered reader as the first line: communicate() reads the fd
+    # itself and would lose a line readline() had already buffered.
+    rest = proc.stdout.read()
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    proc.wait(timeout=10)
     assert proc.returncode == code  # §6 / §7
     assert err == b""
     events = lines(first + rest)

@@ -40,6 +40,8 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import IO, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
+from .errors import CATEGORIES as _CATEGORIES
+
 __all__ = [
     "SUCCEEDED",
     "FAILED",
@@ -76,25 +78,7 @@ UNTERMINATED = "unterminated"
 VIOLATION = "violation"
 
 #: The closed category enum of §9.2.
-CATEGORIES = frozenset(
-    {
-        "usage",
-        "validation",
-        "config",
-        "authn",
-        "authz",
-        "not_found",
-        "conflict",
-        "precondition_failed",
-        "unsupported",
-        "rate_limited",
-        "unavailable",
-        "timeout",
-        "cancelled",
-        "io",
-        "internal",
-    }
-)
+CATEGORIES = frozenset(_CATEGORIES)
 
 #: A longer line is skipped without being held and reported (docs/verifier.md, §2).
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
