@@ -10,7 +10,11 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let value = serde_json::from_slice::<serde_json::Value>(data);
-    assert_eq!(scan_fast_accepts(data), value.is_ok(), "fast path vs serde_json");
+    assert_eq!(
+        scan_fast_accepts(data),
+        value.is_ok(),
+        "fast path vs serde_json"
+    );
     let scanned = scan_line(data);
     match std::str::from_utf8(data) {
         Err(e) => assert_eq!(
