@@ -156,13 +156,22 @@ fn assert_nothing_left(tool_dir: &Path, tmp: &Path, lint: u32) {
     let survivors: Vec<&&str> = pids.iter().filter(|p| alive(p)).collect();
     assert!(survivors.is_empty(), "left running: {survivors:?}");
     assert_eq!(marked_by(lint), Vec::<String>::new());
-    let sandboxes: Vec<String> = fs::read_dir(tmp)
+    assert_eq!(
+        sandboxes(tmp, ""),
+        Vec::<String>::new(),
+        "sandbox dirs left"
+    );
+}
+
+/// The sandbox roots in `tmp` (`aoi-lint-<owner>…`; every lint's with `owner` empty).
+fn sandboxes(tmp: &Path, owner: &str) -> Vec<String> {
+    let prefix = format!("aoi-lint-{owner}");
+    fs::read_dir(tmp)
         .expect("tmp")
         .flatten()
         .map(|d| d.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("aoi-lint-"))
-        .collect();
-    assert_eq!(sandboxes, Vec::<String>::new(), "sandbox dirs left");
+        .filter(|n| n.starts_with(&prefix))
+        .collect()
 }
 
 /// Reads the first announcement on `dir/ready`: a `slow` run and its escapee are alive.
@@ -320,14 +329,8 @@ fn a_lint_killed_mid_copy_leaves_nothing_the_next_lint_does_not_clear() {
     child.kill().expect("SIGKILL");
     child.wait().expect("reaped");
     assert!(partial.is_some_and(|n| n > 0), "a sandbox was being filled");
-    let left: Vec<String> = fs::read_dir(&tmp.0)
-        .expect("tmp")
-        .flatten()
-        .map(|d| d.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(&format!("aoi-lint-{lint}-")))
-        .collect();
     assert!(
-        !left.is_empty(),
+        !sandboxes(&tmp.0, &format!("{lint}-")).is_empty(),
         "SIGKILL left the sandbox (nothing could remove it)"
     );
 
@@ -344,12 +347,10 @@ fn a_lint_killed_mid_copy_leaves_nothing_the_next_lint_does_not_clear() {
     let survivors: Vec<&str> = pids.lines().filter(|p| alive(p)).collect();
     assert!(survivors.is_empty(), "left running: {survivors:?}");
     assert_eq!(marked_by(lint), Vec::<String>::new());
-    let sandboxes: Vec<String> = fs::read_dir(&tmp.0)
-        .expect("tmp")
-        .flatten()
-        .map(|d| d.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("aoi-lint-"))
-        .collect();
-    assert_eq!(sandboxes, Vec::<String>::new(), "sandbox dirs left");
+    assert_eq!(
+        sandboxes(&tmp.0, ""),
+        Vec::<String>::new(),
+        "sandbox dirs left"
+    );
     assert_eq!(fs::read_dir(&fixtures).expect("fixtures").count(), FILES);
 }

@@ -135,14 +135,7 @@ def redact_argv(argv: Sequence[str]) -> List[str]:
             continue
         if arg.startswith("-") and arg != "-" and arg != "--":
             name, eq, val = arg.partition("=")
-            if name in ("-H", "--header"):
-                if eq:
-                    out.append(f"{name}={REDACTED}")
-                else:
-                    out.append(arg)
-                    hide_next = True
-                continue
-            if is_sensitive_name(name):
+            if name in ("-H", "--header") or is_sensitive_name(name):
                 if eq:
                     out.append(f"{name}={REDACTED}")
                 else:
