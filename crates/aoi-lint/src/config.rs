@@ -156,14 +156,16 @@ impl Config {
         toml::from_str(text).map_err(|e| aoi::wire::single_line(e.to_string().trim()).into_owned())
     }
 
-    /// The per-process timeout: at most a century, which is as good as none and which a
-    /// deadline (`Instant::now() + timeout`) can always hold.
+    /// The per-process timeout: at least a millisecond (a positive timeout never rounds to
+    /// none), at most a century, which is as good as none and which a deadline
+    /// (`Instant::now() + timeout`) can always hold.
     pub fn timeout(&self) -> Duration {
+        const SHORTEST: Duration = Duration::from_millis(1);
         const LONGEST: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
         self.timeout
             .filter(|t| t.is_finite() && *t > 0.0)
             .map_or(Duration::from_secs(10), |t| {
-                Duration::try_from_secs_f64(t).map_or(LONGEST, |d| d.min(LONGEST))
+                Duration::try_from_secs_f64(t).map_or(LONGEST, |d| d.clamp(SHORTEST, LONGEST))
             })
     }
 
@@ -225,6 +227,16 @@ mod tests {
             Config::parse("timeout = -1.0\n").unwrap().timeout(),
             Duration::from_secs(10)
         );
+    }
+
+    #[test]
+    fn a_tiny_timeout_is_a_millisecond_not_none() {
+        // Found by the fuzz target `lint_config` in CI: `timeout = 1e-80` became a zero
+        // Duration, a deadline that had passed before the process started.
+        for text in ["timeout = 1e-80\n", "timeout = 5e-324\n", "timeout = 1e-10\n"] {
+            let t = Config::parse(text).unwrap().timeout();
+            assert_eq!(t, Duration::from_millis(1), "{text}");
+        }
     }
 
     #[test]
