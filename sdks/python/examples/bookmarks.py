@@ -458,12 +458,8 @@ def run_delete(ctx: Context) -> Outcome:
         q = a.query.lower()
         victims = [r for r in everything if q in r[1].lower() or q in r[2].lower()]
         if not a.dry_run:
-            if a.confirm_count is None and len(victims) != 1:
-                raise errors.usage("CONFIRM_COUNT_REQUIRED",
-                                   "A delete by query needs --confirm-count N (the number of "
-                                   "bookmarks it removes; --dry-run lists them).",
-                                   reason="denied")
-            ctx.require_confirm(count=len(victims))
+            # A delete by query names no item: its count is the guard (§14.3).
+            ctx.require_confirm(count=len(victims), count_required=True)
     if a.dry_run:
         for r in victims:
             ctx.out.plan("delete", f"b{r[0]}", f"delete {r[1]}")

@@ -222,7 +222,17 @@ class TestErrorTaxonomy:
         assert errors.internal("X", "m").exit_code == 70
         assert errors.io("X", "m").exit_code == 74
         assert errors.config("X", "m").exit_code == 78
-        assert errors.not_found("X", "m").exit_code == 1
+        # Where §6 names no code: docs/discovery.md "Exit codes", as the Rust SDK.
+        assert errors.not_found("X", "m").exit_code == 66
+        assert errors.conflict("X", "m").exit_code == 65
+        assert errors.precondition_failed("X", "m").exit_code == 65
+        assert errors.unsupported("X", "m").exit_code == 69
+        assert errors.authn("X", "m").exit_code == 77
+        assert errors.rate_limited("X", "m").exit_code == 75
+        assert set(errors.EXIT_FOR_CATEGORY) == set(errors.CATEGORIES)
+        # A refusal exits EX_NOPERM whatever its category; an explicit code wins.
+        assert errors.conflict("X", "m", reason="denied").exit_code == 77
+        assert errors.conflict("X", "m", reason="denied", exit_code=3).exit_code == 3
 
     def test_removed_categories_and_bad_codes_are_refused(self) -> None:
         for cat in ("partial", "temporary"):  # §5.2

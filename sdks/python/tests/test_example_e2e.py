@@ -71,15 +71,36 @@ def test_fail_fast_import_writes_nothing_and_names_the_line(env: Dict[str, str])
     assert listed[-1]["count"] == 0
 
 
-def test_delete_by_query_needs_the_count(env: Dict[str, str]) -> None:
+def refusal(proc: "subprocess.CompletedProcess[bytes]") -> Dict[str, object]:
+    """The process-scope error of a refused run, with its summary's reason."""
+    events = lines(proc.stdout)
+    err = next(e for e in events if e["type"] == "aoi:error")
+    assert events[-1]["ok"] is False
+    return {**err, "reason": events[-1]["reason"], "exit": proc.returncode}
+
+
+def test_delete_refusals_follow_the_confirmation_profile(env: Dict[str, str]) -> None:
+    # docs/discovery.md "Confirmation": categories, codes, fields, reason and exit codes.
     for i in range(2):
         tool(env, "add", f"https://example.com/q{i}")
-    assert tool(env, "delete", "--query", "example", "--confirm").returncode == 64
-    wrong = tool(env, "delete", "--query", "example", "--confirm", "--confirm-count", "3")
-    assert wrong.returncode == 1
+    by_id = refusal(tool(env, "delete", "b1", "--output", "jsonl"))
+    assert (by_id["category"], by_id["code"], by_id["field"], by_id["reason"], by_id["exit"]) == \
+        ("precondition_failed", "CONFIRMATION_REQUIRED", "confirm", "denied", 77)
+    no_count = refusal(tool(env, "delete", "--query", "example", "--confirm", "--output", "jsonl"))
+    assert (no_count["code"], no_count["field"], no_count["exit"]) == \
+        ("CONFIRM_COUNT_REQUIRED", "confirm_count", 77)
+    wrong = refusal(tool(env, "delete", "--query", "example", "--confirm", "--confirm-count", "3",
+                         "--output", "jsonl"))
+    assert (wrong["category"], wrong["code"], wrong["reason"], wrong["exit"]) == \
+        ("conflict", "CONFIRM_COUNT_MISMATCH", "denied", 77)
+    # The count alone is not confirmation.
+    alone = refusal(tool(env, "delete", "--query", "example", "--confirm-count", "2",
+                         "--output", "jsonl"))
+    assert alone["code"] == "CONFIRMATION_REQUIRED"
     assert lines(tool(env, "list", "--output", "jsonl").stdout)[-1]["count"] == 2
     assert tool(env, "delete", "--query", "example", "--confirm", "--confirm-count",
                 "2").returncode == 0
+    assert lines(tool(env, "list", "--output", "jsonl").stdout)[-1]["count"] == 0
 
 
 def test_discovery_agrees_with_the_parser(env: Dict[str, str]) -> None:
@@ -97,7 +118,7 @@ def test_discovery_agrees_with_the_parser(env: Dict[str, str]) -> None:
     assert event_schema["$id"].startswith("https://")
     assert "bookmark" in event_schema["x-aoi"]["event_types"]
     bad = tool(env, "list", "--schema-version", "2", "--output", "jsonl")
-    assert bad.returncode == 1 and lines(bad.stdout)[1]["code"] == "SCHEMA_VERSION_UNSUPPORTED"
+    assert bad.returncode == 69 and lines(bad.stdout)[1]["code"] == "SCHEMA_VERSION_UNSUPPORTED"
 
 
 def test_aoi_lint_passes_with_no_configuration() -> None:

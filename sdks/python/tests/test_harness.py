@@ -49,7 +49,7 @@ def test_an_exception_is_an_internal_error_never_a_traceback() -> None:
 
 def test_an_aoi_error_exits_with_its_categorys_code() -> None:
     proc = run("notfound")
-    assert proc.returncode == 1
+    assert proc.returncode == 66  # EX_NOINPUT (docs/discovery.md "Exit codes")
     events = lines(proc.stdout)
     assert events[1]["category"] == "not_found" and events[1]["target"] == "i9"
     assert verdict(proc.stdout) == 1

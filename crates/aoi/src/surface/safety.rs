@@ -194,8 +194,8 @@ impl<E: Into<Failure>> From<ApplyError<E>> for Failure {
 ///
 /// Call [`check`](Self::check) after counting what the command would affect and before
 /// touching anything. Refusals are [`Failure::denied`]: a process-scope `aoi:error`, a
-/// summary with `reason:"denied"`, exit 77. The errors' `field` names the flag as typed,
-/// without the dashes (`"confirm"`, `"confirm-count"`).
+/// summary with `reason:"denied"`, exit 77. The errors' `field` names the flag
+/// as its input-schema property (`"confirm"`, `"confirm_count"`), as docs/discovery.md says.
 ///
 /// ```
 /// use aoi::surface::safety::Confirmation;
@@ -257,7 +257,7 @@ impl Confirmation {
                             items(affected)
                         ),
                     )
-                    .field("confirm-count")
+                    .field("confirm_count")
                     .detail("affected", affected)
                     .detail("confirm_count", expected)
                     .hint(format!(
@@ -299,7 +299,7 @@ impl Confirmation {
                         items(affected)
                     ),
                 )
-                .field("confirm-count")
+                .field("confirm_count")
                 .detail("affected", affected)
                 .hint(format!("re-run with --confirm --confirm-count {affected}")),
             ));
@@ -416,7 +416,7 @@ pub fn begin<S: IdempotencyStore + ?Sized>(
             IDEMPOTENCY_KEY_REUSED,
             "the idempotency key was already used for a different request",
         )
-        .field("idempotency-key")
+        .field("idempotency_key")
         .hint(
             "use a new --idempotency-key for a new request, or repeat the original request exactly",
         )),
@@ -438,7 +438,7 @@ fn check_key(key: &str) -> Result<(), ErrorEvent> {
     };
     Err(
         ErrorEvent::new(Category::Usage, IDEMPOTENCY_KEY_INVALID, problem)
-            .field("idempotency-key")
+            .field("idempotency_key")
             .hint(format!(
                 "pass a printable key of 1 to {MAX_IDEMPOTENCY_KEY_LEN} bytes, e.g. a UUID"
             )),
@@ -744,7 +744,7 @@ mod tests {
             let e = refusal(Confirmation::new(confirm, Some(5)), 3);
             assert_eq!(e.code, CONFIRM_COUNT_MISMATCH);
             assert_eq!(e.category, Category::Conflict);
-            assert_eq!(e.field.as_deref(), Some("confirm-count"));
+            assert_eq!(e.field.as_deref(), Some("confirm_count"));
             assert!(e.message.contains('5') && e.message.contains("3 items"));
             assert!(e.hint.as_deref().unwrap().contains("--confirm-count 3"));
         }
@@ -1020,7 +1020,7 @@ mod tests {
             let e = begin(&mut MemoryStore::default(), key, &hash("a")).unwrap_err();
             assert_eq!(e.code, IDEMPOTENCY_KEY_INVALID, "{key:?}");
             assert_eq!(e.category, Category::Usage);
-            assert_eq!(e.field.as_deref(), Some("idempotency-key"));
+            assert_eq!(e.field.as_deref(), Some("idempotency_key"));
         }
         let longest = "k".repeat(MAX_IDEMPOTENCY_KEY_LEN);
         assert!(begin(&mut MemoryStore::default(), &longest, &hash("a")).is_ok());

@@ -45,7 +45,8 @@ from .records import RecordBatch, read_records
 from .schemas import event_type_of, schema_of
 
 __all__ = [
-    "CONFIRM", "DRY_RUN", "IDEMPOTENCY", "INPUT_JSON", "INPUT_JSONL", "PAGING", "TIMEOUT",
+    "CONFIRM", "CONFIRMATION_REQUIRED", "CONFIRM_COUNT_MISMATCH", "CONFIRM_COUNT_REQUIRED",
+    "DRY_RUN", "IDEMPOTENCY", "INPUT_JSON", "INPUT_JSONL", "PAGING", "TIMEOUT",
     "Command", "Context", "Tool", "path",
 ]
 
@@ -58,6 +59,10 @@ IDEMPOTENCY = "idempotency"
 INPUT_JSONL = "input_jsonl"
 INPUT_JSON = "input_json"
 TIMEOUT = "timeout"
+#: The codes of :meth:`Context.require_confirm` (docs/discovery.md, "Confirmation").
+CONFIRMATION_REQUIRED = "CONFIRMATION_REQUIRED"
+CONFIRM_COUNT_MISMATCH = "CONFIRM_COUNT_MISMATCH"
+CONFIRM_COUNT_REQUIRED = "CONFIRM_COUNT_REQUIRED"
 _GROUPS = (PAGING, DRY_RUN, CONFIRM, IDEMPOTENCY, INPUT_JSONL, INPUT_JSON, TIMEOUT)
 
 _DISCOVERY = ("schema", "capabilities", "input-schema")
@@ -341,22 +346,44 @@ class Context:
                                field="limit")
         return int(value)
 
-    def require_confirm(self, *, count: Optional[int] = None,
-                        target: Optional[str] = None) -> None:
-        """§14.3: refuse a destructive run without ``--confirm`` (usage ``CONFIRM_REQUIRED``,
-        ``reason:"denied"``); with ``count``, a given ``--confirm-count`` must equal it
-        (``precondition_failed`` ``CONFIRM_COUNT_MISMATCH``). Nothing has been changed."""
-        if not getattr(self.args, "confirm", False):
-            raise errors.usage("CONFIRM_REQUIRED",
-                               f"{self.command.name} is destructive and needs --confirm "
-                               "(or --dry-run to see the plan).", reason="denied",
-                               target=target)
+    def require_confirm(self, *, count: Optional[int] = None, target: Optional[str] = None,
+                        count_required: bool = False) -> None:
+        """§14.3: refuse a destructive run that is not confirmed; nothing has been changed.
+
+        The refusals of docs/discovery.md ("Confirmation"), the same as the Rust SDK's, each
+        with ``reason:"denied"``, in this order:
+
+        1. ``--confirm-count N`` that differs from ``count`` (the items the run would affect):
+           ``conflict`` ``CONFIRM_COUNT_MISMATCH``, field ``confirm_count``;
+        2. no ``--confirm``: ``precondition_failed`` ``CONFIRMATION_REQUIRED``, field
+           ``confirm`` (``--confirm-count`` alone is not confirmation);
+        3. with ``count_required``, more than one item and no ``--confirm-count``:
+           ``precondition_failed`` ``CONFIRM_COUNT_REQUIRED``, field ``confirm_count``.
+
+        A refusal exits 77 (``EX_NOPERM``, docs/discovery.md "Exit codes").
+        """
+        name = self.command.name
+        affected = "" if count is None else f" {count} item{'' if count == 1 else 's'}"
         expected = getattr(self.args, "confirm_count", None)
         if count is not None and expected is not None and expected != count:
+            raise errors.conflict(
+                CONFIRM_COUNT_MISMATCH,
+                f"--confirm-count is {expected} but {name} would affect{affected}.",
+                reason="denied", field="confirm_count", target=target,
+                hint=f"review with --dry-run, then re-run with --confirm --confirm-count {count} "
+                     "if that is intended", details={"affected": count, "confirm_count": expected})
+        if not getattr(self.args, "confirm", False):
+            again = f" --confirm-count {count}" if count is not None and count > 1 else ""
             raise errors.precondition_failed(
-                "CONFIRM_COUNT_MISMATCH",
-                f"--confirm-count {expected} does not match the {count} affected item(s).",
-                reason="denied", field="confirm_count")
+                CONFIRMATION_REQUIRED, f"Refusing to {name}{affected} without --confirm.",
+                reason="denied", field="confirm", target=target,
+                hint=f"re-run with --confirm{again} (or --dry-run to see the plan)",
+                details=None if count is None else {"affected": count})
+        if count_required and count is not None and count > 1 and expected is None:
+            raise errors.precondition_failed(
+                CONFIRM_COUNT_REQUIRED, f"Refusing to {name}{affected} without --confirm-count.",
+                reason="denied", field="confirm_count", target=target,
+                hint=f"re-run with --confirm --confirm-count {count}", details={"affected": count})
 
     def read_records(self, record_type: Type[T]) -> RecordBatch[T]:
         """The records of ``--input-jsonl`` (:func:`machinemode.records.read_records`)."""
@@ -574,18 +601,21 @@ class Tool:
     # -- running -------------------------------------------------------------------------------
 
     def _negotiate(self, asked: Optional[str]) -> str:
-        """§5.1 ``--schema-version``: ``1``, ``1.0`` or ``1.0.0`` select the served version
-        they prefix; anything else is ``unsupported``."""
+        """§5.1 ``--schema-version`` (docs/discovery.md, "Schema versions"): a served version,
+        or a prefix of one ending at a dot (``1``, ``1.0``), with or without a leading ``v``,
+        selects the highest served version it names; anything else is ``unsupported``
+        ``SCHEMA_VERSION_UNSUPPORTED`` (exit 69)."""
         if asked is None:
             return self.schema_versions[0]
-        for v in self.schema_versions:
-            parts, want = v.split("."), asked.split(".")
-            if len(want) <= len(parts) and parts[:len(want)] == want:
-                return v
+        want = asked.lstrip("v")
+        named = [v for v in self.schema_versions if v == want or v.startswith(want + ".")]
+        if named:
+            return max(named, key=_version_key)
         raise errors.unsupported(
             "SCHEMA_VERSION_UNSUPPORTED",
-            "This schema version is not served; serves: " + ", ".join(self.schema_versions) + ".",
-            field="schema_version")
+            f"Schema version {want!r} is not served; this {self.name} serves "
+            + ", ".join(self.schema_versions) + ".",
+            field="schema_version", hint=f"--schema-version {self.schema_versions[0]}")
 
     def main(self, argv: Optional[Sequence[str]] = None) -> NoReturn:
         """Parse ``argv`` (default ``sys.argv[1:]``), run the command, exit (see the module)."""
@@ -673,6 +703,11 @@ class Tool:
         out.write(text + "\n")
         out.flush()
         return Outcome.success()
+
+
+def _version_key(version: str) -> List[int]:
+    """A version's numeric parts (a part that is not a number counts 0), to order them."""
+    return [int(p) if p.isascii() and p.isdigit() else 0 for p in re.split(r"[.-]", version)]
 
 
 def _prescan_output(argv: Sequence[str]) -> Optional[str]:

@@ -25,6 +25,7 @@ __all__ = [
     "EXIT_BROKEN_PIPE",
     "EXIT_FOR_CATEGORY",
     "EXIT_IOERR",
+    "EXIT_NOPERM",
     "REASONS",
     "AoiError",
     "authn",
@@ -69,26 +70,30 @@ CATEGORIES: Tuple[str, ...] = (
 DEFAULT_RETRYABLE: Mapping[str, bool] = {c: c in ("rate_limited", "unavailable", "timeout")
                                          for c in CATEGORIES}
 
-#: §6's sysexits mapping by category. A category the table does not name exits 1
-#: ("Non-zero: process failed"): not_found, conflict, precondition_failed, unsupported.
+#: §6's sysexits mapping by category, completed where §6 names no code (docs/discovery.md,
+#: "Exit codes"; the same table as the Rust SDK's ``Category::exit_code``): ``not_found`` is
+#: ``EX_NOINPUT`` (66), ``conflict`` and ``precondition_failed`` are data errors (65),
+#: ``unsupported`` is ``EX_UNAVAILABLE`` (69).
 EXIT_FOR_CATEGORY: Mapping[str, int] = {
     "usage": 64,
     "validation": 65,
-    "config": 78,
-    "authn": 77,
-    "authz": 77,
+    "conflict": 65,
+    "precondition_failed": 65,
+    "not_found": 66,
+    "unsupported": 69,
     "unavailable": 69,
     "internal": 70,
     "io": 74,
     "rate_limited": 75,
+    "authn": 77,
+    "authz": 77,
+    "config": 78,
     "timeout": 124,
     "cancelled": 130,
-    "not_found": 1,
-    "conflict": 1,
-    "precondition_failed": 1,
-    "unsupported": 1,
 }
 
+#: §6 ``EX_NOPERM``: a permission failure, and any refusal (``reason:"denied"``).
+EXIT_NOPERM = 77
 #: §6: SIGPIPE / downstream closed pipe.
 EXIT_BROKEN_PIPE = 141
 #: §6 ``EX_IOERR``: stdout could not be written (ENOSPC, EIO, closed).
@@ -107,7 +112,7 @@ _OPTIONAL_FIELDS = ("domain", "origin", "target", "item_index", "line_number", "
 
 
 def exit_code_for(category: str) -> int:
-    """The §6 exit status for a category (1 for one §6 does not name)."""
+    """The exit status for a category (§6 and docs/discovery.md, "Exit codes")."""
     return EXIT_FOR_CATEGORY.get(category, 1)
 
 
@@ -177,7 +182,10 @@ class AoiError(Exception):
         self.retryable = retryable
         self.retry_after_ms = retry_after_ms
         self.reason = reason
-        self.exit_code = exit_code if exit_code is not None else exit_code_for(category)
+        # A refusal (``reason:"denied"``) exits EX_NOPERM whatever its category, as an authz
+        # failure does (docs/discovery.md, "Exit codes").
+        self.exit_code = exit_code if exit_code is not None else \
+            EXIT_NOPERM if reason == "denied" else exit_code_for(category)
         self.target = target
         self.field = field
         self.hint = None if hint is None else clean_message(hint)
