@@ -233,7 +233,11 @@ mod tests {
     fn a_tiny_timeout_is_a_millisecond_not_none() {
         // Found by the fuzz target `lint_config` in CI: `timeout = 1e-80` became a zero
         // Duration, a deadline that had passed before the process started.
-        for text in ["timeout = 1e-80\n", "timeout = 5e-324\n", "timeout = 1e-10\n"] {
+        for text in [
+            "timeout = 1e-80\n",
+            "timeout = 5e-324\n",
+            "timeout = 1e-10\n",
+        ] {
             let t = Config::parse(text).unwrap().timeout();
             assert_eq!(t, Duration::from_millis(1), "{text}");
         }
