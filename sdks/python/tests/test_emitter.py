@@ -233,6 +233,9 @@ class TestErrorTaxonomy:
         # A refusal exits EX_NOPERM whatever its category; an explicit code wins.
         assert errors.conflict("X", "m", reason="denied").exit_code == 77
         assert errors.conflict("X", "m", reason="denied", exit_code=3).exit_code == 3
+        # The summary's reason follows the category unless the tool says otherwise.
+        assert [getattr(errors, c)("X", "m").reason for c in ("authz", "cancelled", "timeout", "io")] \
+            == ["denied", "cancelled", "timeout", "failed"]
 
     def test_removed_categories_and_bad_codes_are_refused(self) -> None:
         for cat in ("partial", "temporary"):  # §5.2

@@ -78,7 +78,22 @@ def test_a_signal_gives_a_cancelled_summary(sig: int, code: int) -> None:
     assert err == b""
     events = lines(first + rest)
     assert events[-1]["ok"] is False and events[-1]["reason"] == "cancelled"
+    # As the Rust SDK: no aoi:error, the signal named (docs/discovery.md "Exit codes").
+    assert events[-1]["properties"] == {"signal": signal.Signals(sig).name}
+    assert not [e for e in events if e["type"] == "aoi:error"]
     assert verdict(first + rest) == 1
+
+
+def test_a_passed_timeout_is_a_timeout_error_and_exit_124() -> None:
+    # §16.1 --timeout, §6 124: the run that outlives its deadline ends as the Rust SDK's does.
+    proc = run("deadline")
+    assert proc.returncode == 124 and proc.stderr == b""
+    events = lines(proc.stdout)
+    err, summary = events[-2], events[-1]
+    assert (err["type"], err["category"], err["code"], err["scope"], err["retryable"]) == (
+        "aoi:error", "timeout", "TIMEOUT", "process", True)
+    assert summary["ok"] is False and summary["reason"] == "timeout"
+    assert verdict(proc.stdout) == 1
 
 
 def test_a_closed_pipe_ends_quietly_with_141_even_at_shutdown() -> None:

@@ -652,7 +652,8 @@ class Tool:
         fn = cmd.fn
         if fn is None:
             raise RuntimeError(f"command {name!r} has no handler")
-        harness.run(lambda: fn(ctx), emitter=out, name=self.name, debug=debug)
+        harness.run(lambda: fn(ctx), emitter=out, name=self.name, debug=debug,
+                    timeout=getattr(args, "timeout", None))
 
     def _emitter(self, command: Optional[str], machine: bool, version: Optional[str],
                  flush_each: bool) -> Emitter:

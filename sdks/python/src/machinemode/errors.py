@@ -92,6 +92,11 @@ EXIT_FOR_CATEGORY: Mapping[str, int] = {
     "cancelled": 130,
 }
 
+#: The summary's ``reason`` when a process-scope error of the category ends a run and the
+#: tool says nothing else (docs/discovery.md, "Exit codes"): ``failed`` for the rest.
+_REASON_FOR_CATEGORY: Mapping[str, str] = {"authz": "denied", "cancelled": "cancelled",
+                                           "timeout": "timeout"}
+
 #: §6 ``EX_NOPERM``: a permission failure, and any refusal (``reason:"denied"``).
 EXIT_NOPERM = 77
 #: §6: SIGPIPE / downstream closed pipe.
@@ -147,7 +152,7 @@ class AoiError(Exception):
         *,
         retryable: Optional[bool] = None,
         retry_after_ms: Optional[int] = None,
-        reason: str = "failed",
+        reason: Optional[str] = None,
         exit_code: Optional[int] = None,
         target: Optional[str] = None,
         field: Optional[str] = None,
@@ -174,6 +179,8 @@ class AoiError(Exception):
             if isinstance(retry_after_ms, bool) or not isinstance(retry_after_ms, int) \
                     or retry_after_ms < 0:
                 raise ValueError("retry_after_ms is an integer >= 0 (§9.1)")
+        if reason is None:  # the summary's reason for a run this error ends, as the Rust SDK
+            reason = _REASON_FOR_CATEGORY.get(category, "failed")
         if reason not in REASONS:
             raise ValueError(f"reason {reason!r} is not one of {REASONS} (§8.3)")
         self.category = category

@@ -32,7 +32,11 @@ from typing import Any, BinaryIO, Callable, Dict, List, Mapping, NoReturn, Optio
 
 from . import signals
 from .emitter import Emitter, Identity, StreamClosed, StreamFailed
-from .errors import EXIT_BROKEN_PIPE, EXIT_IOERR, AoiError, clean_message, internal
+from .errors import EXIT_BROKEN_PIPE, EXIT_IOERR, AoiError, clean_message, internal, timeout
+
+#: What a run that outlived ``--timeout`` reports (the Rust SDK's words).
+TIMEOUT_ERROR = timeout("TIMEOUT", "The command did not finish within --timeout.",
+                        hint="raise --timeout, or narrow the request")
 
 __all__ = ["Outcome", "Stop", "main", "run", "stdout_stream"]
 
@@ -156,6 +160,7 @@ def run(
     emitter: Optional[Emitter],
     name: str,
     debug: bool = False,
+    timeout: Optional[float] = None,
 ) -> NoReturn:
     """Run ``body`` under the harness and exit the process (see the module's table).
 
@@ -164,8 +169,11 @@ def run(
     :param name: the tool's name, for stderr lines.
     :param debug: ``--debug``: say where an unexpected exception was raised (in
         ``details`` in machine mode; a traceback on stderr in human mode).
+    :param timeout: ``--timeout``: seconds after which the run ends with a ``timeout``
+        ``aoi:error`` ``TIMEOUT``, ``reason:"timeout"``, exit 124.
     """
     signals.install()
+    signals.deadline(timeout)
     code: int
     try:
         code = _run(body, emitter, name, debug)
@@ -223,10 +231,18 @@ def _run(body: Callable[[], Optional[Outcome]], out: Optional[Emitter], name: st
             if err.hint and err.category != "usage":
                 _say(f"hint: {err.hint}")
         return err.exit_code
+    except signals.TimedOut as t:
+        signals.finishing()
+        if out is not None and not out.finished:
+            _fail(out, TIMEOUT_ERROR)
+        else:
+            _say(f"{name}: error: {TIMEOUT_ERROR.message}")
+        return t.exit_code
     except signals.Cancelled as c:
         signals.finishing()
         if out is not None and not out.finished:
-            out.summary(False, reason="cancelled")
+            # As the Rust SDK: no aoi:error, the signal named in the summary's properties.
+            out.summary(False, reason="cancelled", properties={"signal": c.signal_name})
         else:
             _say(f"{name}: cancelled")
         return c.exit_code
@@ -277,8 +293,10 @@ def main(
     command: Optional[str] = None,
     event_types: Optional[List[str]] = None,
     flush_each: bool = False,
+    timeout: Optional[float] = None,
 ) -> Callable[[Callable[[Emitter], Optional[Outcome]]], Callable[[], NoReturn]]:
-    """A decorator for a machine-only tool: ``fn(out)`` runs under :func:`run` on stdout.
+    """A decorator for a machine-only tool: ``fn(out)`` runs under :func:`run` on stdout
+    (``timeout``: :func:`run`'s deadline in seconds).
 
     Example::
 
@@ -295,7 +313,7 @@ def main(
         def start() -> NoReturn:
             out = Emitter(stdout_stream(), identity, command=command,
                           event_types=event_types, flush_each=flush_each)
-            run(lambda: fn(out), emitter=out, name=identity.tool)
+            run(lambda: fn(out), emitter=out, name=identity.tool, timeout=timeout)
 
         start.__name__ = fn.__name__
         start.__doc__ = fn.__doc__

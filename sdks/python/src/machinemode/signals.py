@@ -17,7 +17,7 @@ import signal
 from types import FrameType
 from typing import Iterator, Optional
 
-__all__ = ["Cancelled", "critical", "install", "finishing"]
+__all__ = ["Cancelled", "TimedOut", "critical", "deadline", "install", "finishing"]
 
 
 class Cancelled(BaseException):
@@ -33,18 +33,55 @@ class Cancelled(BaseException):
         """128 + the signal number: 130 for SIGINT, 143 for SIGTERM (§6)."""
         return 128 + self.signum
 
+    @property
+    def signal_name(self) -> str:
+        """``SIGINT``, ``SIGTERM``: the summary's ``properties.signal`` (docs/discovery.md)."""
+        try:
+            return signal.Signals(self.signum).name
+        except ValueError:
+            return str(self.signum)
+
+
+class TimedOut(Cancelled):
+    """Raised in the main thread when ``--timeout`` passes (:func:`deadline`): the harness
+    ends the run with a ``timeout`` error and ``reason:"timeout"``, exit 124 (§6, §16.1)."""
+
+    @property
+    def exit_code(self) -> int:
+        return 124
+
 
 _depth = 0
 _pending: Optional[int] = None
 _finishing = False
 
 
+def _raise(signum: int) -> None:
+    if signum == _ALARM:
+        raise TimedOut(signum)
+    raise Cancelled(signum)
+
+
 def _handler(signum: int, _frame: Optional[FrameType]) -> None:
     global _pending
     if _depth or _finishing:
-        _pending = signum
+        if _pending is None or signum != _ALARM:  # a signal outranks the deadline
+            _pending = signum
         return
-    raise Cancelled(signum)
+    _raise(signum)
+
+
+_ALARM = getattr(signal, "SIGALRM", -1)
+
+
+def deadline(seconds: Optional[float]) -> None:
+    """End the run with :class:`TimedOut` once ``seconds`` have passed (``--timeout``), held
+    like a signal inside :func:`critical`. ``None`` sets no deadline. Needs ``SIGALRM``
+    (POSIX); elsewhere the deadline is not enforced."""
+    if seconds is None or _ALARM == -1:
+        return
+    signal.signal(_ALARM, _handler)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-6))
 
 
 def install() -> None:
@@ -74,4 +111,4 @@ def critical() -> Iterator[None]:
         _depth -= 1
     if not _depth and not _finishing and _pending is not None:
         signum, _pending = _pending, None
-        raise Cancelled(signum)
+        _raise(signum)

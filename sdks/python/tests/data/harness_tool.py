@@ -13,7 +13,7 @@ MODE = sys.argv[1] if len(sys.argv) > 1 else "ok"
 
 
 @main(identity=Identity("htool", "0.0.1", "io.example.htool.events", "1.0.0"), command=MODE,
-      flush_each=MODE in ("sleep", "flood"))
+      flush_each=MODE in ("sleep", "flood", "deadline"), timeout=0.3 if MODE == "deadline" else None)
 def tool(out: Emitter) -> Optional[Outcome]:
     if MODE == "ok":
         out.emit("item", {"id": "i1"})
@@ -27,7 +27,7 @@ def tool(out: Emitter) -> Optional[Outcome]:
         for i in range(200_000):
             out.emit("item", {"id": f"i{i}", "pad": "x" * 100})
         return Outcome.success()
-    if MODE in ("sleep", "flood"):
+    if MODE in ("sleep", "flood", "deadline"):
         out.emit("item", {"id": "i1"})
         while True:
             time.sleep(0.05)
