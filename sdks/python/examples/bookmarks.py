@@ -16,12 +16,11 @@ until SIGINT/SIGTERM, which end it with ``ok:false``, ``reason:"cancelled"``.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import hashlib
 import json
 import os
 import re
+import secrets
 import sqlite3
 import sys
 import time
@@ -37,7 +36,10 @@ except ImportError:  # run from a checkout: the SDK beside this example
 
 from machinemode import errors, event
 from machinemode.cli import CONFIRM, DRY_RUN, IDEMPOTENCY, INPUT_JSONL, PAGING, TIMEOUT, Context, Tool, path
+from machinemode.cursor import CursorCodec
 from machinemode.harness import Outcome
+from machinemode.idempotency import Idempotency, IdempotencyRecord, check_key, request_hash
+from machinemode.schemas import event_type_of
 
 ID_PATTERN = "^b[1-9][0-9]{0,17}$"
 URL_PATTERN = "^https?://[^\\s]+$"
@@ -153,9 +155,12 @@ def connect(ctx: Context, create: bool) -> Optional[sqlite3.Connection]:
                 CREATE TABLE IF NOT EXISTS bookmark (
                     n INTEGER PRIMARY KEY AUTOINCREMENT, url TEXT NOT NULL, title TEXT NOT NULL,
                     tags TEXT NOT NULL, created_at TEXT NOT NULL);
-                CREATE TABLE IF NOT EXISTS idem (
-                    key TEXT PRIMARY KEY, command TEXT NOT NULL, fingerprint TEXT NOT NULL,
-                    events TEXT NOT NULL);""")
+                CREATE TABLE IF NOT EXISTS idempotency (
+                    key TEXT PRIMARY KEY, record TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS secret (
+                    id INTEGER PRIMARY KEY CHECK (id = 1), cursor_key BLOB NOT NULL);""")
+            # The key that signs this database's cursors: a cursor of another store is refused.
+            con.execute("INSERT OR IGNORE INTO secret VALUES (1, ?)", (secrets.token_bytes(32),))
         return con
     except (sqlite3.Error, OSError) as e:
         raise errors.io("DB_UNAVAILABLE", f"The database cannot be opened: {type(e).__name__}.",
@@ -219,54 +224,59 @@ def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def fingerprint(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()
+class SqliteIdempotencyStore:
+    """machinemode's idempotency store protocol on the bookmark database, so that a record is
+    committed in the same transaction as the effect it records (§14.4)."""
+
+    def __init__(self, con: Optional[sqlite3.Connection], *, dry_run: bool = False) -> None:
+        self.con = con
+        self.dry_run = dry_run  # a dry run forgets nothing, not even an expired record
+
+    def get(self, key: str) -> Optional[IdempotencyRecord]:
+        found = rows(self.con, "SELECT record FROM idempotency WHERE key = ?", (key,))
+        return IdempotencyRecord.from_json(json.loads(found[0][0])) if found else None
+
+    def put(self, record: IdempotencyRecord) -> None:
+        assert self.con is not None
+        self.con.execute("INSERT OR REPLACE INTO idempotency VALUES (?, ?)",
+                         (record.key, json.dumps(record.to_json())))
+
+    def delete(self, key: str) -> None:
+        if self.con is not None and not self.dry_run:
+            self.con.execute("DELETE FROM idempotency WHERE key = ?", (key,))
 
 
-def replay(ctx: Context, con: Optional[sqlite3.Connection], command: str, fp: str
-           ) -> Optional[List[Dict[str, Any]]]:
-    """The events of an earlier run with this ``--idempotency-key`` (§14.4), or None."""
+def prior_run(ctx: Context, command: str, request: Dict[str, Any]) -> Optional[IdempotencyRecord]:
+    """The earlier run with this ``--idempotency-key`` and the same request, to replay, or
+    None; the key reused for another request is a ``conflict``."""
     key = getattr(ctx.args, "idempotency_key", None)
     if key is None:
         return None
-    found = rows(con, "SELECT command, fingerprint, events FROM idem WHERE key = ?", (key,))
-    if not found:
-        return None
-    if found[0][0] != command or found[0][1] != fp:
-        raise errors.conflict("IDEMPOTENCY_KEY_REUSED",
-                              "This idempotency key was used for a different request.",
-                              field="idempotency_key")
-    events: List[Dict[str, Any]] = json.loads(found[0][2])
-    return events
+    store = SqliteIdempotencyStore(connect(ctx, False), dry_run=bool(ctx.args.dry_run))
+    return Idempotency(store).lookup(check_key(key), request_hash(command, request))
 
 
-def remember(ctx: Context, con: sqlite3.Connection, command: str, fp: str,
-             events: List[Dict[str, Any]]) -> None:
+def remember(ctx: Context, con: sqlite3.Connection, command: str, request: Dict[str, Any],
+             events: List[Any]) -> None:
+    """Records a successful run under its key, inside the effect's transaction."""
     key = getattr(ctx.args, "idempotency_key", None)
     if key is not None:
-        con.execute("INSERT INTO idem VALUES (?, ?, ?, ?)", (key, command, fp, json.dumps(events)))
+        recorded = [{"type": event_type_of(e), **dataclasses.asdict(e)} for e in events]
+        Idempotency(SqliteIdempotencyStore(con)).record(key, request_hash(command, request),
+                                                        recorded, {"ok": True})
 
 
-def replayed(ctx: Context, events: List[Dict[str, Any]]) -> Outcome:
-    for ev in events:
-        ctx.out.emit(ev["type"], ev["fields"])
-    return Outcome.success(properties={"replayed": True})
+def replayed(ctx: Context, record: IdempotencyRecord, **fields: Any) -> Outcome:
+    """Emits the recorded run's events again; the summary says it was a replay."""
+    for ev in Idempotency.replay_events(record):
+        ctx.out.emit(ev.pop("type"), ev)
+    return ctx.done(properties=Idempotency.replay_properties(record), **fields)
 
 
-def encode_cursor(after: int) -> str:
-    return base64.urlsafe_b64encode(f"bm1:{after}".encode()).decode().rstrip("=")
-
-
-def decode_cursor(token: str) -> int:
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode("ascii")
-        m = re.match(r"^bm1:(0|[1-9][0-9]{0,17})$", raw)
-    except (ValueError, UnicodeDecodeError):
-        m = None
-    if not re.match(r"^[A-Za-z0-9_-]{1,64}$", token) or m is None:
-        raise errors.validation("INVALID_CURSOR", "The cursor is not one this tool issued.",
-                                field="cursor")
-    return int(m.group(1))
+def cursors(con: Optional[sqlite3.Connection]) -> CursorCodec:
+    """The codec of this database's cursors (no database: no cursor of ours can exist)."""
+    found = rows(con, "SELECT cursor_key FROM secret WHERE id = 1")
+    return CursorCodec(bytes(found[0][0]) if found else secrets.token_bytes(32))
 
 
 # -- commands -------------------------------------------------------------------------------
@@ -287,13 +297,12 @@ def run_add(ctx: Context) -> Outcome:
     a = ctx.args
     url, tags = check_url(a.url), check_tags(a.tag)
     title = errors.clean_message(a.title) if a.title else ""
-    fp = fingerprint([url, title, tags])
+    request = {"url": url, "title": title, "tags": tags}
+    prior = prior_run(ctx, "add", request)
     if a.dry_run:
-        prior = replay(ctx, connect(ctx, False), "add", fp)
         ctx.out.plan("none" if prior is not None else "create", url,
                      "replays the earlier result" if prior is not None else "add a bookmark")
         return Outcome.success(properties={"dry_run": True})
-    prior = replay(ctx, connect(ctx, False), "add", fp)
     if prior is not None:
         return replayed(ctx, prior)
     con = connect(ctx, True)
@@ -304,7 +313,7 @@ def run_add(ctx: Context) -> Outcome:
         cur = con.execute("INSERT INTO bookmark (url, title, tags, created_at) VALUES (?,?,?,?)",
                           (url, title, json.dumps(tags), stamp))
         ev = Created(f"b{cur.lastrowid}", url, title, tags, stamp)
-        remember(ctx, con, "add", fp, [{"type": "created", "fields": dataclasses.asdict(ev)}])
+        remember(ctx, con, "add", request, [ev])
         con.execute("COMMIT")
         ctx.out.emit(ev)
     return Outcome.success()
@@ -337,9 +346,13 @@ _db_arg(lst)
 @lst.handler
 def run_list(ctx: Context) -> Outcome:
     limit = ctx.limit
-    after = decode_cursor(ctx.args.cursor) if ctx.args.cursor is not None else 0
-    found = [r for r in rows(connect(ctx, False), "SELECT * FROM bookmark WHERE n > ? ORDER BY n",
-                             (after,))
+    con = connect(ctx, False)
+    codec, query = cursors(con), {"tag": ctx.args.tag}
+    after = codec.decode(ctx.args.cursor, "list", query) if ctx.args.cursor is not None else 0
+    if not isinstance(after, int) or isinstance(after, bool):
+        raise errors.validation("CURSOR_INVALID", "The cursor is not one this tool issued.",
+                                field="cursor")
+    found = [r for r in rows(con, "SELECT * FROM bookmark WHERE n > ? ORDER BY n", (after,))
              if ctx.args.tag is None or ctx.args.tag in json.loads(r[3])]
     page = found[:limit]
     max_bytes = ctx.args.max_bytes
@@ -351,7 +364,7 @@ def run_list(ctx: Context) -> Outcome:
         ctx.out.emit(bookmark(r))
         shown += 1
     truncated = shown < len(found)
-    cursor = encode_cursor(page[shown - 1][0] if shown else after) if truncated else None
+    cursor = codec.encode(page[shown - 1][0] if shown else after, "list", query) if truncated else None
     return Outcome.success(truncated=truncated, next_cursor=cursor)
 
 
@@ -366,8 +379,13 @@ _db_arg(search)
 @search.handler
 def run_search(ctx: Context) -> Outcome:
     q = ctx.args.query.lower()
-    after = decode_cursor(ctx.args.cursor) if ctx.args.cursor is not None else 0
-    found = [r for r in rows(connect(ctx, False), "SELECT * FROM bookmark ORDER BY n")
+    con = connect(ctx, False)
+    codec, query = cursors(con), {"query": ctx.args.query}
+    after = codec.decode(ctx.args.cursor, "search", query) if ctx.args.cursor is not None else 0
+    if not isinstance(after, int) or isinstance(after, bool) or after < 0:
+        raise errors.validation("CURSOR_INVALID", "The cursor is not one this tool issued.",
+                                field="cursor")
+    found = [r for r in rows(con, "SELECT * FROM bookmark ORDER BY n")
              if q in r[1].lower() or q in r[2].lower()]
     rest = found[after:]
     page = rest[:ctx.limit]
@@ -375,7 +393,8 @@ def run_search(ctx: Context) -> Outcome:
         ctx.out.emit(Hit(after + i + 1, f"b{r[0]}", r[1], r[2]))
     truncated = len(rest) > len(page)
     return Outcome.success(truncated=truncated,
-                           next_cursor=encode_cursor(after + len(page)) if truncated else None)
+                           next_cursor=codec.encode(after + len(page), "search", query)
+                           if truncated else None)
 
 
 update = tool.command("update", summary="Change a bookmark's title, URL or tags",
@@ -394,8 +413,8 @@ _db_arg(update)
 def run_update(ctx: Context) -> Outcome:
     a = ctx.args
     n = parse_id(a.id)
-    fp = fingerprint([n, a.title, a.url, a.tag])
-    prior = replay(ctx, connect(ctx, False), "update", fp)
+    request = {"id": n, "title": a.title, "url": a.url, "tags": a.tag}
+    prior = prior_run(ctx, "update", request)
     if prior is not None:
         if a.dry_run:
             ctx.out.plan("none", a.id, "replays the earlier result")
@@ -417,7 +436,7 @@ def run_update(ctx: Context) -> Outcome:
         con.execute("BEGIN IMMEDIATE")
         con.execute("UPDATE bookmark SET url = ?, title = ?, tags = ? WHERE n = ?",
                     (new.url, new.title, json.dumps(new.tags), n))
-        remember(ctx, con, "update", fp, [{"type": "updated", "fields": dataclasses.asdict(new)}])
+        remember(ctx, con, "update", request, [new])
         con.execute("COMMIT")
         ctx.out.emit(new)
     return Outcome.success()
@@ -441,8 +460,8 @@ def run_delete(ctx: Context) -> Outcome:
         raise errors.usage("ID_OR_QUERY", "Give a bookmark id or --query, one of them.")
     if not a.dry_run:
         ctx.require_confirm(target=a.id)
-    fp = fingerprint([a.id, a.query])
-    prior = replay(ctx, connect(ctx, False), "delete", fp)
+    request = {"id": a.id, "query": a.query}
+    prior = prior_run(ctx, "delete", request)
     if prior is not None:
         if a.dry_run:
             ctx.out.plan("none", a.id or "bookmarks", "replays the earlier result")
@@ -471,8 +490,7 @@ def run_delete(ctx: Context) -> Outcome:
         con.execute("BEGIN IMMEDIATE")
         for r in victims:
             con.execute("DELETE FROM bookmark WHERE n = ?", (r[0],))
-        remember(ctx, con, "delete", fp,
-                 [{"type": "deleted", "fields": dataclasses.asdict(e)} for e in events])
+        remember(ctx, con, "delete", request, events)
         con.execute("COMMIT")
         for e in events:
             ctx.out.emit(e)
@@ -498,17 +516,15 @@ def run_import(ctx: Context) -> Outcome:
     batch = ctx.read_records(ImportRecord)
     recs = [(ln, check_url(r.url), errors.clean_message(r.title) if r.title else "",
              check_tags(r.tags)) for ln, r in batch.records]
-    fp = fingerprint([[u, t, g] for _, u, t, g in recs])
-    prior = replay(ctx, connect(ctx, False), "import", fp)
+    request = {"records": [[u, t, g] for _, u, t, g in recs]}
+    prior = prior_run(ctx, "import", request)
     if ctx.args.dry_run:
         for ln, url, _t, _g in recs:
             ctx.out.plan("none" if prior is not None else "create", url,
                          f"add the bookmark of input line {ln}")
         return ctx.done(properties={"dry_run": True})
     if prior is not None:
-        for ev in prior:
-            ctx.out.emit(ev["type"], ev["fields"])
-        return ctx.done(properties={"replayed": True})
+        return replayed(ctx, prior)
     if recs:
         con = connect(ctx, True)
         assert con is not None
@@ -521,8 +537,7 @@ def run_import(ctx: Context) -> Outcome:
                     "INSERT INTO bookmark (url, title, tags, created_at) VALUES (?,?,?,?)",
                     (url, title, json.dumps(tags), stamp))
                 events.append(Created(f"b{cur.lastrowid}", url, title, tags, stamp))
-            remember(ctx, con, "import", fp,
-                     [{"type": "created", "fields": dataclasses.asdict(e)} for e in events])
+            remember(ctx, con, "import", request, events)
             con.execute("COMMIT")
             for e in events:
                 ctx.out.emit(e)

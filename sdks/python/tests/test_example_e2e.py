@@ -61,6 +61,45 @@ def test_list_is_bounded_and_the_cursor_continues(env: Dict[str, str]) -> None:
     assert rest[-1]["truncated"] is False
 
 
+def test_a_cursor_is_bound_to_its_database_and_query(env: Dict[str, str], tmp_path: Path) -> None:
+    # docs/discovery.md "Cursors": another query's cursor is CURSOR_MISMATCH, another store's
+    # (signed with its own key) or an altered one CURSOR_INVALID; both validation, field cursor.
+    other = str(tmp_path / "other.db")
+    for db in (None, other):
+        for i in range(3):
+            tool(env, "add", f"https://example.com/{i}", *(("--db", db) if db else ()))
+    token = lines(tool(env, "list", "--limit", "1", "--output", "jsonl").stdout)[-1]["next_cursor"]
+    cases = [(["list", "--tag", "t", "--cursor", token], "CURSOR_MISMATCH"),
+             (["search", "example", "--cursor", token], "CURSOR_MISMATCH"),
+             (["list", "--db", other, "--cursor", token], "CURSOR_INVALID"),
+             (["list", "--cursor", token[:-2] + ("AA" if token[-2:] != "AA" else "BB")], "CURSOR_INVALID")]
+    for args, code in cases:
+        proc = tool(env, *args, "--output", "jsonl")
+        err = next(e for e in lines(proc.stdout) if e["type"] == "aoi:error")
+        assert (err["category"], err["code"], err["field"], proc.returncode) == \
+            ("validation", code, "cursor", 65), args
+
+
+def test_a_replay_is_marked_in_its_summary_and_a_reused_key_is_a_conflict(env: Dict[str, str]) -> None:
+    # docs/discovery.md "Idempotency keys", as the Rust SDK.
+    first = lines(tool(env, "add", "https://example.com/k", "--idempotency-key", "k-1",
+                       "--output", "jsonl").stdout)
+    again = lines(tool(env, "add", "https://example.com/k", "--idempotency-key", "k-1",
+                       "--output", "jsonl").stdout)
+    assert [e for e in first if e["type"] == "created"] == \
+        [{**e, "aoi": first[1]["aoi"]} for e in again if e["type"] == "created"]
+    assert "properties" not in first[-1] and again[-1]["properties"] == {"idempotent_replay": True}
+    assert lines(tool(env, "list", "--output", "jsonl").stdout)[-1]["count"] == 1
+    reused = tool(env, "add", "https://example.com/other", "--idempotency-key", "k-1",
+                  "--output", "jsonl")
+    err = next(e for e in lines(reused.stdout) if e["type"] == "aoi:error")
+    assert (err["category"], err["code"], err["field"], reused.returncode) == \
+        ("conflict", "IDEMPOTENCY_KEY_REUSED", "idempotency_key", 65)
+    bad = tool(env, "add", "https://example.com/z", "--idempotency-key", "x" * 256, "--output", "jsonl")
+    assert bad.returncode == 64
+    assert next(e for e in lines(bad.stdout) if e["type"] == "aoi:error")["code"] == "IDEMPOTENCY_KEY_INVALID"
+
+
 def test_fail_fast_import_writes_nothing_and_names_the_line(env: Dict[str, str]) -> None:
     proc = tool(env, "import", "--input-jsonl", "-", "--output", "jsonl",
                 stdin=b'{"url":"https://example.com/ok"}\n{"url": 3}\n')

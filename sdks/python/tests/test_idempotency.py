@@ -9,12 +9,14 @@ from typing import Any, Dict, List
 
 import pytest
 
+from machinemode import AoiError
 from machinemode.idempotency import (
     FileIdempotencyStore,
     Idempotency,
     IdempotencyConflict,
     IdempotencyRecord,
     MemoryIdempotencyStore,
+    check_key,
     default_state_dir,
     request_hash,
 )
@@ -67,7 +69,8 @@ def test_a_replay_returns_the_recorded_result_without_running_again(tmp_path: Pa
     assert effects == ["created"]
     assert second.events == first.events == ({"type": "created", "id": "n1"},)  # no envelope, no framework events
     assert second.summary == {"ok": True, "count": 1}
-    assert Idempotency.replay_events(second) == [{"type": "created", "id": "n1", "replayed": True}]
+    assert Idempotency.replay_events(second) == [{"type": "created", "id": "n1"}]
+    assert Idempotency.replay_properties(second) == {"idempotent_replay": True}
 
 
 def test_the_same_key_with_another_request_is_a_conflict(tmp_path: Path) -> None:
@@ -129,3 +132,21 @@ def test_any_store_fitting_the_protocol_works() -> None:
     idem = Idempotency(store)
     idem.record("k", "h", EVENTS, SUMMARY)
     assert idem.lookup("k", "h") == store.records["k"]
+
+
+@pytest.mark.parametrize("key", ["", "   ", "a" * 256, "é" * 128, "tab\there", "nl\n", "\x7f"])
+def test_an_unusable_key_is_a_usage_error(key: str) -> None:
+    with pytest.raises(AoiError) as e:
+        check_key(key)
+    assert (e.value.category, e.value.code, e.value.field, e.value.exit_code) == \
+        ("usage", "IDEMPOTENCY_KEY_INVALID", "idempotency_key", 64)
+
+
+@pytest.mark.parametrize("key", ["k", "a" * 255, "é" * 127, "order-42 retry", "日本"])
+def test_a_printable_key_of_at_most_255_bytes_is_kept(key: str) -> None:
+    assert check_key(key) == key
+
+
+def test_a_conflict_is_an_aoi_error_the_harness_reports() -> None:
+    err = IdempotencyConflict("k")
+    assert isinstance(err, AoiError) and err.exit_code == 65 and err.field == "idempotency_key"

@@ -31,6 +31,8 @@ import hmac
 import json
 from typing import Any, Mapping, Optional
 
+from .errors import AoiError
+
 __all__ = ["CURSOR_CATEGORY", "CursorError", "CursorCodec", "query_binding"]
 
 #: §9.2: the category of every refusal.
@@ -39,17 +41,14 @@ _VERSION = 1
 _TAG = 16
 
 
-class CursorError(ValueError):
-    """A cursor this tool refuses; ``category`` and ``code`` go into an ``aoi:error`` (§9.1)."""
-
-    category = CURSOR_CATEGORY
-    retryable = False
+class CursorError(AoiError):
+    """A cursor this tool refuses: an :class:`~machinemode.AoiError` of category
+    ``validation``, field ``cursor`` (§9.1), so raising it out of a handler reports it."""
 
     def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.field = "cursor"
+        super().__init__(CURSOR_CATEGORY, code, message, field="cursor",
+                         hint="pass a next_cursor from an earlier aoi:summary unchanged, or drop "
+                              "--cursor to start from the beginning")
 
 
 def _canonical(value: Any) -> bytes:

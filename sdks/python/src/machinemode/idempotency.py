@@ -8,8 +8,9 @@ fixes the rest:
   the effect), the domain events the first run emitted and its ``aoi:summary``
   fields; framework envelopes (``aoi``) are not stored, a replay is emitted as a
   new run with its own ``seq`` and ``run``;
-* the same key with the same request replays the record (events marked
-  ``"replayed": true``, which docs/discovery.md lets lint ignore);
+* the same key with the same request replays the record: the same domain events, and
+  ``"idempotent_replay": true`` in the summary's ``properties`` (as the Rust SDK);
+* a key is 1 to 255 bytes, not blank, without control characters (:func:`check_key`);
 * the same key with a different request is refused: ``conflict``
   ``IDEMPOTENCY_KEY_REUSED`` (§9.2: not retryable as is);
 * a record expires after ``ttl`` seconds (default 24 h) and is then forgotten;
@@ -31,15 +32,21 @@ import json
 import os
 import tempfile
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
+
+from .errors import AoiError, usage
 
 __all__ = [
     "IDEMPOTENCY_CONFLICT_CATEGORY",
     "IDEMPOTENCY_CONFLICT_CODE",
     "DEFAULT_TTL_SECONDS",
     "IdempotencyConflict",
+    "MAX_KEY_BYTES",
+    "REPLAY_PROPERTY",
+    "check_key",
     "IdempotencyRecord",
     "IdempotencyStore",
     "FileIdempotencyStore",
@@ -52,21 +59,40 @@ __all__ = [
 IDEMPOTENCY_CONFLICT_CATEGORY = "conflict"
 IDEMPOTENCY_CONFLICT_CODE = "IDEMPOTENCY_KEY_REUSED"
 DEFAULT_TTL_SECONDS = 24 * 3600.0
+#: The longest key accepted, in bytes (the Rust SDK's ``MAX_IDEMPOTENCY_KEY_LEN``).
+MAX_KEY_BYTES = 255
+#: The summary property that marks a replayed run (docs/discovery.md, "Idempotency keys").
+REPLAY_PROPERTY = "idempotent_replay"
 _FORMAT = 1
 
 
-class IdempotencyConflict(Exception):
-    """The key was used for another request; map to an ``aoi:error`` (§9.1)."""
-
-    category = IDEMPOTENCY_CONFLICT_CATEGORY
-    code = IDEMPOTENCY_CONFLICT_CODE
-    retryable = False
+class IdempotencyConflict(AoiError):
+    """The key was used for another request: ``conflict`` ``IDEMPOTENCY_KEY_REUSED``, field
+    ``idempotency_key``, not retryable (§9.2), an :class:`~machinemode.AoiError`."""
 
     def __init__(self, key: str) -> None:
-        self.message = "the idempotency key was already used for a different request"
-        super().__init__(self.message)
+        super().__init__(IDEMPOTENCY_CONFLICT_CATEGORY, IDEMPOTENCY_CONFLICT_CODE,
+                         "The idempotency key was already used for a different request.",
+                         field="idempotency_key",
+                         hint="use a new --idempotency-key for a different request")
         self.key = key
-        self.field = "idempotency_key"
+
+
+def check_key(key: str) -> str:
+    """``key`` when it is a usable ``--idempotency-key``: 1 to :data:`MAX_KEY_BYTES` bytes of
+    UTF-8, not blank, no control characters; else ``usage`` ``IDEMPOTENCY_KEY_INVALID``
+    (docs/discovery.md, "Idempotency keys")."""
+    size = len(key.encode("utf-8", "surrogatepass"))
+    if not key.strip():
+        problem = "The idempotency key is empty."
+    elif size > MAX_KEY_BYTES:
+        problem = f"The idempotency key is {size} bytes; at most {MAX_KEY_BYTES} are allowed."
+    elif any(unicodedata.category(c) == "Cc" for c in key):
+        problem = "The idempotency key contains control characters."
+    else:
+        return key
+    raise usage("IDEMPOTENCY_KEY_INVALID", problem, field="idempotency_key",
+                hint=f"pass a printable key of 1 to {MAX_KEY_BYTES} bytes, e.g. a UUID")
 
 
 def request_hash(command: str, arguments: Mapping[str, Any]) -> str:
@@ -233,5 +259,13 @@ class Idempotency:
 
     @staticmethod
     def replay_events(record: IdempotencyRecord) -> List[Dict[str, Any]]:
-        """The recorded domain events, each marked ``"replayed": true`` (docs/discovery.md, check 7)."""
-        return [{**e, "replayed": True} for e in record.events]
+        """The recorded domain events, as they were first emitted (docs/discovery.md,
+        "Idempotency keys": a replay is a new run, marked in its summary, not in its events)."""
+        return [dict(e) for e in record.events]
+
+    @staticmethod
+    def replay_properties(record: IdempotencyRecord) -> Dict[str, Any]:
+        """The replay's ``aoi:summary.properties``: the recorded ones and
+        ``idempotent_replay: true``."""
+        recorded = record.summary.get("properties")
+        return {**(recorded if isinstance(recorded, dict) else {}), REPLAY_PROPERTY: True}
