@@ -20,7 +20,6 @@ import dataclasses
 import json
 import os
 import re
-import secrets
 import sqlite3
 import sys
 import time
@@ -160,7 +159,7 @@ def connect(ctx: Context, create: bool) -> Optional[sqlite3.Connection]:
                 CREATE TABLE IF NOT EXISTS secret (
                     id INTEGER PRIMARY KEY CHECK (id = 1), cursor_key BLOB NOT NULL);""")
             # The key that signs this database's cursors: a cursor of another store is refused.
-            con.execute("INSERT OR IGNORE INTO secret VALUES (1, ?)", (secrets.token_bytes(32),))
+            con.execute("INSERT OR IGNORE INTO secret VALUES (1, ?)", (os.urandom(32),))
         return con
     except (sqlite3.Error, OSError) as e:
         raise errors.io("DB_UNAVAILABLE", f"The database cannot be opened: {type(e).__name__}.",
@@ -276,7 +275,7 @@ def replayed(ctx: Context, record: IdempotencyRecord, **fields: Any) -> Outcome:
 def cursors(con: Optional[sqlite3.Connection]) -> CursorCodec:
     """The codec of this database's cursors (no database: no cursor of ours can exist)."""
     found = rows(con, "SELECT cursor_key FROM secret WHERE id = 1")
-    return CursorCodec(bytes(found[0][0]) if found else secrets.token_bytes(32))
+    return CursorCodec(bytes(found[0][0]) if found else os.urandom(32))
 
 
 # -- commands -------------------------------------------------------------------------------

@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
-import hmac
 import json
 from typing import Any, Mapping, Optional
 
@@ -51,6 +49,13 @@ class CursorError(AoiError):
                               "--cursor to start from the beginning")
 
 
+def _same(a: bytes, b: bytes) -> bool:
+    """Constant-time equality (``hmac.compare_digest``, imported when first needed)."""
+    import hmac
+
+    return hmac.compare_digest(a, b)
+
+
 def _canonical(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
@@ -61,6 +66,8 @@ def query_binding(command: str, query: Mapping[str, Any]) -> str:
     Pass only what decides *which* results come (query, filters, sort, limit), never the
     cursor itself nor options like ``--output``.
     """
+    import hashlib  # here, not at import: a tool's discovery never needs it
+
     digest = hashlib.sha256(_canonical({"command": command, "query": dict(query)})).digest()
     return base64.urlsafe_b64encode(digest[:16]).rstrip(b"=").decode()
 
@@ -77,6 +84,9 @@ class CursorCodec:
         self._secret = secret
 
     def _tag(self, payload: bytes) -> bytes:
+        import hashlib
+        import hmac
+
         if self._secret is None:
             return hashlib.sha256(bytes([_VERSION]) + payload).digest()[:_TAG]
         return hmac.new(self._secret, bytes([_VERSION]) + payload, hashlib.sha256).digest()[:_TAG]
@@ -98,7 +108,7 @@ class CursorCodec:
         if len(raw) <= 1 + _TAG or raw[0] != _VERSION:
             raise CursorError("CURSOR_INVALID", "the cursor is truncated or from another version")
         tag, payload = raw[1 : 1 + _TAG], raw[1 + _TAG :]
-        if not hmac.compare_digest(tag, self._tag(payload)):
+        if not _same(tag, self._tag(payload)):
             raise CursorError("CURSOR_INVALID", "the cursor was altered or issued by another tool")
         try:
             body = json.loads(payload)
@@ -106,6 +116,6 @@ class CursorCodec:
             raise CursorError("CURSOR_INVALID", "the cursor is not a token this tool issued") from None
         if not isinstance(body, dict) or "p" not in body or "b" not in body:
             raise CursorError("CURSOR_INVALID", "the cursor is not a token this tool issued")
-        if not hmac.compare_digest(str(body["b"]), query_binding(command, query)):
+        if not _same(str(body["b"]).encode(), query_binding(command, query).encode()):
             raise CursorError("CURSOR_MISMATCH", "the cursor belongs to another query or command")
         return body["p"]

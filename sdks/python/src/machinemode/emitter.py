@@ -34,7 +34,7 @@ import errno as _errno
 import json
 import re
 import time
-from typing import Any, BinaryIO, Callable, Collection, Dict, Mapping, Optional
+from typing import Any, BinaryIO, Callable, Collection, Dict, Mapping, Optional, Set
 
 from . import signals
 from .errors import REASONS, AoiError, clean_message
@@ -87,9 +87,35 @@ def encode_line(event: Mapping[str, Any]) -> bytes:
 
     :raises ValueError: for NaN or an infinity, which JSON cannot carry.
     """
-    text = json.dumps(event, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    text = _C1_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    text = _encode(event)
+    if not text.isascii() and _C1_RE.search(text):
+        text = _C1_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return text.encode("utf-8", "replace") + b"\n"
+
+
+def _line_encoder() -> Callable[[Any], str]:
+    """Compact JSON without NaN, built once: ``json.dumps`` with options builds an encoder
+    per call, and ``JSONEncoder.encode`` its C half per call too."""
+    plain = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # an interpreter without the C accelerator
+        return plain.encode
+    # No circular-reference markers: a cycle ends in RecursionError, reported as ValueError.
+    chunks = make(None, plain.default, json.encoder.encode_basestring, None, ":", ",",
+                  False, False, False)
+
+    def encode(obj: Any) -> str:
+        try:
+            return "".join(chunks(obj, 0))
+        except RecursionError:
+            raise ValueError("the event is nested too deeply or refers to itself") from None
+
+    return encode
+
+
+_encode = _line_encoder()
+if RESERVED_FIELDS != ("type", "aoi"):  # Emitter.emit tests the two names inline
+    raise ImportError("machinemode.schemas.RESERVED_FIELDS changed; update Emitter.emit")
 
 
 class Emitter:
@@ -121,6 +147,7 @@ class Emitter:
         self.identity = identity
         self.command = command
         self._types = None if event_types is None else frozenset(event_types)
+        self._checked_types: Set[str] = set()  # types already found plain and declared
         self.run = run or new_ulid()
         self._clock = clock
         self._t0: Optional[float] = None
@@ -155,7 +182,7 @@ class Emitter:
         if self._t0 is None:
             self._t0 = self._clock()
         line = encode_line({"type": etype, "aoi": self._envelope(), **fields})
-        with signals.critical():
+        with signals.HELD:
             self._buf += line
             self.seq += 1
             self.bytes_written += len(line)
@@ -229,7 +256,7 @@ class Emitter:
         """
         if isinstance(event, str):
             etype = event
-            body = dict(fields or {})
+            body = fields if fields is not None else {}
         else:
             declared = event_type_of(event)
             if declared is None:
@@ -241,13 +268,15 @@ class Emitter:
         if etype.startswith("aoi:"):
             raise ValueError(f"{etype}: the aoi: namespace is the framework's (§8.2); "
                              "use the emitter's own methods")
-        if not _TYPE_RE.match(etype):
-            raise ValueError(f"event type {etype!r} is not a plain name")
-        if self._types is not None and etype not in self._types:
-            raise ValueError(f"event type {etype!r} is not declared by this command")
-        for name in RESERVED_FIELDS:
-            if name in body:
-                raise ValueError(f"field {name!r} is reserved on every event (§8.1)")
+        if etype not in self._checked_types:
+            if not _TYPE_RE.match(etype):
+                raise ValueError(f"event type {etype!r} is not a plain name")
+            if self._types is not None and etype not in self._types:
+                raise ValueError(f"event type {etype!r} is not declared by this command")
+            self._checked_types.add(etype)
+        if "type" in body or "aoi" in body:  # RESERVED_FIELDS
+            name = "type" if "type" in body else "aoi"
+            raise ValueError(f"field {name!r} is reserved on every event (§8.1)")
         self._start()
         self._write(etype, body)
 

@@ -27,7 +27,6 @@ import contextlib
 import dataclasses
 import os
 import sys
-import traceback
 from typing import Any, BinaryIO, Callable, Dict, List, Mapping, NoReturn, Optional
 
 from . import signals
@@ -148,6 +147,8 @@ def _exit(code: int) -> NoReturn:
 def _internal_error(exc: BaseException, debug: bool) -> AoiError:
     details: Optional[Dict[str, Any]] = None
     if debug:
+        import traceback
+
         tb = traceback.extract_tb(exc.__traceback__)
         where = f"{os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else "unknown"
         details = {"exception": type(exc).__name__, "where": where}
@@ -271,6 +272,8 @@ def _run(body: Callable[[], Optional[Outcome]], out: Optional[Emitter], name: st
             _say(f"{name}: internal error: {type(exc).__name__}")
             if debug:
                 with contextlib.suppress(Exception):
+                    import traceback
+
                     traceback.print_exc()
         return 70
 

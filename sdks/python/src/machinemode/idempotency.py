@@ -27,10 +27,8 @@ the :class:`IdempotencyStore` protocol.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import tempfile
 import time
 import unicodedata
 from dataclasses import dataclass, field
@@ -100,6 +98,8 @@ def request_hash(command: str, arguments: Mapping[str, Any]) -> str:
 
     Leave out the key itself and presentation options (``--output``).
     """
+    import hashlib  # here, not at import: a tool's discovery never needs it
+
     body = json.dumps({"command": command, "arguments": dict(arguments)}, sort_keys=True,
                       separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(body.encode()).hexdigest()
@@ -161,6 +161,8 @@ class FileIdempotencyStore:
         return cls(default_state_dir(tool))
 
     def _path(self, key: str) -> Path:
+        import hashlib
+
         return self.directory / (hashlib.sha256(key.encode()).hexdigest() + ".json")
 
     def get(self, key: str) -> Optional[IdempotencyRecord]:
@@ -177,6 +179,8 @@ class FileIdempotencyStore:
     def put(self, record: IdempotencyRecord) -> None:
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         data = json.dumps(record.to_json(), separators=(",", ":"), ensure_ascii=False).encode()
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "wb") as f:
