@@ -20,16 +20,14 @@ import dataclasses
 import json
 import os
 import re
-import sqlite3
 import sys
 import time
-from pathlib import Path
-from typing import Annotated, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Annotated, Any, Dict, List, Optional, Tuple
 
 try:
     import machinemode
 except ImportError:  # run from a checkout: the SDK beside this example
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "src"))
     import machinemode
 
 
@@ -39,6 +37,9 @@ from machinemode.cursor import CursorCodec
 from machinemode.harness import Outcome
 from machinemode.idempotency import Idempotency, IdempotencyRecord, check_key, request_hash
 from machinemode.schemas import event_type_of
+
+if TYPE_CHECKING:  # imported by the commands that open the store: discovery never loads it
+    import sqlite3
 
 ID_PATTERN = "^b[1-9][0-9]{0,17}$"
 URL_PATTERN = "^https?://[^\\s]+$"
@@ -133,13 +134,15 @@ def db_path(args: Any) -> str:
     if getattr(args, "db", None):
         return str(args.db)
     xdg = os.environ.get("XDG_DATA_HOME")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
-    return str(base / "bookmarks" / "bookmarks.db")
+    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "bookmarks", "bookmarks.db")
 
 
 def connect(ctx: Context, create: bool) -> Optional[sqlite3.Connection]:
     """The database, or None when it does not exist and ``create`` is false (reads of a
     store never written are empty, and change nothing)."""
+    import sqlite3
+
     p = db_path(ctx.args)
     if not create and not os.path.exists(p):
         return None
@@ -170,6 +173,8 @@ def rows(con: Optional[sqlite3.Connection], sql: str, params: Tuple[Any, ...] = 
          ) -> List[Tuple[Any, ...]]:
     if con is None:
         return []
+    import sqlite3
+
     try:
         return list(con.execute(sql, params))
     except sqlite3.OperationalError as e:

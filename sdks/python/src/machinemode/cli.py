@@ -33,6 +33,7 @@ import copy
 import dataclasses
 import functools
 import json
+import os
 import re
 import sys
 from typing import Any, Callable, Dict, Iterable, List, NoReturn, Optional, Sequence, Tuple, Type, TypeVar
@@ -102,8 +103,36 @@ class _UsageError(Exception):
         self.message = message
 
 
+def _columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` finds it, without importing
+    shutil (and with it bz2 and lzma): argparse asks on every ``add_argument``."""
+    env = os.environ.get("COLUMNS", "")
+    if env.isascii() and env.isdigit() and int(env) > 0:
+        return int(env)
+    stdout = sys.__stdout__
+    if stdout is None:
+        return 80
+    try:
+        return os.get_terminal_size(stdout.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help layout, its width found by :func:`_columns`."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: Optional[int] = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _columns() - 2 if width is None else width)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse whose errors are raised (as usage errors), never printed with exit 2."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise _UsageError(*_describe(message))

@@ -32,10 +32,12 @@ import os
 import time
 import unicodedata
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from .errors import AoiError, usage
+
+if TYPE_CHECKING:  # imported where used: a tool's discovery never needs pathlib
+    from pathlib import Path
 
 __all__ = [
     "IDEMPOTENCY_CONFLICT_CATEGORY",
@@ -146,6 +148,8 @@ class IdempotencyStore(Protocol):
 def default_state_dir(tool: str) -> Path:
     """``$XDG_STATE_HOME/<tool>/idempotency`` (XDG Base Directory: ``~/.local/state`` when unset or relative)."""
     base = os.environ.get("XDG_STATE_HOME", "")
+    from pathlib import Path
+
     root = Path(base) if base and os.path.isabs(base) else Path.home() / ".local" / "state"
     return root / tool / "idempotency"
 
@@ -154,6 +158,8 @@ class FileIdempotencyStore:
     """One JSON file per key, named by the key's SHA-256 (a key is caller input: never a path)."""
 
     def __init__(self, directory: Path) -> None:
+        from pathlib import Path
+
         self.directory = Path(directory)
 
     @classmethod
