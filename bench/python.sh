@@ -3,11 +3,11 @@
 #  1. the Emitter against bare json.dumps + a buffered write of the same events (target >= 0.8x);
 #  2. `bookmarks.py schema` (import plus discovery) against `python3 -c pass` (target <= 60 ms).
 # The interpreter is called by its real path (a pyenv shim is a shell script that costs more
-# than the run it starts). RUNS sets hyperfine's run count (default 50).
+# than the run it starts); PYTHON picks another. RUNS sets hyperfine's run count (default 50).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v hyperfine >/dev/null || { echo "hyperfine is needed: apt-get install -y hyperfine" >&2; exit 1; }
-py="$(python3 -c 'import sys; print(sys.executable)')"
+py="${PYTHON:-$(python3 -c 'import sys; print(sys.executable)')}"
 mkdir -p bench/data
 
 echo "== emitter vs bare json.dumps ($("$py" --version))"
