@@ -216,19 +216,12 @@ class TestErrorTaxonomy:
             err = getattr(errors, cat)("SOME_CODE", "m")
             assert err.category == cat
             assert err.retryable is (cat in ("rate_limited", "unavailable", "timeout"))
-        assert errors.usage("X", "m").exit_code == 64
-        assert errors.validation("X", "m").exit_code == 65
-        assert errors.unavailable("X", "m").exit_code == 69
-        assert errors.internal("X", "m").exit_code == 70
-        assert errors.io("X", "m").exit_code == 74
-        assert errors.config("X", "m").exit_code == 78
-        # Where §6 names no code: docs/discovery.md "Exit codes", as the Rust SDK.
-        assert errors.not_found("X", "m").exit_code == 66
-        assert errors.conflict("X", "m").exit_code == 65
-        assert errors.precondition_failed("X", "m").exit_code == 65
-        assert errors.unsupported("X", "m").exit_code == 69
-        assert errors.authn("X", "m").exit_code == 77
-        assert errors.rate_limited("X", "m").exit_code == 75
+        # §6's table, and where §6 names no code docs/discovery.md "Exit codes" (the Rust SDK's).
+        expected = {"usage": 64, "validation": 65, "conflict": 65, "precondition_failed": 65,
+                    "not_found": 66, "unsupported": 69, "unavailable": 69, "internal": 70,
+                    "io": 74, "rate_limited": 75, "authn": 77, "authz": 77, "config": 78,
+                    "timeout": 124, "cancelled": 130}
+        assert {c: getattr(errors, c)("X", "m").exit_code for c in errors.CATEGORIES} == expected
         assert set(errors.EXIT_FOR_CATEGORY) == set(errors.CATEGORIES)
         # A refusal exits EX_NOPERM whatever its category; an explicit code wins.
         assert errors.conflict("X", "m", reason="denied").exit_code == 77
