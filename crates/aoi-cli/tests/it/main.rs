@@ -14,6 +14,7 @@ mod mcp_conformance;
 mod mcp_hostile_ts;
 mod mcp_protocol;
 mod mcp_python_example;
+mod mcp_python_sdk;
 mod memory;
 mod pipeline;
 mod support;

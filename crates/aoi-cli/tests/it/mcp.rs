@@ -49,14 +49,46 @@ pub(crate) fn data_home(tag: &str) -> PathBuf {
     temp_dir(&format!("mcp-{tag}"))
 }
 
+/// The Python SDK client (`tests/data/mcp/client.py`) as the host of one server: its command
+/// line, the environment added for it and the directory it starts in.
+pub(crate) struct PythonHost {
+    pub command: Vec<String>,
+    pub env: Value,
+    pub cwd: PathBuf,
+}
+
+impl PythonHost {
+    /// Runs the client's `scenario` with `config` on a session of its own; what it printed.
+    pub(crate) fn run(&self, scenario: &str, mut config: Value) -> Value {
+        config["command"] = json!(self.command);
+        config["env"] = self.env.clone();
+        config["cwd"] = json!(path(&self.cwd));
+        crate::mcp_clients::python_client(scenario, &config)
+    }
+
+    /// Several calls in turn on one session; their results.
+    pub(crate) fn calls(&self, calls: Value) -> Vec<Value> {
+        let out = self.run("calls", json!({ "calls": calls }));
+        out["results"].as_array().expect("results").clone()
+    }
+
+    /// One call on its own session.
+    pub(crate) fn call(&self, tool: &str, arguments: Value) -> Value {
+        let out = self.run("call", json!({"tool": tool, "arguments": arguments}));
+        out["result"].clone()
+    }
+}
+
 /// Runs the Python SDK client's `scenario` against `command` with `XDG_DATA_HOME` set and
 /// the server started in `home` (so its paths are inside the default root), and returns what
 /// it printed.
-fn python(scenario: &str, command: &[String], home: &Path, mut config: Value) -> Value {
-    config["command"] = json!(command);
-    config["env"] = json!({"XDG_DATA_HOME": path(home)});
-    config["cwd"] = json!(path(home));
-    crate::mcp_clients::python_client(scenario, &config)
+fn python(scenario: &str, command: &[String], home: &Path, config: Value) -> Value {
+    PythonHost {
+        command: command.to_vec(),
+        env: json!({"XDG_DATA_HOME": path(home)}),
+        cwd: home.to_path_buf(),
+    }
+    .run(scenario, config)
 }
 
 /// Imports `records` into outline's database under `home`, directly (not through MCP).
@@ -115,6 +147,75 @@ pub(crate) fn checked(result: &Value) -> &Value {
         "text and structure differ"
     );
     &result["structuredContent"]
+}
+
+/// Asserts the tool of `command` (an entry of the CLI's capabilities) in `listed` (what
+/// client.py's `schemas` scenario printed) is served as its manifest says: input and output
+/// schemas valid JSON Schema by the client's `jsonschema` (meta-schema, every `$ref` resolved)
+/// and compiled by the Rust validator too, an object input without the `x-aoi` block, the
+/// `{events, summary}` result, and hints that say no more than capabilities does, each one
+/// present (an absent destructiveHint means true to MCP): only a read-only command is
+/// idempotent (a key helps only the calls that pass one), and only one said `additive`
+/// writes without being destructive.
+pub(crate) fn served_as_capabilities_say(listed: &Value, command: &Value) {
+    let name = command["name"].as_str().expect("name");
+    assert_eq!(
+        listed["schema_problems"][name],
+        json!({"inputSchema": [], "outputSchema": []}),
+        "{name}"
+    );
+    let t = tool(&listed["tools"], name);
+    for key in ["inputSchema", "outputSchema"] {
+        jsonschema::draft202012::meta::validate(&t[key])
+            .unwrap_or_else(|e| panic!("{name} {key} breaks the meta-schema: {e}"));
+        jsonschema::draft202012::new(&t[key])
+            .unwrap_or_else(|e| panic!("{name} {key} does not compile: {e}"));
+    }
+    assert_eq!(t["inputSchema"]["type"], "object", "{name}");
+    assert!(t["inputSchema"].get("x-aoi").is_none(), "{name}");
+    assert_eq!(
+        t["outputSchema"]["required"],
+        json!(["events", "summary"]),
+        "{name}"
+    );
+    let hints = &t["annotations"];
+    let flag = |k: &str| command[k].as_bool().unwrap_or(false);
+    assert_eq!(hints["readOnlyHint"], flag("read_only"), "{name}");
+    let destructive = !flag("read_only") && (flag("destructive") || !flag("additive"));
+    assert_eq!(hints["destructiveHint"], destructive, "{name}");
+    assert_eq!(hints["idempotentHint"], flag("read_only"), "{name}");
+    assert_eq!(hints["openWorldHint"], false, "{name}");
+}
+
+/// The events of a structured result of type `ty`.
+pub(crate) fn of_type<'a>(structured: &'a Value, ty: &str) -> Vec<&'a Value> {
+    structured["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["type"] == ty)
+        .collect()
+}
+
+/// Asserts `result` is a tool error (not a protocol error: it is a result at all) whose
+/// structured content fits the output schema; returns the structured content.
+pub(crate) fn tool_error(result: &Value) -> &Value {
+    assert_eq!(result["isError"], true, "a tool error: {result}");
+    checked(result)
+}
+
+/// Asserts `result` succeeded and fits its output schema (checked by the client's
+/// jsonschema); returns the structured content.
+pub(crate) fn success(result: &Value) -> &Value {
+    assert_eq!(result["isError"], false, "a success: {result}");
+    assert_eq!(
+        result["_schema_errors"],
+        json!([]),
+        "checked by the client's jsonschema"
+    );
+    let s = checked(result);
+    assert_eq!(s["summary"]["ok"], true, "{s}");
+    s
 }
 
 /// The process error of a result's events.

@@ -6,8 +6,8 @@ host does: over stdio, through `stdio_client` and `ClientSession`.
 CONFIG_JSON holds `command` (the server's argv), `env` (added to the SDK's default
 environment), optionally `cwd` (the server's working directory) and the scenario's own
 fields. The scenario prints one JSON object on stdout for the Rust test
-(crates/aoi-cli/tests/it/mcp.rs, mcp_python_example.rs) to assert on; the client itself
-asserts nothing.
+(crates/aoi-cli/tests/it/mcp.rs, mcp_python_example.rs, mcp_python_sdk.rs) to assert on; the
+client itself asserts nothing.
 """
 
 import json
