@@ -517,8 +517,17 @@ _db_arg(imp)
 def run_import(ctx: Context) -> Outcome:
     ctx.out.meta(properties={"input_mode": "jsonl", "continue_on_error": ctx.continue_on_error})
     batch = ctx.read_records(ImportRecord)
-    recs = [(ln, check_url(r.url), errors.clean_message(r.title) if r.title else "",
-             check_tags(r.tags)) for ln, r in batch.records]
+    recs = []
+    for ln, r in batch.records:
+        try:
+            recs.append((ln, check_url(r.url), errors.clean_message(r.title) if r.title else "",
+                         check_tags(r.tags)))
+        except errors.AoiError as bad:  # a record the store refuses is an input line at fault
+            bad.line_number = ln
+            if not ctx.continue_on_error:
+                raise  # fail fast (§12.2): nothing has been written
+            ctx.out.error(bad, scope="item")
+            batch.item_errors += 1
     request = {"records": [[u, t, g] for _, u, t, g in recs]}
     prior = prior_run(ctx, "import", request)
     if ctx.args.dry_run:

@@ -61,6 +61,25 @@ def test_list_is_bounded_and_the_cursor_continues(env: Dict[str, str]) -> None:
     assert rest[-1]["truncated"] is False
 
 
+def test_a_record_the_store_refuses_is_an_item_error_with_its_line(env: Dict[str, str]) -> None:
+    # §12.2: a bad record is fatal (fail-fast, nothing written) or an item error with its
+    # line_number (continue-on-error), whether JSON or the store's own rules refuse it.
+    stdin = b'{"url":"https://ok.example/"}\n{"url":"https://u:p@x.example/"}\n'
+    fast = tool(env, "import", "--input-jsonl", "-", "--output", "jsonl", stdin=stdin)
+    err = next(e for e in lines(fast.stdout) if e["type"] == "aoi:error")
+    assert (fast.returncode, err["scope"], err["code"], err["line_number"]) == \
+        (65, "process", "URL_HAS_CREDENTIALS", 2)
+    assert lines(tool(env, "list", "--output", "jsonl").stdout)[-1]["count"] == 0
+    going = tool(env, "import", "--input-jsonl", "-", "--continue-on-error", "--output", "jsonl",
+                 stdin=stdin)
+    events = lines(going.stdout)
+    err = next(e for e in events if e["type"] == "aoi:error")
+    assert (err["scope"], err["line_number"], err["field"]) == ("item", 2, "url")
+    assert b"u:p@" not in going.stdout
+    assert (events[-1]["ok"], events[-1]["partial"], events[-1]["count"], going.returncode) == \
+        (False, True, 1, 65)
+
+
 def test_a_cursor_is_bound_to_its_database_and_query(env: Dict[str, str], tmp_path: Path) -> None:
     # docs/discovery.md "Cursors": another query's cursor is CURSOR_MISMATCH, another store's
     # (signed with its own key) or an altered one CURSOR_INVALID; both validation, field cursor.
