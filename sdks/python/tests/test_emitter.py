@@ -252,3 +252,15 @@ class TestErrorTaxonomy:
         assert err.fields()["scope"] == "process"
         with pytest.raises(ValueError):
             err.fields("run")
+
+
+@pytest.mark.parametrize("raw,clean", [
+    # The Rust SDK's `single_line_strips_breaks_and_ansi`, case for case (docs: same bytes).
+    ("plain", "plain"), ("a\nb\r\nc", "a b c"), ("\x1b[31mred\x1b[0m text", "red text"),
+    ("osc \x1b]0;title\x07done", "osc done"), ("bell\x07 sep\u2028x", "bell sep x"),
+    ("trailing\n", "trailing"), ("csi \x9b1mX", "csi X"),
+    # Found by test_emitter_property: U+2028 and U+2029 are line breaks to the verifier.
+    ("a\u2029b\x85c", "a b c"), (" lead", " lead"), ("\ud800", "?"), ("\n\t", "(no message)"),
+])
+def test_a_message_is_cleaned_as_the_rust_sdk_cleans_it(raw: str, clean: str) -> None:
+    assert errors.clean_message(raw) == clean

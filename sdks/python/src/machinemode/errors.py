@@ -17,7 +17,7 @@ Rules enforced here, so a tool cannot get them wrong:
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 __all__ = [
     "CATEGORIES",
@@ -108,8 +108,6 @@ EXIT_IOERR = 74
 REASONS: Tuple[str, ...] = ("failed", "cancelled", "timeout", "denied")
 
 _CODE_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
-# C0, DEL and C1 controls (U+009B is a CSI: an ANSI escape, §2).
-_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]+")
 
 #: The optional §9.1 fields an error may carry, besides the four required ones.
 _OPTIONAL_FIELDS = ("domain", "origin", "target", "item_index", "line_number", "field",
@@ -122,14 +120,65 @@ def exit_code_for(category: str) -> int:
 
 
 def clean_message(message: str) -> str:
-    """One line, no control characters, no lone surrogates (§9.1 ``message``).
+    """One line, no ANSI, no control characters, no lone surrogates (§9.1 ``message``).
 
-    Line breaks and other controls become one space each run; the result is stripped. An
-    empty message becomes ``"(no message)"`` so the required field is never empty.
+    The Rust SDK's ``wire::text::single_line``, character for character: a line break
+    (``\\n``, ``\\r``, U+2028, U+2029, U+0085) or a tab becomes one space (none after a space),
+    an ANSI sequence (ESC ``[`` … a final byte, ESC ``]`` … BEL or ESC ``\\``, ESC and one
+    character, the C1 CSI U+009B …) is removed whole, every other control is dropped, and the
+    end is trimmed. A lone surrogate becomes ``?``. An empty message becomes
+    ``"(no message)"``, so the required field is never empty.
     """
     text = message.encode("utf-8", "replace").decode("utf-8")
-    text = _CONTROL_RE.sub(" ", text).strip()
-    return text or "(no message)"
+    if not _NEEDS_CLEANING.search(text):
+        return text.rstrip() or "(no message)"
+    out: List[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        i += 1
+        if c == "\x1b":
+            if i < n and text[i] == "[":
+                i = _skip_csi(text, i + 1)
+            elif i < n and text[i] == "]":  # OSC: up to BEL or ESC \
+                i += 1
+                while i < n:
+                    d = text[i]
+                    i += 1
+                    if d == "\x07":
+                        break
+                    if d == "\x1b":
+                        if i < n and text[i] == "\\":
+                            i += 1
+                        break
+            elif i < n:
+                i += 1
+        elif c == "\x9b":
+            i = _skip_csi(text, i)
+        elif c in _BREAKS:
+            if not out or out[-1] != " ":
+                out.append(" ")
+        elif not _is_control(c):
+            out.append(c)
+    return "".join(out).rstrip() or "(no message)"
+
+
+_BREAKS = frozenset("\n\r\t\u2028\u2029\x85")
+_NEEDS_CLEANING = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _is_control(c: str) -> bool:
+    return c <= "\x1f" or "\x7f" <= c <= "\x9f"
+
+
+def _skip_csi(text: str, i: int) -> int:
+    """The index after a CSI sequence's final byte (U+0040-U+007E), or the end."""
+    while i < len(text):
+        c = text[i]
+        i += 1
+        if "\x40" <= c <= "\x7e":
+            break
+    return i
 
 
 class AoiError(Exception):
