@@ -31,7 +31,7 @@ except ImportError:  # run from a checkout: the SDK beside this example
 
 
 from machinemode import errors, event
-from machinemode.cli import CONFIRM, DRY_RUN, IDEMPOTENCY, INPUT_JSONL, PAGING, TIMEOUT, Context, Tool, path
+from machinemode.cli import CONFIRM, DRY_RUN, IDEMPOTENCY, INPUT_JSON, INPUT_JSONL, PAGING, TIMEOUT, Context, Tool, path
 from machinemode.cursor import CursorCodec
 from machinemode.harness import Outcome
 from machinemode.idempotency import Idempotency, IdempotencyRecord, check_key, request_hash
@@ -501,13 +501,14 @@ def run_delete(ctx: Context) -> Outcome:
 
 
 imp = tool.command(
-    "import", summary="Add bookmarks from JSONL records (or an upstream AOI stream)",
-    read_only=False, additive=True, groups=[INPUT_JSONL, DRY_RUN, IDEMPOTENCY],
+    "import", summary="Add bookmarks from JSONL or JSON records (or an upstream AOI stream)",
+    read_only=False, additive=True, groups=[INPUT_JSONL, INPUT_JSON, DRY_RUN, IDEMPOTENCY],
     events=[Created], record=ImportRecord, input_default="fail_fast",
     examples=[["import", "--input-jsonl", "-"],
               ["import", "--input-jsonl", "-", "--continue-on-error"]],
     stdin='{"url": "https://example.com/imported", "title": "Imported", "tags": ["x"]}\n',
-    description="Reads JSONL records {url, title?, tags?}. Default fail-fast: a malformed line "
+    description="Reads JSONL records {url, title?, tags?} (--input-jsonl), or one JSON record or "
+                "array of records (--input-json). Default fail-fast: a malformed line "
                 "aborts before anything is written (exit 65). --continue-on-error: a malformed "
                 "line is an item-scope aoi:error, the rest is imported, ok:false, partial:true.")
 _db_arg(imp)
@@ -515,15 +516,21 @@ _db_arg(imp)
 
 @imp.handler
 def run_import(ctx: Context) -> Outcome:
-    ctx.out.meta(properties={"input_mode": "jsonl", "continue_on_error": ctx.continue_on_error})
+    jsonl = ctx.args.input_json is None
+    ctx.out.meta(properties={"input_mode": "jsonl" if jsonl else "json",
+                             "continue_on_error": ctx.continue_on_error})
     batch = ctx.read_records(ImportRecord)
+    where = "input line" if jsonl else "input item"
     recs = []
     for ln, r in batch.records:
         try:
             recs.append((ln, check_url(r.url), errors.clean_message(r.title) if r.title else "",
                          check_tags(r.tags)))
-        except errors.AoiError as bad:  # a record the store refuses is an input line at fault
-            bad.line_number = ln
+        except errors.AoiError as bad:  # a record the store refuses is the input at fault
+            if jsonl:
+                bad.line_number = ln
+            else:
+                bad.item_index = ln
             if not ctx.continue_on_error:
                 raise  # fail fast (§12.2): nothing has been written
             ctx.out.error(bad, scope="item")
@@ -533,7 +540,7 @@ def run_import(ctx: Context) -> Outcome:
     if ctx.args.dry_run:
         for ln, url, _t, _g in recs:
             ctx.out.plan("none" if prior is not None else "create", url,
-                         f"add the bookmark of input line {ln}")
+                         f"add the bookmark of {where} {ln}")
         return ctx.done(properties={"dry_run": True})
     if prior is not None:
         return replayed(ctx, prior)

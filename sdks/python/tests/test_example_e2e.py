@@ -80,6 +80,18 @@ def test_a_record_the_store_refuses_is_an_item_error_with_its_line(env: Dict[str
         (False, True, 1, 65)
 
 
+def test_import_takes_one_json_document_too(env: Dict[str, str], tmp_path: Path) -> None:
+    # docs/discovery.md "--input-json": an array of records, bad items by item_index.
+    doc = tmp_path / "in.json"
+    doc.write_bytes(b'[{"url": "https://a.example/"}, 7, {"url": "https://b.example/", "tags": ["x"]}]')
+    assert verified(env, "import", "--input-json", str(doc), "--continue-on-error") == 1
+    assert lines(tool(env, "list", "--output", "jsonl").stdout)[-1]["count"] == 2
+    fast = tool(env, "import", "--input-json", str(doc), "--output", "jsonl")
+    err = next(e for e in lines(fast.stdout) if e["type"] == "aoi:error")
+    assert (fast.returncode, err["code"], err["item_index"]) == (65, "INPUT_JSON_ITEM_INVALID", 1)
+    assert lines(tool(env, "list", "--output", "jsonl").stdout)[-1]["count"] == 2
+
+
 def test_a_cursor_is_bound_to_its_database_and_query(env: Dict[str, str], tmp_path: Path) -> None:
     # docs/discovery.md "Cursors": another query's cursor is CURSOR_MISMATCH, another store's
     # (signed with its own key) or an altered one CURSOR_INVALID; both validation, field cursor.

@@ -42,7 +42,7 @@ from . import errors, harness
 from .emitter import AOI_VERSION, Emitter, Identity, StreamFailed
 from .errors import AoiError
 from .harness import Outcome
-from .records import RecordBatch, read_records
+from .records import RecordBatch, read_document, read_records
 from .schemas import event_type_of, schema_of
 
 __all__ = [
@@ -415,13 +415,27 @@ class Context:
                 hint=f"re-run with --confirm --confirm-count {count}", details={"affected": count})
 
     def read_records(self, record_type: Type[T]) -> RecordBatch[T]:
-        """The records of ``--input-jsonl`` (:func:`machinemode.records.read_records`)."""
-        source = getattr(self.args, "input_jsonl", None)
-        if source is None:
-            raise errors.usage("MISSING_OPTION", f"{self.command.name} needs --input-jsonl PATH "
-                               "(- for standard input).")
-        batch = read_records(self.out, source, record_type,
-                             continue_on_error=self.continue_on_error)
+        """The records of ``--input-jsonl`` (:func:`machinemode.records.read_records`) or
+        ``--input-json`` (:func:`machinemode.records.read_document`); with neither, ``usage``
+        ``INPUT_REQUIRED``. In a :class:`RecordBatch` the number beside each record is its
+        line (JSONL) or its 0-based item index (JSON)."""
+        jsonl = getattr(self.args, "input_jsonl", None)
+        document = getattr(self.args, "input_json", None)
+        if jsonl is not None and document is not None:
+            raise errors.usage("CONFLICTING_ARGUMENTS",
+                               "--input-jsonl and --input-json cannot be given together.",
+                               field="input_json")
+        if jsonl is not None:
+            batch = read_records(self.out, jsonl, record_type,
+                                 continue_on_error=self.continue_on_error)
+        elif document is not None:
+            batch = read_document(self.out, document, record_type,
+                                  continue_on_error=self.continue_on_error)
+        else:
+            flags = " or ".join(f"--{g.replace('_', '-')} PATH" for g in (INPUT_JSONL, INPUT_JSON)
+                                if g in self.command.groups)
+            raise errors.usage("INPUT_REQUIRED", f"{self.command.name} needs {flags} "
+                               "(- for standard input).", field="input_jsonl")
         self.batch = batch
         return batch
 
@@ -555,7 +569,8 @@ class Tool:
                          help="Read JSONL records from PATH (- for standard input)")
         if INPUT_JSON in g:
             cmd.argument("--input-json", type=path, metavar="PATH",
-                         help="Read one JSON array of records from PATH (- for stdin)")
+                         help="Read one JSON document, a record or an array of records, "
+                              "from PATH (- for standard input)")
         if INPUT_JSONL in g or INPUT_JSON in g:
             mode = cmd.parser.add_mutually_exclusive_group()
             for flag, what in (("--fail-fast", "a malformed line aborts before any change"),

@@ -27,7 +27,7 @@ from .errors import AoiError, io, unsupported, usage, validation
 from .harness import Outcome, Stop
 from .schemas import RecordError, load
 
-__all__ = ["RecordBatch", "Stop", "read_records"]
+__all__ = ["RecordBatch", "Stop", "read_document", "read_records"]
 
 T = TypeVar("T")
 _CODE_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
@@ -180,4 +180,59 @@ def read_records(out: Emitter, path: str, record_type: Type[T], *,
             raise Stop(Outcome.failure(caused_by=cause, upstream=upstream,
                                        input_count=input_count))
     return RecordBatch(records, input_count, len(bad), upstream, upstream_errors)
+
+
+def read_document(out: Emitter, path: str, record_type: Type[T], *,
+                  continue_on_error: bool) -> RecordBatch[T]:
+    """Read ``--input-json PATH`` (``-``: stdin): one JSON document, an object (one record)
+    or an array of objects, as the Rust SDK reads it (docs/discovery.md, "--input-json").
+
+    A document that does not parse is ``validation`` ``INPUT_JSON_PARSE_ERROR`` (its
+    ``line_number``); an item that is not an object ``INPUT_JSON_ITEM_INVALID``, a record
+    that breaks the record type ``INPUT_RECORD_INVALID``, both with the 0-based
+    ``item_index``. Everything is read and checked before the command acts, so fail-fast
+    writes nothing (§12.2); with ``continue_on_error`` a bad item is an item-scope error.
+    """
+    raw = _read_source(path)
+    try:
+        doc = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates,
+                         parse_constant=_reject_constant)
+    except ValueError as e:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        line = getattr(e, "lineno", None)
+        raise validation("INPUT_JSON_PARSE_ERROR", "The input is not one JSON document.",
+                         line_number=line) from None
+    except RecursionError:
+        raise validation("INPUT_JSON_PARSE_ERROR", "The input is nested too deeply.") from None
+    items = doc if isinstance(doc, list) else [doc]
+    records: List[Tuple[int, T]] = []
+    bad: List[AoiError] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            bad.append(validation("INPUT_JSON_ITEM_INVALID",
+                                  f"Input item {index} is {_kind(item)}, not an object.",
+                                  item_index=index))
+            continue
+        try:
+            records.append((index, load(record_type, item)))
+        except RecordError as e:
+            bad.append(validation("INPUT_RECORD_INVALID", f"Input item {index}: {e}.",
+                                  item_index=index, field=e.field))
+    if bad and not continue_on_error:
+        raise bad[0]  # fail fast: nothing has been done
+    for err in bad:
+        out.error(err, scope="item")
+    return RecordBatch(records, len(items), len(bad), None, [])
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, for messages (the Rust SDK's words)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
 
