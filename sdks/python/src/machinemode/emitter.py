@@ -4,7 +4,7 @@ A complete stream, as this module writes it (AOI-CLI §2, §8, §19.1)::
 
     {"type":"aoi:meta","aoi":{"seq":0,"run":"01K…","t":0},"tool":"bookmarks","tool_version":"0.1.0","aoi_version":"1.0-alpha","schema_name":"io.machinemode.examples.bookmarks.events","schema_version":"1.0.0","command":"list"}
     {"type":"bookmark","aoi":{"seq":1,"run":"01K…","t":2},"id":"b1","url":"https://example.com/","title":"Example","tags":[]}
-    {"type":"aoi:summary","aoi":{"seq":2,"run":"01K…","t":3},"ok":true,"event_count":3,"count":1,"warning_count":0,"error_count":0,"partial":false,"truncated":false,"next_cursor":null,"elapsed_ms":3,"tool":"bookmarks",…}
+    {"type":"aoi:summary","aoi":{"seq":2,"run":"01K…","t":3},"ok":true,"event_count":3,"count":1,"warning_count":0,"error_count":0,"partial":false,"truncated":false,"elapsed_ms":3,"tool":"bookmarks",…}
 
 What the emitter owns, so the caller cannot get it wrong:
 
@@ -37,7 +37,7 @@ import time
 from typing import Any, BinaryIO, Callable, Collection, Dict, Mapping, Optional, Set
 
 from . import signals
-from .errors import REASONS, AoiError, clean_message
+from .errors import REASONS, AoiError, clean_message, in_order, sorted_keys
 from .schemas import RESERVED_FIELDS, event_type_of, to_fields
 from .ulid import new_ulid
 
@@ -46,8 +46,12 @@ __all__ = ["AOI_VERSION", "Emitter", "Identity", "StreamClosed", "StreamFailed",
 #: The AOI version this SDK speaks (``aoi_version``, a field name frozen forever, §5).
 AOI_VERSION = "1.0-alpha"
 
-_C1_RE = re.compile("[\x80-\x9f]")
+# U+009B, the C1 CSI: escaped, as the Rust SDK escapes it (the rest of C1 goes out as written).
+_C1_RE = re.compile("\x9b")
 _TYPE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+# The key order of ``caused_by`` and ``upstream`` (§13.1), as the Rust SDK's structs write them.
+_CAUSED_BY_ORDER = ("origin", "category", "code", "retryable", "retry_after_ms")
+_UPSTREAM_ORDER = ("tool", "tool_version", "schema_name", "schema_version")
 
 
 class StreamClosed(BaseException):
@@ -82,12 +86,16 @@ class Identity:
 def encode_line(event: Mapping[str, Any]) -> bytes:
     """One event as one line: compact JSON, UTF-8, a final ``\\n`` (§2).
 
-    C0 controls are escaped by ``json``; C1 controls (U+0080-U+009F, U+009B being a CSI) are
-    escaped here, so the bytes carry no ANSI control. A lone surrogate becomes ``?``.
+    C0 controls are escaped by ``json``; U+009B (the C1 CSI) is escaped here, so the bytes
+    carry no ANSI control introducer; a lone surrogate becomes ``?``. Floats are written as the
+    Rust SDK writes them. The bytes are the Rust SDK's for the same event (docs/discovery.md,
+    "Serialization"; ``tests/scenarios/``).
 
     :raises ValueError: for NaN or an infinity, which JSON cannot carry.
     """
     text = _encode(event)
+    if _NEG_EXPONENT_RE.search(text):  # rare: a float like 1e-07 (or a string that looks so)
+        text = _encode_floats_as_rust(event)
     if not text.isascii() and _C1_RE.search(text):
         text = _C1_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return text.encode("utf-8", "replace") + b"\n"
@@ -114,6 +122,36 @@ def _line_encoder() -> Callable[[Any], str]:
 
 
 _encode = _line_encoder()
+
+# A float with a negative exponent as ``repr`` writes it (``1e-07``, ``1.5e-05``); the Rust SDK
+# (serde_json) writes ``1e-7`` and ``0.000015`` (docs/discovery.md, "Numbers").
+_NEG_EXPONENT_RE = re.compile(r"\de-")
+
+
+def _float_text(value: float) -> str:
+    """A float as the Rust SDK writes it: ``repr``'s shortest digits, a decimal point from
+    1e-5 to below 1e16, else ``DeN`` with a signed, unpadded exponent."""
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{value!r} is not JSON (§2)")
+    text = float.__repr__(value)
+    if "e" not in text:
+        return text
+    mantissa, exp_text = text.split("e")
+    exponent = int(exp_text)
+    if exponent == -5:
+        return ("-" if value < 0 else "") + "0.0000" + mantissa.lstrip("-").replace(".", "")
+    return f"{mantissa}e{'+' if exponent > 0 else '-'}{abs(exponent)}"
+
+
+def _encode_floats_as_rust(event: Any) -> str:
+    """The line through json's pure-Python encoder with :func:`_float_text` for floats."""
+    make = getattr(json.encoder, "_make_iterencode", None)
+    if make is None:  # not in this interpreter's json: keep repr's spelling, still valid JSON
+        return _encode(event)
+    plain = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    chunks = make({}, plain.default, json.encoder.encode_basestring, None, _float_text,
+                  ":", ",", False, False, True)
+    return "".join(chunks(event, 0))
 if RESERVED_FIELDS != ("type", "aoi"):  # Emitter.emit tests the two names inline
     raise ImportError("machinemode.schemas.RESERVED_FIELDS changed; update Emitter.emit")
 
@@ -128,6 +166,7 @@ class Emitter:
     :param event_types: the domain types this command declared; emitting another is a
         ``ValueError`` (discovery cannot drift from the stream). ``None`` accepts any.
     :param flush_each: flush after every line (unbounded streams, §4.2).
+    :param timestamps: write ``aoi.t`` on every line (§8.1 MAY); on by default.
     """
 
     def __init__(
@@ -142,11 +181,17 @@ class Emitter:
         flush_each: bool = False,
         buffer_limit: int = 1 << 16,
         trace_id: Optional[str] = None,
+        timestamps: bool = True,
     ) -> None:
         self._stream = stream
+        self._timestamps = timestamps
         self.identity = identity
         self.command = command
         self._types = None if event_types is None else frozenset(event_types)
+        self.item_error_count = 0  # item-scope errors written: ``partial``'s default (§8.3)
+        #: The first process-scope error written: the run is over (§9.1), and its category
+        #: decides the exit status (the harness reads it).
+        self.first_process_error: Optional[AoiError] = None
         self._checked_types: Set[str] = set()  # types already found plain and declared
         self.run = run or new_ulid()
         self._clock = clock
@@ -168,8 +213,9 @@ class Emitter:
 
     def _envelope(self) -> Dict[str, Any]:
         assert self._t0 is not None
-        env: Dict[str, Any] = {"seq": self.seq, "run": self.run,
-                               "t": max(0, int((self._clock() - self._t0) * 1000))}
+        env: Dict[str, Any] = {"seq": self.seq, "run": self.run}
+        if self._timestamps:
+            env["t"] = max(0, int((self._clock() - self._t0) * 1000))
         if self._trace_id is not None:
             env["trace_id"] = self._trace_id
         return env
@@ -234,12 +280,12 @@ class Emitter:
         fields: Dict[str, Any] = dict(self.identity.fields())
         if self.command is not None:
             fields["command"] = self.command
+        if args_redacted is not None:  # the Rust SDK's order: args_redacted, input_fingerprint
+            fields["args_redacted"] = bool(args_redacted)
         if input_fingerprint is not None:
             fields["input_fingerprint"] = input_fingerprint
-        if args_redacted is not None:
-            fields["args_redacted"] = bool(args_redacted)
         if properties:
-            fields["properties"] = dict(properties)
+            fields["properties"] = sorted_keys(properties)
         self.meta_written = True
         self._write("aoi:meta", fields)
 
@@ -294,20 +340,37 @@ class Emitter:
         Takes the §9.1 fields; a warning has no required category, so ``category`` defaults to
         none. Counted into ``warning_count``.
         """
-        err = AoiError(fields.pop("category", "internal"), code, message, **fields)
+        category = fields.pop("category", None)
+        err = AoiError(category or "internal", code, message, **fields)
         body = err.fields("item")
-        del body["scope"]
-        if "category" not in fields:
-            body.pop("category")
-            body.pop("retryable")
+        # The Rust SDK's order (its ``Warning``): code, message, origin, target, line_number,
+        # details; the §9.1 fields it does not carry come after line_number.
+        out: Dict[str, Any] = {"code": body.pop("code"), "message": body.pop("message")}
+        if category is not None:
+            out["category"] = body["category"]
+            out["retryable"] = body["retryable"]
+        for name in ("scope", "category", "retryable", "retry_after_ms"):
+            body.pop(name, None)
+        details = body.pop("details", None)
+        for name in ("origin", "target", "line_number"):
+            if name in body:
+                out[name] = body.pop(name)
+        out.update(body)
+        if details is not None:
+            out["details"] = details
         self._start()
-        self._write("aoi:warning", body)
+        self._write("aoi:warning", out)
 
     def error(self, err: AoiError, *, scope: str = "item") -> None:
         """One ``aoi:error`` (§9.1). ``scope="item"``: the stream continues; the harness
         writes the process-scope error that ends a run. Counted into ``error_count``."""
         self._start()
         self._write("aoi:error", err.fields(scope))
+        if scope == "process":
+            if self.first_process_error is None:
+                self.first_process_error = err
+        else:
+            self.item_error_count += 1
 
     def forward(self, etype: str, fields: Mapping[str, Any], origin: str) -> None:
         """Forward an upstream ``aoi:error`` or ``aoi:warning``, tagged with ``origin``
@@ -358,7 +421,7 @@ class Emitter:
         ok: bool,
         *,
         reason: Optional[str] = None,
-        partial: bool = False,
+        partial: Optional[bool] = None,
         truncated: bool = False,
         next_cursor: Optional[str] = None,
         input_count: Optional[int] = None,
@@ -374,6 +437,8 @@ class Emitter:
         """
         if not isinstance(ok, bool):
             raise TypeError("ok is a bool, and has no default (§4)")
+        if ok and self.first_process_error is not None:
+            ok, reason = False, "failed"  # success after a process-scope error is a lie (§9.1)
         if ok and reason not in (None, "skipped"):
             raise ValueError("with ok true the only reason is skipped (§8.3)")
         if not ok:
@@ -384,26 +449,28 @@ class Emitter:
         fields: Dict[str, Any] = {"ok": ok}
         if reason is not None:
             fields["reason"] = reason
-        fields.update({
-            "event_count": self.seq + 1,
-            "count": self.count,
-            "warning_count": self.warning_count,
-            "error_count": self.error_count,
-            "partial": bool(partial),
-            "truncated": bool(truncated),
-            "next_cursor": next_cursor,
-        })
+        # The Rust SDK's order and omissions (docs/discovery.md, "Serialization").
+        fields["event_count"] = self.seq + 1
+        fields["count"] = self.count
         if input_count is not None:
             fields["input_count"] = input_count
+        fields["warning_count"] = self.warning_count
+        fields["error_count"] = self.error_count
+        fields["partial"] = bool(partial) if partial is not None \
+            else self.item_error_count > 0 and self.count > 0
+        fields["truncated"] = bool(truncated)
+        if truncated and next_cursor is not None:  # omitted, never null; only with truncated (§15)
+            fields["next_cursor"] = next_cursor
         if self._t0 is not None:
             fields["elapsed_ms"] = max(0, int((self._clock() - self._t0) * 1000))
-        if caused_by is not None and not ok:
-            fields["caused_by"] = dict(caused_by)
+        if caused_by is not None and not ok:  # §8.3: present when ok is false
+            fields["caused_by"] = in_order(caused_by, _CAUSED_BY_ORDER)
         if upstream:
-            fields["upstream"] = {k: v for k, v in upstream.items() if isinstance(v, str)}
+            fields["upstream"] = in_order({k: v for k, v in upstream.items() if isinstance(v, str)},
+                                          _UPSTREAM_ORDER)
         fields.update(self.identity.fields())
         if properties:
-            fields["properties"] = dict(properties)
+            fields["properties"] = sorted_keys(properties)
         self._write("aoi:summary", fields)
         self.finished = True
         self.flush()

@@ -109,14 +109,35 @@ REASONS: Tuple[str, ...] = ("failed", "cancelled", "timeout", "denied")
 
 _CODE_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
-#: The optional §9.1 fields an error may carry, besides the four required ones.
-_OPTIONAL_FIELDS = ("domain", "origin", "target", "item_index", "line_number", "field",
-                    "wrapped", "hint", "docs", "details")
+#: The optional §9.1 fields an error may carry after ``retry_after_ms``, in the order the Rust
+#: SDK writes them (``domain`` and ``origin`` come before ``message``: see :meth:`AoiError.fields`).
+_OPTIONAL_FIELDS = ("target", "item_index", "line_number", "field", "wrapped", "hint", "docs",
+                    "details")
+#: ``wrapped``'s keys in the Rust SDK's order (§9.1 ``{protocol, status?, code?}``).
+_WRAPPED_ORDER = ("protocol", "status", "code")
 
 
 def exit_code_for(category: str) -> int:
     """The exit status for a category (§6 and docs/discovery.md, "Exit codes")."""
     return EXIT_FOR_CATEGORY.get(category, 1)
+
+
+def in_order(fields: Mapping[str, Any], order: Tuple[str, ...]) -> Dict[str, Any]:
+    """``fields`` with the keys of ``order`` first, in that order, then the rest as given: the
+    key order of a fixed-shape object as the Rust SDK's struct writes it."""
+    out = {k: fields[k] for k in order if k in fields}
+    out.update((k, v) for k, v in fields.items() if k not in out)
+    return out
+
+
+def sorted_keys(value: Any) -> Any:
+    """``value`` with the keys of every object in it sorted: how the Rust SDK writes the maps it
+    keeps (``properties``, ``details``), whose keys come in no order a caller chose."""
+    if isinstance(value, Mapping):
+        return {k: sorted_keys(value[k]) for k in sorted(value)}
+    if isinstance(value, (list, tuple)):
+        return [sorted_keys(v) for v in value]
+    return value
 
 
 def clean_message(message: str) -> str:
@@ -126,12 +147,13 @@ def clean_message(message: str) -> str:
     (``\\n``, ``\\r``, U+2028, U+2029, U+0085) or a tab becomes one space (none after a space),
     an ANSI sequence (ESC ``[`` … a final byte, ESC ``]`` … BEL or ESC ``\\``, ESC and one
     character, the C1 CSI U+009B …) is removed whole, every other control is dropped, and the
-    end is trimmed. A lone surrogate becomes ``?``. An empty message becomes
-    ``"(no message)"``, so the required field is never empty.
+    end is trimmed. Text with nothing to clean is returned as it is (its trailing spaces kept,
+    as ``single_line`` keeps them), and a message may end up empty, as in the Rust SDK. A lone
+    surrogate becomes ``?``.
     """
     text = message.encode("utf-8", "replace").decode("utf-8")
     if not _NEEDS_CLEANING.search(text):
-        return text.rstrip() or "(no message)"
+        return text
     out: List[str] = []
     i, n = 0, len(text)
     while i < n:
@@ -160,7 +182,7 @@ def clean_message(message: str) -> str:
                 out.append(" ")
         elif not _is_control(c):
             out.append(c)
-    return "".join(out).rstrip() or "(no message)"
+    return "".join(out).rstrip()
 
 
 _BREAKS = frozenset("\n\r\t\u2028\u2029\x85")
@@ -250,16 +272,24 @@ class AoiError(Exception):
         self.domain = domain
         self.origin = origin
         self.docs = docs
-        self.wrapped = dict(wrapped) if wrapped is not None else None
-        self.details = dict(details) if details is not None else None
+        self.wrapped = in_order(wrapped, _WRAPPED_ORDER) if wrapped is not None else None
+        # Sorted, as the Rust SDK writes its maps (docs/discovery.md, "Serialization").
+        self.details = sorted_keys(details) if details is not None else None
         super().__init__(self.message)
 
     def fields(self, scope: str = "process") -> Dict[str, Any]:
-        """The event's fields after ``type`` and ``aoi``, in §9.1's order."""
+        """The event's fields after ``type`` and ``aoi``, in the Rust SDK's order (§9's example:
+        ``scope``, ``category``, ``code``, ``domain``, ``origin``, ``message``, ``retryable``,
+        ``retry_after_ms``, then the rest; docs/discovery.md, "Serialization")."""
         if scope not in ("process", "item"):
             raise ValueError("scope is process or item (§9.1)")
-        out: Dict[str, Any] = {"scope": scope, "category": self.category, "code": self.code,
-                               "message": self.message, "retryable": self.retryable}
+        out: Dict[str, Any] = {"scope": scope, "category": self.category, "code": self.code}
+        if self.domain is not None:
+            out["domain"] = self.domain
+        if self.origin is not None:
+            out["origin"] = self.origin
+        out["message"] = self.message
+        out["retryable"] = self.retryable
         if self.retry_after_ms is not None:
             out["retry_after_ms"] = self.retry_after_ms
         for name in _OPTIONAL_FIELDS:

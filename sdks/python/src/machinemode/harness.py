@@ -31,10 +31,10 @@ from typing import Any, BinaryIO, Callable, Dict, List, Mapping, NoReturn, Optio
 
 from . import signals
 from .emitter import Emitter, Identity, StreamClosed, StreamFailed
-from .errors import EXIT_BROKEN_PIPE, EXIT_IOERR, AoiError, clean_message, internal, timeout
+from .errors import EXIT_BROKEN_PIPE, EXIT_IOERR, EXIT_NOPERM, AoiError, clean_message, internal, timeout
 
 #: What a run that outlived ``--timeout`` reports (the Rust SDK's words).
-TIMEOUT_ERROR = timeout("TIMEOUT", "The command did not finish within --timeout.",
+TIMEOUT_ERROR = timeout("TIMEOUT", "the command did not finish within --timeout",
                         hint="raise --timeout, or narrow the request")
 
 __all__ = ["Outcome", "Stop", "main", "run", "stdout_stream"]
@@ -49,7 +49,7 @@ class Outcome:
 
     ok: bool
     reason: Optional[str] = None
-    partial: bool = False
+    partial: Optional[bool] = None  # None: item errors beside domain events (the emitter decides)
     truncated: bool = False
     next_cursor: Optional[str] = None
     input_count: Optional[int] = None
@@ -68,13 +68,22 @@ class Outcome:
         """``ok:false`` with a ``reason`` of §8.3's closed enum."""
         return cls(ok=False, reason=reason, **fields)
 
-    def exit_status(self) -> int:
-        """0 for success; else :attr:`exit_code`, or the reason's conventional status."""
-        if self.exit_code is not None:
-            return self.exit_code
-        if self.ok:
+    def exit_status(self, process_error: Optional[AoiError] = None) -> int:
+        """The exit status of the run this outcome ends, decided as the Rust SDK decides it
+        (§6; docs/discovery.md, "Serialization"): 0 for success; for a failure 77 when
+        ``denied``, else the status of ``process_error`` (the first process-scope error the
+        stream carries, which also makes a success a failure), else :attr:`exit_code` when
+        not 0, else the reason's conventional status (1, 130, 124)."""
+        if self.ok and process_error is None:
             return 0
-        return _EXIT_FOR_REASON.get(self.reason or "failed", 1)
+        reason = (self.reason or "failed") if not self.ok else "failed"
+        if reason == "denied":
+            return EXIT_NOPERM
+        if process_error is not None:
+            return process_error.exit_code
+        if self.exit_code:
+            return self.exit_code
+        return _EXIT_FOR_REASON.get(reason, 1)
 
     def summarize(self, out: Emitter) -> None:
         """Write this outcome as ``aoi:summary``."""
@@ -217,12 +226,13 @@ def _run(body: Callable[[], Optional[Outcome]], out: Optional[Emitter], name: st
                 outcome.summarize(out)
             else:
                 out.flush()
+            return outcome.exit_status(out.first_process_error)
         return outcome.exit_status()
     except Stop as stop:
         signals.finishing()
         if out is not None and not out.finished:
             stop.outcome.summarize(out)
-        return stop.outcome.exit_status()
+        return stop.outcome.exit_status(None if out is None else out.first_process_error)
     except AoiError as err:
         signals.finishing()
         if out is not None:
