@@ -86,12 +86,16 @@ def test_warnings_are_counted() -> None:
 
 
 def test_an_upstream_cut_before_its_summary_is_an_io_failure() -> None:
-    """§13.1: upstream EOF without a terminal summary sets ok=false and SHOULD emit an io aoi:error first."""
+    """§13.1: upstream EOF without a terminal summary sets ok=false and SHOULD emit an io aoi:error first.
+
+    As the Rust SDK (UpstreamState::verdict): io UPSTREAM_TRUNCATED, this run's own error, so no
+    caused_by (that is for an upstream error, §13.1)."""
     for data in (upstream({"type": "hit"}, cut=True), upstream({"type": "hit"})[:-7]):
         acc = UpstreamReader([data]).accounting()
         assert not acc.ok and acc.io_error is not None
-        assert acc.io_error["category"] == "io" and acc.io_error["retryable"] is False
-        assert acc.caused_by is not None and acc.caused_by.category == "io"
+        assert (acc.io_error["category"], acc.io_error["code"], acc.io_error["retryable"]) == \
+            ("io", "UPSTREAM_TRUNCATED", False)
+        assert acc.caused_by is None and "caused_by" not in acc.summary_fields(count=0)
         assert acc.summary_fields(count=0)["error_count"] == 1
 
 
@@ -100,13 +104,21 @@ def test_lost_upstream_lines_fail_the_run() -> None:
     lines = upstream({"type": "hit"}, {"type": "hit"}).split(b"\n")
     del lines[1]
     acc = UpstreamReader([b"\n".join(lines)]).accounting()
-    assert not acc.ok and acc.io_error is not None and acc.io_error["code"] == "UPSTREAM_VIOLATION"
+    # The Rust SDK's code and category for an upstream that breaks Part I.
+    assert not acc.ok and acc.io_error is not None
+    assert (acc.io_error["category"], acc.io_error["code"]) == ("validation", "UPSTREAM_PROTOCOL_VIOLATION")
 
 
-def test_a_failed_upstream_without_an_error_still_gives_a_cause() -> None:
-    """§8.3 reason: a cancelled upstream makes this run fail, caused_by says why."""
+def test_a_failed_upstream_fails_the_run_with_its_own_cause_if_it_gives_one() -> None:
+    """§13.1: an upstream ok:false fails this run; caused_by is the upstream summary's own, else
+    none (no upstream error to reproduce), as the Rust SDK's UpstreamState::caused_by."""
     acc = UpstreamReader([upstream(summary={"ok": False, "reason": "cancelled"})]).accounting()
-    assert not acc.ok and acc.caused_by is not None and acc.caused_by.category == "cancelled"
+    assert not acc.ok and acc.caused_by is None and acc.io_error is None
+    cb = {"origin": "source", "category": "timeout", "code": "SLOW", "retryable": True, "retry_after_ms": 5}
+    acc = UpstreamReader([upstream(summary={"ok": False, "reason": "failed", "caused_by": cb})]).accounting()
+    assert acc.caused_by is not None and acc.caused_by.to_json() == cb
+    assert UpstreamReader([upstream(summary={"ok": False, "reason": "cancelled"})],
+                          continue_on_error=True).accounting().ok
 
 
 def test_upstream_identity_is_omitted_when_unknown() -> None:

@@ -38,7 +38,7 @@ import math
 import re
 import subprocess
 from dataclasses import dataclass, field
-from typing import IO, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import CATEGORIES as _CATEGORIES
 
@@ -63,10 +63,12 @@ __all__ = [
     "Event",
     "Finding",
     "Outcome",
+    "JsonRefused",
     "Reading",
     "StreamReader",
     "Run",
     "run",
+    "parse_json",
     "read_stream",
     "split_lines",
 ]
@@ -314,20 +316,24 @@ class Reading:
 # --------------------------------------------------------------------------- parsing helpers
 
 
-class _BadJson(Exception):
-    def __init__(self, code: str, message: str) -> None:
+class JsonRefused(ValueError):
+    """JSON text :func:`parse_json` refuses; ``code`` is the finding's stable code
+    (docs/verifier.md) and ``line_number`` the 1-based line of the text, when known."""
+
+    def __init__(self, code: str, message: str, line_number: Optional[int] = None) -> None:
         super().__init__(message)
         self.code = code
+        self.line_number = line_number
 
 
 def _reject_constant(name: str) -> Json:
-    raise _BadJson("INVALID_JSON", f"{name} is not JSON")
+    raise JsonRefused("INVALID_JSON", f"{name} is not JSON")
 
 
 def _parse_float(text: str) -> float:
     value = float(text)
     if math.isinf(value):
-        raise _BadJson("NUMBER_OUT_OF_RANGE", f"{text} is beyond an IEEE 754 double")
+        raise JsonRefused("NUMBER_OUT_OF_RANGE", f"{text} is beyond an IEEE 754 double")
     return value
 
 
@@ -381,6 +387,32 @@ def _is_number(v: Json) -> bool:
 
 def _single_line(s: str) -> bool:
     return "\n" not in s and "\r" not in s and "\x1b" not in s and "\x9b" not in s
+
+
+def parse_json(text: str, object_pairs_hook: Optional[Callable[[List[Tuple[str, Json]]], Json]] = None) -> Json:
+    """One JSON text as ``aoi verify`` and serde_json accept it (docs/verifier.md, §2): RFC 8259,
+    at most 127 nested arrays and objects, no NaN or infinity, no number beyond a double, no
+    lone UTF-16 surrogate. ``object_pairs_hook`` builds each object (the reader's rule for a
+    repeated key; Python's ``json`` keeps the last, as serde_json does).
+
+    :raises JsonRefused: ``NESTING_TOO_DEEP``, ``INVALID_JSON``, ``NUMBER_OUT_OF_RANGE`` or
+        ``LONE_SURROGATE``; a :class:`JsonRefused` the hook raises passes through.
+    """
+    if _nesting_depth(text) > _MAX_DEPTH:
+        raise JsonRefused("NESTING_TOO_DEEP", f"nesting deeper than {_MAX_DEPTH}")
+    try:
+        value = json.loads(
+            text, object_pairs_hook=object_pairs_hook, parse_constant=_reject_constant, parse_float=_parse_float
+        )
+    except JsonRefused:
+        raise
+    except json.JSONDecodeError as e:
+        raise JsonRefused("INVALID_JSON", f"not JSON: {e}", e.lineno) from None
+    except (ValueError, RecursionError) as e:
+        raise JsonRefused("INVALID_JSON", f"not JSON: {e}") from None
+    if _has_surrogate(value):
+        raise JsonRefused("LONE_SURROGATE", "a string holds a lone UTF-16 surrogate")
+    return value
 
 
 def split_lines(chunks: Iterable[bytes], max_line: int = DEFAULT_MAX_LINE) -> Iterator[Tuple[Optional[bytes], bool]]:
@@ -512,9 +544,6 @@ class StreamReader:
         if not text.strip(" \t\r"):
             self._v("EMPTY_LINE", "§2", "empty line", n)
             return None
-        if _nesting_depth(text) > _MAX_DEPTH:
-            self._v("NESTING_TOO_DEEP", "§2", f"nesting deeper than {_MAX_DEPTH}", n)
-            return None
         dups: List[Tuple[Dict[str, Json], List[str]]] = []
 
         def pairs(items: List[Tuple[str, Json]]) -> Dict[str, Json]:
@@ -529,17 +558,9 @@ class StreamReader:
             return d
 
         try:
-            value = json.loads(
-                text, object_pairs_hook=pairs, parse_constant=_reject_constant, parse_float=_parse_float
-            )
-        except _BadJson as e:
+            value = parse_json(text, pairs)
+        except JsonRefused as e:
             self._v(e.code, "§2", str(e), n)
-            return None
-        except (ValueError, RecursionError) as e:
-            self._v("INVALID_JSON", "§2", f"not JSON: {e}", n)
-            return None
-        if _has_surrogate(value):
-            self._v("LONE_SURROGATE", "§2", "a string holds a lone UTF-16 surrogate", n)
             return None
         if not isinstance(value, dict):
             self._v("NOT_AN_OBJECT", "§2", "line is not a JSON object", n)

@@ -1,42 +1,73 @@
-"""Reading ``--input-jsonl`` records, and an upstream AOI stream, for sinks (AOI-CLI §12, §13.1).
+"""Reading the records of ``--input-jsonl`` and ``--input-json`` for sinks (AOI-CLI §12, §13.1).
 
-:func:`read_records` reads the whole input before the command acts, so fail-fast (§12.2
-"whole-input fail-fast") writes nothing when any line is bad, the lines before it included.
-Each line is a record of the command's record type (checked by :func:`machinemode.load`, the
-rules ``$defs.record`` publishes) or an event of an upstream AOI stream:
+Both readers take the whole input before the command acts, so fail-fast (§12.2 "whole-input
+fail-fast") writes nothing when any item is bad, the items before it included; with
+``continue_on_error`` each bad item is an item-scope ``aoi:error`` and the rest is read. The
+codes are the Rust SDK's (``aoi::Input``, docs/discovery.md "--input-json"):
 
-* upstream ``aoi:meta`` and ``aoi:summary`` are never forwarded (§13.1); the meta's identity
-  becomes ``aoi:summary.upstream``;
-* upstream ``aoi:error`` and ``aoi:warning`` are forwarded with ``origin`` and counted; an
-  upstream error fails the run with ``caused_by`` unless ``--continue-on-error`` (§13.1);
-* an upstream stream that ends without its summary, or whose last line is cut, is an ``io``
-  error and nothing is done (§13.1, §2);
-* unprefixed event types the record does not describe are ignored (§13).
+* every record is checked against the command's record type (:func:`machinemode.load`, the
+  rules ``$defs.record`` publishes): ``validation`` ``INPUT_RECORD_INVALID`` with its
+  ``field``; a record with a repeated key is not read (readers disagree on which one counts);
+* every bad item carries its 0-based ``item_index``, and in JSONL its ``line_number``;
+* ``PATH`` ``-`` is standard input; a file that cannot be opened is ``not_found``
+  ``FILE_NOT_FOUND``, ``authz`` ``FILE_NOT_READABLE`` or ``io`` ``FILE_OPEN_FAILED``; reading
+  that fails is ``io`` ``INPUT_READ_FAILED``.
+
+:func:`read_records` (``--input-jsonl``) reads lines through
+:class:`machinemode.upstream.UpstreamReader`, so plain JSONL and an upstream AOI stream follow
+the one set of §13.1 rules written there: a malformed line is ``INPUT_JSONL_PARSE_ERROR``;
+upstream ``aoi:error``/``aoi:warning`` are forwarded with ``origin`` in input order; an upstream
+error or ``ok:false`` ends the run, before anything is done, with ``caused_by`` and
+``upstream`` unless ``--continue-on-error``; a cut, unknown or non-conforming upstream ends it
+with the error the reader names, in either mode.
+
+:func:`read_document` (``--input-json``) reads one JSON document: an object (one record) or
+an array of objects. A document that does not parse is ``INPUT_JSON_PARSE_ERROR`` (with its
+``line_number`` when known) in either mode, as there are no items to go on with; an item that
+is not an object is ``INPUT_JSON_ITEM_INVALID``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import re
+import errno
 import sys
-from typing import Any, Dict, Generic, List, Optional, Tuple, Type, TypeVar
+from typing import (
+    Any,
+    BinaryIO,
+    Dict,
+    Generic,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Tuple,
+    Type,
+    TypeVar,
+    Union,
+)
 
+from .consumer import ErrorEvent, JsonRefused, WarningEvent, parse_json
 from .emitter import Emitter
-from .errors import AoiError, io, unsupported, usage, validation
+from .errors import AoiError, authz, io, not_found, usage, validation
 from .harness import Outcome, Stop
 from .schemas import RecordError, load
+from .upstream import FIX_INPUT_HINT, InputLineError, UpstreamReader, distinct_object, record_fields
 
 __all__ = ["RecordBatch", "Stop", "read_document", "read_records"]
 
 T = TypeVar("T")
-_CODE_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
-_KNOWN_FRAMEWORK = {"aoi:plan", "aoi:progress", "aoi:heartbeat", "aoi:check"}
+
+INPUT_RECORD_INVALID = "INPUT_RECORD_INVALID"
+INPUT_JSON_PARSE_ERROR = "INPUT_JSON_PARSE_ERROR"
+INPUT_JSON_ITEM_INVALID = "INPUT_JSON_ITEM_INVALID"
+INPUT_READ_FAILED = "INPUT_READ_FAILED"
 
 
 @dataclasses.dataclass
 class RecordBatch(Generic[T]):
-    """The good records of the input, with their line numbers, and what the input said."""
+    """The good records of the input, each with its line number (JSONL) or its 0-based item
+    index (JSON), and what the input said."""
 
     records: List[Tuple[int, T]]
     input_count: int
@@ -45,183 +76,178 @@ class RecordBatch(Generic[T]):
     upstream_errors: List[Dict[str, Any]]
 
 
-def _no_duplicates(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
-    obj: Dict[str, Any] = {}
-    for k, v in pairs:
-        if k in obj:
-            raise ValueError("duplicate key")
-        obj[k] = v
-    return obj
+class _Check(Generic[T]):
+    """The part both readers share: each record checked, each bad item kept in input order
+    with what is forwarded, then the mode applied (:meth:`settle`)."""
+
+    def __init__(self, record_type: Type[T], continue_on_error: bool) -> None:
+        self.record_type = record_type
+        self.continue_on_error = continue_on_error
+        self.records: List[Tuple[int, T]] = []
+        self.input_count = 0
+        self.bad: List[AoiError] = []
+        # In input order: an item error, or an upstream event to forward (type, fields).
+        self.pending: List[Union[AoiError, Tuple[str, Dict[str, Any]]]] = []
+        self.upstream_errors: List[Dict[str, Any]] = []
+        self.upstream_warnings = 0
+
+    @property
+    def hint(self) -> Optional[str]:
+        return None if self.continue_on_error else FIX_INPUT_HINT
+
+    def record(self, fields: Mapping[str, Any], item_index: int,
+               line_number: Optional[int]) -> None:
+        self.input_count += 1  # §8.3: every record consumed, good or not
+        try:
+            value = load(self.record_type, fields)
+        except RecordError as e:
+            where = f"input item {item_index}" if line_number is None \
+                else f"input line {line_number}"
+            self.refuse(validation(INPUT_RECORD_INVALID, f"{where} is invalid: {e}",
+                                   field=e.field, item_index=item_index,
+                                   line_number=line_number, hint=self.hint))
+            return
+        self.records.append((item_index if line_number is None else line_number, value))
+
+    def refuse(self, err: AoiError) -> None:
+        self.bad.append(err)
+        self.pending.append(err)
+
+    def upstream_event(self, etype: str, fields: Dict[str, Any]) -> None:
+        self.pending.append((etype, fields))
+        if etype == "aoi:error":
+            self.upstream_errors.append(fields)
+        else:
+            self.upstream_warnings += 1
+
+    def settle(self, out: Emitter, origin: str = "upstream") -> None:
+        """Fail fast on the first bad item, having written nothing (the upstream's events
+        only counted, §13.1), or write everything in input order."""
+        if self.bad and not self.continue_on_error:
+            out.consumed(warnings=self.upstream_warnings, errors=len(self.upstream_errors))
+            raise self.bad[0]
+        for p in self.pending:
+            if isinstance(p, AoiError):
+                out.error(p, scope="item")
+            else:
+                out.forward(p[0], p[1], origin)
+
+    def batch(self, upstream: Optional[Dict[str, str]]) -> RecordBatch[T]:
+        return RecordBatch(self.records, self.input_count, len(self.bad), upstream,
+                           self.upstream_errors)
 
 
-def _reject_constant(_name: str) -> Any:
-    raise ValueError("NaN and infinities are not JSON")
-
-
-def _read_source(path: str) -> bytes:
+def _open(path: str, flag: str) -> Optional[BinaryIO]:
+    """The input ``flag`` names, or ``None`` for a closed standard input (an empty input)."""
     if path == "-":
         stdin = sys.stdin
         if stdin is None:
-            return b""
+            return None
         try:
             if stdin.isatty():
-                raise usage("STDIN_IS_TERMINAL",
-                            "--input-jsonl - reads standard input, which is a terminal.")
-            return stdin.buffer.read()
+                raise usage("STDIN_IS_TERMINAL", f"{flag} - reads standard input, which is a "
+                            "terminal.", field=flag[2:].replace("-", "_"))
+            return stdin.buffer
         except (OSError, ValueError):
-            return b""  # a closed stdin is an empty input
+            return None  # a closed stdin is an empty input
     try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise io("INPUT_NOT_FOUND", "The input file does not exist.", target=path) from None
-    except OSError as e:
-        raise io("INPUT_UNREADABLE", f"The input file cannot be read: {e.strerror}.",
+        return open(path, "rb")
+    except IsADirectoryError as e:  # Rust opens a directory and fails to read it
+        raise io(INPUT_READ_FAILED, f"reading the input failed: {e.strerror}",
                  target=path) from None
+    except OSError as e:  # the Rust SDK's ErrorEvent::cannot_open
+        message = f"cannot open {path}: {e.strerror}"
+        if isinstance(e, FileNotFoundError):
+            raise not_found("FILE_NOT_FOUND", message, target=path) from None
+        if isinstance(e, PermissionError):
+            raise authz("FILE_NOT_READABLE", message, target=path) from None
+        raise io("FILE_OPEN_FAILED", message, target=path) from None
 
 
-def caused_by_of(err: Dict[str, Any], origin: str) -> Dict[str, Any]:
-    """§13.1: the retry-critical fields of an upstream error, for ``aoi:summary.caused_by``."""
-    cb: Dict[str, Any] = {
-        "origin": err["origin"] if isinstance(err.get("origin"), str) else origin,
-        "category": err["category"] if isinstance(err.get("category"), str) else "internal",
-        "code": err["code"] if isinstance(err.get("code"), str)
-        and _CODE_RE.match(err["code"]) else "UPSTREAM_ERROR",
-        "retryable": err["retryable"] if isinstance(err.get("retryable"), bool) else False,
-    }
-    ra = err.get("retry_after_ms")
-    if cb["retryable"] and isinstance(ra, int) and not isinstance(ra, bool) and ra >= 0:
-        cb["retry_after_ms"] = ra
-    return cb
+def _chunks(path: str, flag: str) -> Iterator[bytes]:
+    """The bytes of the input, as they are read."""
+    stream = _open(path, flag)
+    if stream is None:
+        return
+    try:
+        while True:
+            chunk = stream.read(65536)
+            if not chunk:
+                return
+            yield chunk
+    except ValueError:
+        return  # closed under us: nothing more to read
+    except OSError as e:
+        if e.errno == errno.EBADF:
+            return  # a closed stdin is an empty input
+        raise io(INPUT_READ_FAILED, f"reading the input failed: {e.strerror}") from None
+    finally:
+        if path != "-":
+            stream.close()
 
 
 def read_records(out: Emitter, path: str, record_type: Type[T], *,
                  continue_on_error: bool) -> RecordBatch[T]:
-    """Read and check every line of ``path`` (``-``: stdin); see the module doc.
+    """Read and check every line of ``--input-jsonl PATH`` (``-``: stdin); see the module doc.
 
-    :raises AoiError: fail-fast on the first bad line (``validation``, with
-        ``line_number``), or on a cut upstream (``io``), before anything is done.
-    :raises Stop: on an upstream failure without ``--continue-on-error``.
+    :raises AoiError: fail-fast on the first bad line (``validation``, with ``line_number``
+        and ``item_index``), or for an input that cannot be read; the upstream's own error (a
+        cut, unknown or non-conforming stream) is written and ends the run with :class:`Stop`.
+    :raises Stop: on an upstream failure without ``--continue-on-error``, before anything is
+        done.
     """
-    raw = _read_source(path)
-    parts = raw.split(b"\n")
-    cut = parts.pop()
-    numbered = [(i + 1, line) for i, line in enumerate(parts)]
-    is_aoi = b'"aoi:' in raw
-    if cut.strip():
-        if is_aoi:
-            raise io("UPSTREAM_TRUNCATED",
-                     "The upstream stream's last line has no line feed: it was cut.",
-                     line_number=len(parts) + 1, target=path)
-        numbered.append((len(parts) + 1, cut))
-    records: List[Tuple[int, T]] = []
-    upstream: Optional[Dict[str, str]] = None
-    summary: Optional[Dict[str, Any]] = None
-    upstream_errors: List[Dict[str, Any]] = []
-    pending_forward: List[Tuple[str, Dict[str, Any]]] = []
-    bad: List[AoiError] = []
-    input_count = 0
-    for ln, line in numbered:
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line.decode("utf-8"), object_pairs_hook=_no_duplicates,
-                             parse_constant=_reject_constant)
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            input_count += 1
-            bad.append(validation("INPUT_JSONL_PARSE_ERROR", f"Invalid JSON on input line {ln}.",
-                                  line_number=ln))
-            continue
-        etype = obj.get("type") if isinstance(obj, dict) else None
-        if isinstance(etype, str) and etype.startswith("aoi:"):
-            if etype == "aoi:meta":
-                upstream = {k: obj[k] for k in ("tool", "tool_version", "schema_name",
-                                                "schema_version") if isinstance(obj.get(k), str)}
-            elif etype == "aoi:summary":
-                summary = obj
-            elif etype in ("aoi:error", "aoi:warning"):
-                pending_forward.append((etype, obj))
-            elif etype not in _KNOWN_FRAMEWORK:
-                bad.append(unsupported("UNKNOWN_UPSTREAM_EVENT",
-                                       f"Input line {ln} is a framework event this version "
-                                       "cannot interpret.", line_number=ln))
-            continue
-        if isinstance(etype, str):
-            continue  # an upstream domain event the record does not describe (§13)
-        input_count += 1
-        try:
-            records.append((ln, load(record_type, obj)))
-        except RecordError as e:
-            bad.append(validation("INPUT_RECORD_INVALID", f"Input line {ln}: {e}.",
-                                  line_number=ln, field=e.field))
-    if is_aoi and summary is None and (upstream is not None or pending_forward):
-        raise io("UPSTREAM_INCOMPLETE", "The upstream stream ended without its aoi:summary.",
-                 target=path)
-    if bad and not continue_on_error:
-        raise bad[0]  # fail fast: nothing has been done
-    origin = (upstream or {}).get("tool") or "upstream"
-    for etype, obj in pending_forward:
-        fields = {k: v for k, v in obj.items() if k not in ("type", "aoi")}
-        out.forward(etype, fields, origin)
-        if etype == "aoi:error":
-            upstream_errors.append(fields)
-    for err in bad:
-        out.error(err, scope="item")
-    if not continue_on_error:
-        if upstream_errors:
-            raise Stop(Outcome.failure(caused_by=caused_by_of(upstream_errors[0], origin),
-                                       upstream=upstream, input_count=input_count,
-                                       exit_code=75 if upstream_errors[0].get("retryable")
-                                       is True else 1))
-        if summary is not None and summary.get("ok") is False:
-            cb = summary.get("caused_by")
-            cause = caused_by_of(cb if isinstance(cb, dict) else {"code": "UPSTREAM_FAILED"},
-                                 origin)
-            raise Stop(Outcome.failure(caused_by=cause, upstream=upstream,
-                                       input_count=input_count))
-    return RecordBatch(records, input_count, len(bad), upstream, upstream_errors)
+    reader = UpstreamReader(_chunks(path, "--input-jsonl"), continue_on_error=continue_on_error,
+                            fail_fast=False, distinct_keys=True)
+    check = _Check(record_type, continue_on_error)
+    for seen in reader.lines():
+        item = seen.item
+        if isinstance(item, InputLineError):
+            check.refuse(item.aoi_error(hint=check.hint))
+        elif isinstance(item, (ErrorEvent, WarningEvent)):
+            check.upstream_event(item.type, reader.forward(item))
+        else:
+            assert seen.item_index is not None  # a record always has one
+            check.record(record_fields(item), seen.item_index, seen.line_number)
+    acc = reader.accounting()
+    check.settle(out, reader.origin)
+    if acc.upstream_fails:
+        if acc.error is not None:
+            out.error(acc.error, scope="process")
+        raise Stop(Outcome.failure(
+            caused_by=None if acc.caused_by is None else acc.caused_by.to_json(),
+            upstream=acc.upstream, input_count=check.input_count,
+            exit_code=None if acc.error is None else acc.error.exit_code))
+    return check.batch(acc.upstream)
 
 
 def read_document(out: Emitter, path: str, record_type: Type[T], *,
                   continue_on_error: bool) -> RecordBatch[T]:
     """Read ``--input-json PATH`` (``-``: stdin): one JSON document, an object (one record)
-    or an array of objects, as the Rust SDK reads it (docs/discovery.md, "--input-json").
+    or an array of objects; see the module doc.
 
-    A document that does not parse is ``validation`` ``INPUT_JSON_PARSE_ERROR`` (its
-    ``line_number``); an item that is not an object ``INPUT_JSON_ITEM_INVALID``, a record
-    that breaks the record type ``INPUT_RECORD_INVALID``, both with the 0-based
-    ``item_index``. Everything is read and checked before the command acts, so fail-fast
-    writes nothing (§12.2); with ``continue_on_error`` a bad item is an item-scope error.
+    :raises AoiError: ``INPUT_JSON_PARSE_ERROR`` for a document that does not parse; fail-fast
+        on the first bad item (``validation``, with ``item_index``); or for an input that
+        cannot be read.
     """
-    raw = _read_source(path)
+    raw = b"".join(_chunks(path, "--input-json"))
     try:
-        doc = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates,
-                         parse_constant=_reject_constant)
-    except ValueError as e:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-        line = getattr(e, "lineno", None)
-        raise validation("INPUT_JSON_PARSE_ERROR", "The input is not one JSON document.",
-                         line_number=line) from None
-    except RecursionError:
-        raise validation("INPUT_JSON_PARSE_ERROR", "The input is nested too deeply.") from None
-    items = doc if isinstance(doc, list) else [doc]
-    records: List[Tuple[int, T]] = []
-    bad: List[AoiError] = []
-    for index, item in enumerate(items):
-        if not isinstance(item, dict):
-            bad.append(validation("INPUT_JSON_ITEM_INVALID",
-                                  f"Input item {index} is {_kind(item)}, not an object.",
-                                  item_index=index))
-            continue
-        try:
-            records.append((index, load(record_type, item)))
-        except RecordError as e:
-            bad.append(validation("INPUT_RECORD_INVALID", f"Input item {index}: {e}.",
-                                  item_index=index, field=e.field))
-    if bad and not continue_on_error:
-        raise bad[0]  # fail fast: nothing has been done
-    for err in bad:
-        out.error(err, scope="item")
-    return RecordBatch(records, len(items), len(bad), None, [])
+        doc = parse_json(raw.decode("utf-8"), distinct_object)
+    except UnicodeDecodeError:
+        raise validation(INPUT_JSON_PARSE_ERROR,
+                         "the input is not one JSON document: it is not UTF-8") from None
+    except JsonRefused as e:
+        raise validation(INPUT_JSON_PARSE_ERROR, f"the input is not one JSON document: {e}",
+                         line_number=e.line_number) from None
+    check = _Check(record_type, continue_on_error)
+    for index, item in enumerate(doc if isinstance(doc, list) else [doc]):
+        if isinstance(item, dict):
+            check.record(item, index, None)
+        else:
+            check.refuse(validation(INPUT_JSON_ITEM_INVALID,
+                                    f"invalid JSON on input item {index}: item is {_kind(item)}, "
+                                    "not an object", item_index=index, hint=check.hint))
+    check.settle(out)
+    return check.batch(None)
 
 
 def _kind(value: Any) -> str:
@@ -235,4 +261,3 @@ def _kind(value: Any) -> str:
     if isinstance(value, str):
         return "a string"
     return "an array" if isinstance(value, list) else "an object"
-

@@ -1,29 +1,41 @@
-"""Reading another tool's stream as a transformer or sink (AOI-CLI §12, §13, §13.1).
+"""Reading JSONL input that may be another tool's AOI stream (AOI-CLI §12, §13, §13.1).
 
-A transformer reads an upstream AOI stream on stdin and emits its own. §13.1
-binds it to:
+The one reader of structured input lines: a transformer iterates it, and a sink's
+:func:`machinemode.records.read_records` reads its records through it, so each rule below is
+written once (as the Rust SDK's ``aoi::read::UpstreamState`` with ``aoi::Input``). A line is
+one of:
 
-* never forward the upstream's ``aoi:meta`` or ``aoi:summary`` (this reader
-  never yields them);
-* tag a forwarded ``aoi:error``/``aoi:warning`` with ``origin`` (:meth:`UpstreamReader.forward`);
-* count upstream warnings into its ``warning_count`` and errors into ``error_count`` (§8.3);
-* an upstream ``aoi:error`` sets ``ok:false`` unless ``--continue-on-error``;
-* an upstream EOF without ``aoi:summary`` sets ``ok:false`` and SHOULD emit an
-  ``io`` ``aoi:error`` first;
-* when failing because of upstream, carry ``caused_by`` with the retry-critical
-  fields of the most severe upstream error, and ``upstream`` naming the direct
-  upstream (omitted, never null, when unknown).
+* a record: a domain event (its ``type`` kept, :class:`~machinemode.consumer.DomainEvent`)
+  or a plain JSON object without a string ``type`` (:class:`PlainRecord`); §13 "domain events
+  are data";
+* an upstream ``aoi:error`` or ``aoi:warning``: counted (§8.3, §13.1), and forwarded tagged
+  with ``origin`` (:meth:`UpstreamReader.forward`);
+* another framework event: consumed here; ``aoi:meta`` and ``aoi:summary`` are never
+  forwarded (§13.1), the meta names the ``upstream`` of this run's summary;
+* a malformed line (not JSON, not an object, over the line limit): an
+  :class:`InputLineError`, ``validation`` ``INPUT_JSONL_PARSE_ERROR`` with its
+  ``line_number`` (§12.2); whitespace-only lines are skipped.
 
-§12.2: a malformed input line is either fatal (``fail_fast``, the default for a
-mutating import) or an item error with its ``line_number`` (``continue_on_error``).
-§13: an unknown unprefixed type is data the transformer may ignore; an unknown
-``aoi:`` type forbids reporting success.
+At the end, :meth:`UpstreamReader.accounting` says what the upstream does to this run, with
+the Rust SDK's codes:
+
+* an upstream ``aoi:error``, or an upstream ``ok:false``, fails the run unless
+  ``--continue-on-error`` (§13.1), with ``caused_by``: the upstream summary's own
+  ``caused_by``, else the retry fields of the most severe upstream error (the first
+  process-scope one, else the first);
+* a last line without its ``\\n``, or an AOI stream (a framework event or an envelope was
+  seen) that ends without ``aoi:summary``, is ``io`` ``UPSTREAM_TRUNCATED`` (§2, §13.1);
+* an ``aoi:`` event this version does not know is ``unsupported``
+  ``UPSTREAM_UNKNOWN_FRAMEWORK_EVENT``: success cannot be reported over it (§13);
+* an AOI stream that breaks Part I (the verifier's verdict, :mod:`machinemode.consumer`) is
+  ``validation`` ``UPSTREAM_PROTOCOL_VIOLATION``;
+* plain JSONL needs no summary.
 
 Usage::
 
     reader = UpstreamReader(sys.stdin.buffer, continue_on_error=False)
     for item in reader:
-        if isinstance(item, DomainEvent): ...transform item.raw...
+        if isinstance(item, (DomainEvent, PlainRecord)): ...transform record_fields(item)...
         else: emit(reader.forward(item))        # an ErrorEvent or WarningEvent, origin-tagged
     acc = reader.accounting()
     if acc.io_error: emit(acc.io_error)
@@ -32,50 +44,90 @@ Usage::
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Union
+from typing import IO, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 from .consumer import (
+    CATEGORIES,
     DEFAULT_MAX_LINE,
     VIOLATION,
     CausedBy,
     DomainEvent,
     ErrorEvent,
+    JsonRefused,
     Meta,
     Outcome,
     StreamReader,
     Summary,
     WarningEvent,
+    parse_json,
     split_lines,
 )
+from .errors import AoiError, io, unsupported, validation
 
-__all__ = ["UpstreamReader", "UpstreamAccounting", "InputLineError", "UPSTREAM_TRUNCATED",
-           "UPSTREAM_VIOLATION", "INPUT_JSONL_PARSE_ERROR"]
+__all__ = ["UpstreamReader", "UpstreamAccounting", "InputLineError", "PlainRecord", "Observed",
+           "distinct_object", "record_fields", "FIX_INPUT_HINT", "UPSTREAM_TRUNCATED",
+           "UPSTREAM_PROTOCOL_VIOLATION", "UPSTREAM_UNKNOWN_FRAMEWORK_EVENT",
+           "INPUT_JSONL_PARSE_ERROR"]
 
 UPSTREAM_TRUNCATED = "UPSTREAM_TRUNCATED"
-UPSTREAM_VIOLATION = "UPSTREAM_VIOLATION"
+UPSTREAM_PROTOCOL_VIOLATION = "UPSTREAM_PROTOCOL_VIOLATION"
+UPSTREAM_UNKNOWN_FRAMEWORK_EVENT = "UPSTREAM_UNKNOWN_FRAMEWORK_EVENT"
 INPUT_JSONL_PARSE_ERROR = "INPUT_JSONL_PARSE_ERROR"
+#: The hint of a bad input item that ends a fail-fast run (the Rust SDK's words).
+FIX_INPUT_HINT = "fix the input, or pass --continue-on-error to skip bad records"
 _UPSTREAM_IDENTITY = ("tool", "tool_version", "schema_name", "schema_version")
-# What a failed upstream summary without an error means for our caused_by (§8.3 reasons).
-_REASON_CAUSE = {
-    "cancelled": ("cancelled", "UPSTREAM_CANCELLED", False),
-    "timeout": ("timeout", "UPSTREAM_TIMEOUT", True),
-    "denied": ("authz", "UPSTREAM_DENIED", False),
-}
+_RESERVED = ("type", "aoi")
+# What the verifier says of a line it could not read as an event; the two type findings
+# mean a plain object (a record of plain JSONL), every other one a malformed line.
+_NO_TYPE = ("TYPE_MISSING", "TYPE_NOT_STRING")
+_UNKNOWN_FRAMEWORK = "UNKNOWN_FRAMEWORK_EVENT"
+_WHITESPACE = b" \t\n\x0c\r"  # Rust's u8::is_ascii_whitespace
 
-Item = Union[DomainEvent, ErrorEvent, WarningEvent]
+
+@dataclass(frozen=True)
+class PlainRecord:
+    """A JSON object without a string ``type``: a record of plain JSONL, not an event (§12.1)."""
+
+    raw: Mapping[str, Any]
+
+    @property
+    def type(self) -> Optional[str]:
+        """Always ``None``: a plain record has no domain type."""
+        return None
+
+
+Item = Union[DomainEvent, PlainRecord, ErrorEvent, WarningEvent]
 
 
 @dataclass(frozen=True)
 class InputLineError:
-    """A malformed input line (§12.2): an item-scope ``validation`` error with its ``line_number``."""
+    """A malformed input line (§12.2): ``validation`` ``INPUT_JSONL_PARSE_ERROR`` with its
+    ``line_number`` and the 0-based ``item_index`` it took among the records."""
 
     line_number: int
     message: str
+    item_index: Optional[int] = None
+
+    def aoi_error(self, *, hint: Optional[str] = None) -> AoiError:
+        """The error, to raise (fail-fast) or to write as an item error."""
+        return validation(INPUT_JSONL_PARSE_ERROR, self.message, line_number=self.line_number,
+                          item_index=self.item_index, hint=hint)
 
     def to_error(self) -> Dict[str, Any]:
-        return {"type": "aoi:error", "scope": "item", "category": "validation", "code": INPUT_JSONL_PARSE_ERROR,
-                "line_number": self.line_number, "message": self.message, "retryable": False}
+        """The item-scope ``aoi:error`` event."""
+        return {"type": "aoi:error", **self.aoi_error().fields("item")}
+
+
+@dataclass(frozen=True)
+class Observed:
+    """One non-blank input line, classified: ``item_index`` counts records and malformed lines
+    from 0 (``None`` for an upstream error or warning)."""
+
+    line_number: int
+    item_index: Optional[int]
+    item: Union[Item, InputLineError]
 
 
 @dataclass
@@ -88,9 +140,19 @@ class UpstreamAccounting:
     ok: bool
     caused_by: Optional[CausedBy]
     upstream: Optional[Dict[str, str]]
-    io_error: Optional[Dict[str, Any]]
+    #: The ``aoi:error`` this tool writes itself: a cut, unknown or non-conforming upstream,
+    #: or the malformed line a fail-fast read stopped at (process scope).
+    error: Optional[AoiError] = None
     input_errors: List[InputLineError] = field(default_factory=list)
     outcome: Optional[Outcome] = None
+    #: The upstream makes this run fail (the Rust SDK's ``UpstreamVerdict.fails_run``); ``ok``
+    #: also counts malformed lines.
+    upstream_fails: bool = False
+
+    @property
+    def io_error(self) -> Optional[Dict[str, Any]]:
+        """:attr:`error` as the process-scope ``aoi:error`` event to write."""
+        return None if self.error is None else {"type": "aoi:error", **self.error.fields("process")}
 
     def summary_fields(self, *, count: int, warnings: int = 0, errors: int = 0) -> Dict[str, Any]:
         """Fields for this tool's summary: ``count``, ``input_count``, the counters (ours plus upstream's), ``ok``,
@@ -100,7 +162,7 @@ class UpstreamAccounting:
             "count": count,
             "input_count": self.input_count,
             "warning_count": warnings + self.warning_count,
-            "error_count": errors + self.error_count + (1 if self.io_error else 0),
+            "error_count": errors + self.error_count + (1 if self.error else 0),
         }
         if not self.ok:
             out["reason"] = "failed"
@@ -111,13 +173,37 @@ class UpstreamAccounting:
         return out
 
 
-def _severity(e: ErrorEvent) -> int:
-    # Process scope ends the run; a non-retryable error cannot be fixed by retrying.
-    return (2 if e.scope == "process" else 0) + (1 if not e.retryable else 0)
+def distinct_object(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    """An ``object_pairs_hook`` that refuses a repeated key: readers disagree on which
+    occurrence counts (RFC 8259 §4), so a record with one is not read at all."""
+    obj: Dict[str, Any] = {}
+    for k, v in pairs:
+        if k in obj:
+            raise JsonRefused("DUPLICATE_KEY", f"the key {json.dumps(k)} repeats")
+        obj[k] = v
+    return obj
+
+
+def record_fields(item: Union[DomainEvent, PlainRecord]) -> Dict[str, Any]:
+    """A record's fields: a domain event's without ``type`` and ``aoi``; a plain object's all."""
+    if isinstance(item, PlainRecord):
+        return dict(item.raw)
+    return {k: v for k, v in item.raw.items() if k not in _RESERVED}
+
+
+def _replaces(worst: Optional[ErrorEvent], e: ErrorEvent) -> bool:
+    # "The most severe upstream error" (§13.1), as the Rust SDK: the first process-scope
+    # error, which ended the upstream run, else the first error.
+    return worst is None or (e.scope == "process" and worst.scope != "process")
 
 
 class UpstreamReader:
-    """Iterate an upstream stream's records; then read :meth:`accounting`."""
+    """Iterate an upstream stream's records; then read :meth:`accounting`.
+
+    ``fail_fast``: iteration stops at the first malformed line, which :meth:`accounting`
+    reports as the process error; otherwise each is an item error (``input_errors``).
+    ``distinct_keys``: a record with a repeated key is a malformed line (a sink's rule).
+    """
 
     def __init__(
         self,
@@ -126,20 +212,24 @@ class UpstreamReader:
         continue_on_error: bool = False,
         fail_fast: bool = True,
         max_line: int = DEFAULT_MAX_LINE,
+        distinct_keys: bool = False,
     ) -> None:
         self._source = source
         self.continue_on_error = continue_on_error
         self.fail_fast = fail_fast
         self._max_line = max_line
+        self._distinct_keys = distinct_keys
         self._reader = StreamReader()
         self.meta: Optional[Meta] = None
         self.summary: Optional[Summary] = None
-        self._input = self._warnings = self._errors = 0
+        self._records = self._warnings = self._errors = self._items = 0
         self._worst: Optional[ErrorEvent] = None
         self._input_errors: List[InputLineError] = []
+        self._unknown_framework: List[str] = []
+        self._aoi_stream = False
+        self._truncated = False
         self._aborted = False
-        self._uninterpreted = False
-        self._done = False
+        self._lines = self._observe_all()
 
     def _chunks(self) -> Iterator[bytes]:
         src = self._source
@@ -158,51 +248,104 @@ class UpstreamReader:
         """The name a forwarded event is tagged with: the upstream's ``aoi:meta.tool``."""
         return self.meta.tool if self.meta is not None and self.meta.tool else "upstream"
 
+    def lines(self) -> Iterator[Observed]:
+        """Every non-blank line in input order, malformed ones included, whatever
+        ``fail_fast`` says: what a reader that applies its own mode needs. The source is read
+        once: this, iteration and :meth:`accounting` share one pass."""
+        return self._lines
+
     def __iter__(self) -> Iterator[Item]:
+        for seen in self._lines:
+            if isinstance(seen.item, InputLineError):
+                if self.fail_fast:
+                    self._aborted = True
+                    return
+                continue
+            yield seen.item
+
+    def _observe_all(self) -> Iterator[Observed]:
         line_number = 0
         for line, terminated in split_lines(self._chunks(), self._max_line):
-            if terminated:
-                line_number += 1
-            before = len(self._reader._findings)
-            event = self._reader.feed(line, terminated)
-            if event is None:
-                if terminated and any(
-                    f.code in ("INVALID_JSON", "INVALID_UTF8", "EMPTY_LINE", "NOT_AN_OBJECT", "TYPE_MISSING",
-                               "TYPE_NOT_STRING", "LINE_TOO_LONG", "NESTING_TOO_DEEP", "NUMBER_OUT_OF_RANGE",
-                               "LONE_SURROGATE")
-                    for f in self._reader._findings[before:]
-                ):
-                    self._input_errors.append(InputLineError(line_number, f"invalid JSON on input line {line_number}"))
-                    if self.fail_fast:
-                        self._aborted = True
-                        break
+            if not terminated:
+                self._truncated = True  # §2: a cut input, never a record
+                self._reader.feed(line, False)
                 continue
-            if isinstance(event, Meta):
-                if self.meta is None:
-                    self.meta = event
-                continue  # §13.1 MUST NOT forward
-            if isinstance(event, Summary):
-                if self.summary is None:
-                    self.summary = event
-                continue  # §13.1 MUST NOT forward
-            if isinstance(event, ErrorEvent):
-                if self.summary is None:
-                    self._errors += 1
-                    if self._worst is None or _severity(event) > _severity(self._worst):
-                        self._worst = event
-                yield event
-            elif isinstance(event, WarningEvent):
-                if self.summary is None:
-                    self._warnings += 1
-                yield event
-            elif isinstance(event, DomainEvent):
-                self._input += 1
-                yield event
-            elif event.type.startswith("aoi:") and event.type not in (
-                "aoi:progress", "aoi:heartbeat", "aoi:plan", "aoi:check"
-            ):
-                self._uninterpreted = True  # §13: MUST NOT report success
-        self._done = True
+            line_number += 1
+            if line is not None and not line.strip(_WHITESPACE):
+                continue
+            seen = self._observe(line, line_number)
+            if seen is not None:
+                yield seen
+
+    def _observe(self, line: Optional[bytes], line_number: int) -> Optional[Observed]:
+        before = len(self._reader._findings)
+        event = self._reader.feed(line, True)
+        found = self._reader._findings[before:]
+        if any(f.code == _UNKNOWN_FRAMEWORK for f in found):
+            self._unknown_framework.append(getattr(event, "type", ""))
+        item: Union[Item, InputLineError, None]
+        if event is None:
+            item = self._not_an_event(line, found[-1].message if found else "unreadable line",
+                                      any(f.code in _NO_TYPE for f in found), line_number)
+        elif isinstance(event, DomainEvent):
+            self._aoi_stream = self._aoi_stream or isinstance(event.raw.get("aoi"), dict)
+            item = self._refused(line, line_number) if self._distinct_keys else None
+            item = item or event
+        else:
+            self._aoi_stream = True
+            item = self._framework(event)
+        if item is None:
+            return None
+        if isinstance(item, (ErrorEvent, WarningEvent)):
+            return Observed(line_number, None, item)
+        self._items += 1
+        if isinstance(item, InputLineError):
+            item = InputLineError(line_number, item.message, self._items - 1)
+            self._input_errors.append(item)
+        else:
+            self._records += 1
+        return Observed(line_number, self._items - 1, item)
+
+    def _not_an_event(self, line: Optional[bytes], why: str, plain: bool,
+                      line_number: int) -> Union[PlainRecord, InputLineError]:
+        if plain and line is not None:
+            # A JSON object without a string type; the verifier parsed it, so only the
+            # repeated-key rule can refuse it here.
+            try:
+                raw = parse_json(line.decode("utf-8"), distinct_object if self._distinct_keys else None)
+                return PlainRecord(raw)
+            except JsonRefused as e:
+                why = str(e)
+        return InputLineError(line_number, f"invalid JSON on input line {line_number}: {why}")
+
+    def _refused(self, line: Optional[bytes], line_number: int) -> Optional[InputLineError]:
+        """The malformed-line error of a record with a repeated key, or ``None``."""
+        if line is None:
+            return None
+        try:
+            parse_json(line.decode("utf-8"), distinct_object)
+        except JsonRefused as e:
+            return InputLineError(line_number, f"invalid JSON on input line {line_number}: {e}")
+        return None
+
+    def _framework(self, event: Any) -> Optional[Item]:
+        if isinstance(event, Meta):
+            if self.meta is None:
+                self.meta = event
+            return None  # §13.1 MUST NOT forward
+        if isinstance(event, Summary):
+            if self.summary is None:
+                self.summary = event
+            return None  # §13.1 MUST NOT forward
+        if isinstance(event, ErrorEvent):
+            self._errors += 1
+            if _replaces(self._worst, event):
+                self._worst = event
+            return event
+        if isinstance(event, WarningEvent):
+            self._warnings += 1
+            return event
+        return None  # progress, heartbeat, plan, check: consumed
 
     def forward(self, event: Union[ErrorEvent, WarningEvent]) -> Dict[str, Any]:
         """The event to re-emit: without the upstream envelope, tagged with ``origin`` (§13.1).
@@ -213,10 +356,43 @@ class UpstreamReader:
         out.setdefault("origin", self.origin)
         return out
 
+    def _cause(self) -> Optional[CausedBy]:
+        """§13.1 ``caused_by``: the upstream summary's own, else the most severe error's retry
+        fields; a category this version does not know is routed as ``internal`` (§9.4)."""
+        cause = self.summary.caused_by if self.summary is not None else None
+        if cause is None and self._worst is not None:
+            w = self._worst
+            cause = CausedBy(w.category, w.code, w.retryable, w.retry_after_ms,
+                             w.origin or (self.meta.tool if self.meta is not None else None))
+        if cause is None:
+            return None
+        return CausedBy(cause.category if cause.category in CATEGORIES else "internal", cause.code,
+                        cause.retryable, cause.retry_after_ms if cause.retryable else None,
+                        cause.origin)
+
+    def _verdict_error(self, outcome: Outcome) -> Optional[AoiError]:
+        """The error this tool writes for its upstream: a cut, an unknown framework event, a
+        stream that breaks Part I (checked in that order, the first one only)."""
+        tool = self.meta.tool if self.meta is not None else None
+        source = f"the upstream stream from {tool}" if tool else "the upstream stream"
+        if self._truncated or (self._aoi_stream and self.summary is None):
+            return io(UPSTREAM_TRUNCATED, f"{source} was cut (no newline at its end, or no "
+                      "aoi:summary): its producer crashed or the pipe was cut", retryable=False)
+        if self._unknown_framework:
+            return unsupported(UPSTREAM_UNKNOWN_FRAMEWORK_EVENT,
+                               f"upstream sent {json.dumps(self._unknown_framework[0])}, a framework "
+                               "event this tool does not understand; it cannot report success over it")
+        if self._aoi_stream and outcome.verdict == VIOLATION and outcome.violations:
+            first = outcome.violations[0]
+            return validation(UPSTREAM_PROTOCOL_VIOLATION, f"{source} violates AOI-CLI: "
+                              f"{first.code} ({first.section}): {first.message}")
+        return None
+
     def accounting(self) -> UpstreamAccounting:
-        """How the upstream ended and what it does to this tool's summary."""
-        if not self._done:
-            for _ in self:
+        """How the upstream ended and what it does to this tool's summary; reads what is
+        left of the input first (unless a fail-fast iteration stopped at a malformed line)."""
+        if not self._aborted:
+            for _ in self._lines:
                 pass
         outcome = self._reader.finish()
         identity: Optional[Dict[str, str]] = None
@@ -224,48 +400,22 @@ class UpstreamReader:
             identity = {k: v for k in _UPSTREAM_IDENTITY if isinstance(v := self.meta.raw.get(k), str)}
             if not identity:
                 identity = None
-        caused_by: Optional[CausedBy] = None
-        io_error: Optional[Dict[str, Any]] = None
+        upstream_failed = self._errors > 0 or (self.summary is not None and not self.summary.ok)
         if self._aborted:
-            first = self._input_errors[0]
-            caused_by = CausedBy("validation", INPUT_JSONL_PARSE_ERROR, False)
-            io_error = first.to_error() | {"scope": "process"}
-        elif self.summary is None:
-            # §13.1: upstream EOF without a terminal summary is an io failure.
-            caused_by = CausedBy("io", UPSTREAM_TRUNCATED, False, origin=self.origin)
-            io_error = {"type": "aoi:error", "scope": "process", "category": "io", "code": UPSTREAM_TRUNCATED,
-                        "message": "the upstream stream ended without its aoi:summary", "retryable": False}
-        elif outcome.verdict == VIOLATION:
-            caused_by = CausedBy("io", UPSTREAM_VIOLATION, False, origin=self.origin)
-            io_error = {"type": "aoi:error", "scope": "process", "category": "io", "code": UPSTREAM_VIOLATION,
-                        "message": f"the upstream stream violates AOI-CLI: {outcome.rule}", "retryable": False}
-        elif self._worst is not None and (not self.continue_on_error or not self.summary.ok):
-            w = self._worst
-            caused_by = CausedBy(w.route, w.code, w.retryable, w.retry_after_ms, w.origin or self.origin)
-        elif not self.summary.ok:
-            if self.summary.caused_by is not None:
-                caused_by = self.summary.caused_by
-            else:
-                cat, code, retry = _REASON_CAUSE.get(self.summary.reason or "", ("internal", "UPSTREAM_FAILED", False))
-                caused_by = CausedBy(cat, code, retry, origin=self.origin)
-        ok = caused_by is None and not self._uninterpreted
-        if not self.fail_fast and self._input_errors and not self.continue_on_error:
-            ok = False
-            caused_by = caused_by or CausedBy("validation", INPUT_JSONL_PARSE_ERROR, False)
-        upstream_errors = self._errors
-        if self.summary is not None and self.summary.error_count is not None:
-            upstream_errors = max(upstream_errors, self.summary.error_count)
-        upstream_warnings = self._warnings
-        if self.summary is not None and self.summary.warning_count is not None:
-            upstream_warnings = max(upstream_warnings, self.summary.warning_count)
+            error: Optional[AoiError] = self._input_errors[0].aoi_error(hint=FIX_INPUT_HINT)
+        else:
+            error = self._verdict_error(outcome)
+        fails = error is not None or (upstream_failed and not self.continue_on_error)
         return UpstreamAccounting(
-            input_count=self._input,
-            warning_count=upstream_warnings,
-            error_count=upstream_errors + (0 if self.fail_fast else len(self._input_errors)),
-            ok=ok,
-            caused_by=caused_by,
+            input_count=self._records,
+            warning_count=self._warnings,
+            error_count=self._errors + (0 if self._aborted else len(self._input_errors)),
+            # §19.4: a malformed line, even one skipped, fails the run.
+            ok=not fails and not self._input_errors,
+            caused_by=self._cause() if upstream_failed else None,
             upstream=identity,
-            io_error=io_error,
+            error=error,
             input_errors=list(self._input_errors),
             outcome=outcome,
+            upstream_fails=fails,
         )
