@@ -164,7 +164,8 @@ impl Outcome {
         self
     }
 
-    /// Records the upstream error that made this run fail (§13.1).
+    /// Records the upstream error that made this run fail (§13.1); written only when the run
+    /// fails (§8.3), so a run that goes on past an upstream error and succeeds leaves it out.
     pub fn caused_by(mut self, caused_by: CausedBy) -> Outcome {
         self.caused_by = Some(caused_by);
         self
@@ -500,8 +501,10 @@ impl<W: Write> Core<W> {
             ok = false;
             reason = Some(Reason::Failed);
         }
+        // §8.3: `caused_by` is "present when `ok` is false"; on a success it would explain
+        // a failure that did not happen (the verifier's CAUSED_BY_ON_SUCCESS).
         let caused_by = if ok {
-            caused_by
+            None
         } else {
             caused_by.or_else(|| self.upstream_cause.clone())
         };
@@ -802,14 +805,18 @@ impl<W: Write> Emitter<W> {
         self.framework(&check, false, |_| {})
     }
 
-    /// Writes an `aoi:plan`.
+    /// Writes an `aoi:plan`, its `detail` made one line, as [`Plan::detail`] promises.
     pub fn plan(&mut self, plan: &Plan) -> Result<(), EmitError> {
-        self.framework(plan, false, |_| {})
+        let mut plan = plan.clone();
+        plan.detail = plan.detail.map(|d| single_line(&d).into_owned());
+        self.framework(&plan, false, |_| {})
     }
 
-    /// Writes an `aoi:progress` and flushes.
+    /// Writes an `aoi:progress`, its `message` made one line, and flushes.
     pub fn progress(&mut self, progress: &Progress) -> Result<(), EmitError> {
-        self.framework(progress, true, |_| {})
+        let mut progress = progress.clone();
+        progress.message = progress.message.map(|m| single_line(&m).into_owned());
+        self.framework(&progress, true, |_| {})
     }
 
     /// Writes an `aoi:heartbeat` and flushes.

@@ -663,6 +663,56 @@ fn a_failed_run_takes_its_exit_code_from_the_first_process_error() {
 }
 
 #[test]
+fn caused_by_is_written_only_when_the_run_fails() {
+    let up = ErrorEvent::new(Category::Validation, code("BAD_RECORD"), "m");
+    let cause = CausedBy::from_error(&up, Some("feed"));
+    // A run that went on past the upstream error (--continue-on-error) and succeeded.
+    let (finished, bytes) = finish(start(), Outcome::success().caused_by(cause.clone()));
+    let report = verified(&bytes);
+    assert!(summary_of(&bytes).get("caused_by").is_none());
+    assert_eq!(finished.summary.caused_by, None);
+    assert!(
+        !report
+            .findings
+            .iter()
+            .any(|f| f.code == FindingCode::CausedByOnSuccess),
+        "{:#?}",
+        report.findings
+    );
+    // The same outcome made a failure by a process-scope error keeps it.
+    let mut e = start();
+    e.error(&ErrorEvent::new(Category::Conflict, code("E"), "m"))
+        .unwrap();
+    let (finished, bytes) = finish(e, Outcome::success().caused_by(cause));
+    verified(&bytes);
+    assert_eq!(summary_of(&bytes)["caused_by"]["code"], "BAD_RECORD");
+    assert_eq!(finished.exit_code, Category::Conflict.exit_code());
+}
+
+#[test]
+fn plan_details_and_progress_messages_are_one_line() {
+    let mut e = start();
+    e.plan(&Plan {
+        action: "skip".into(),
+        target: Some("doc_3".into()),
+        detail: Some("already gone\nsecond \u{1b}[31mred\u{1b}[0m".into()),
+        properties: None,
+    })
+    .unwrap();
+    e.progress(&Progress {
+        completed: Some(1),
+        message: Some("copying\r\nfile \u{9b}1mtwo".into()),
+        ..Progress::default()
+    })
+    .unwrap();
+    let (_, bytes) = finish(e, Outcome::success());
+    verified(&bytes);
+    let lines = lines(&bytes);
+    assert_eq!(lines[1]["detail"], "already gone second red");
+    assert_eq!(lines[2]["message"], "copying file two");
+}
+
+#[test]
 fn truncated_sets_next_cursor_which_is_absent_otherwise() {
     let (finished, bytes) = finish(start(), Outcome::success());
     verified(&bytes);
