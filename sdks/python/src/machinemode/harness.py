@@ -237,10 +237,11 @@ def _run(body: Callable[[], Optional[Outcome]], out: Optional[Emitter], name: st
         signals.finishing()
         if out is not None:
             _fail(out, err)
-        else:
-            _say(f"{name}: error: {err.message}")
-            if err.hint and err.category != "usage":
-                _say(f"hint: {err.hint}")
+            # As the Rust SDK: the first process-scope error of the stream decides (§9.1).
+            return Outcome.failure(err.reason).exit_status(out.first_process_error or err)
+        _say(f"{name}: error: {err.message}")
+        if err.hint and err.category != "usage":
+            _say(f"hint: {err.hint}")
         return err.exit_code
     except signals.TimedOut as t:
         signals.finishing()

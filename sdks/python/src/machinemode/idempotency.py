@@ -34,7 +34,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
-from .errors import AoiError, usage
+from .errors import AoiError, sorted_keys, usage
 
 if TYPE_CHECKING:  # imported where used: a tool's discovery never needs pathlib
     from pathlib import Path
@@ -269,9 +269,15 @@ class Idempotency:
 
     @staticmethod
     def replay_events(record: IdempotencyRecord) -> List[Dict[str, Any]]:
-        """The recorded domain events, as they were first emitted (docs/discovery.md,
-        "Idempotency keys": a replay is a new run, marked in its summary, not in its events)."""
-        return [dict(e) for e in record.events]
+        """The recorded domain events, with the values they were first emitted with
+        (docs/discovery.md, "Idempotency keys": a replay is a new run, marked in its summary,
+        not in its events): ``type`` first, then the fields with the keys of every object
+        sorted, as the Rust SDK replays its records (docs/discovery.md, "Serialization")."""
+        out = []
+        for e in record.events:
+            fields = sorted_keys({k: v for k, v in e.items() if k != "type"})
+            out.append({"type": e["type"], **fields} if "type" in e else fields)
+        return out
 
     @staticmethod
     def replay_properties(record: IdempotencyRecord) -> Dict[str, Any]:
