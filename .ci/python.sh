@@ -9,7 +9,7 @@ venv="$sdk/.venv"
 
 python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade "pip==24.3.1"
-"$venv/bin/python" -m pip install --quiet -e "$sdk" "pytest==8.3.4" "mypy==1.13.0" "ruff==0.8.4"
+"$venv/bin/python" -m pip install --quiet -e "$sdk" "pytest==8.3.4" "mypy==1.13.0" "ruff==0.8.4" "click==8.1.8" "typer==0.15.1"
 
 target="${CARGO_TARGET_DIR:-$root/target}"
 if [[ ! -x "$target/debug/aoi" ]]; then
