@@ -197,6 +197,22 @@ def test_forwarded_upstream_errors_carry_origin_and_count() -> None:
     assert verdict(buf.getvalue()) == 1
 
 
+def test_a_forwarded_event_is_written_as_the_rust_sdk_writes_it() -> None:
+    # §9.1: no retry_after_ms beside retryable false; scope as Rust defaults it; Rust's field
+    # order; a field §9.1 does not define dropped (§8.1); the message made one line.
+    out, buf = make()
+    out.forward("aoi:error", {"extra": 1, "message": "a\nb", "retry_after_ms": 5, "retryable": False,
+                              "code": "X", "category": "io"}, "up")
+    out.forward("aoi:warning", {"target": "t", "message": "w", "code": "W"}, "up")
+    out.summary(False)
+    error, warning = lines(buf.getvalue())[1:3]
+    assert list(error) == ["type", "aoi", "scope", "category", "code", "origin", "message",
+                           "retryable"]
+    assert error["scope"] == "process" and error["message"] == "a b"
+    assert list(warning) == ["type", "aoi", "code", "message", "origin", "target"]
+    assert verdict(buf.getvalue()) == 1
+
+
 def test_ulid_is_26_crockford_characters_ordered_by_time() -> None:
     a = new_ulid(1000, bytes(10))
     b = new_ulid(1001, bytes(10))

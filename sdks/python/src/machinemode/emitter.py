@@ -34,7 +34,7 @@ import errno as _errno
 import json
 import re
 import time
-from typing import Any, BinaryIO, Callable, Collection, Dict, Mapping, Optional, Set
+from typing import Any, BinaryIO, Callable, Collection, Dict, Mapping, Optional, Set, Tuple
 
 from . import signals
 from .errors import REASONS, AoiError, clean_message, in_order, sorted_keys
@@ -81,6 +81,16 @@ class Identity:
         return {"tool": self.tool, "tool_version": self.tool_version,
                 "aoi_version": self.aoi_version, "schema_name": self.schema_name,
                 "schema_version": self.schema_version}
+
+
+# The order the Rust SDK writes a forwarded error's and warning's fields in (its structs').
+_FORWARDED_ORDER: Dict[str, Tuple[str, ...]] = {
+    "aoi:error": ("scope", "category", "code", "domain", "origin", "message", "retryable",
+                  "retry_after_ms", "target", "item_index", "line_number", "field", "wrapped",
+                  "hint", "docs", "details", "properties"),
+    "aoi:warning": ("code", "message", "origin", "target", "line_number", "details",
+                    "properties"),
+}
 
 
 def encode_line(event: Mapping[str, Any]) -> bytes:
@@ -380,9 +390,17 @@ class Emitter:
             raise ValueError("only aoi:error and aoi:warning are forwarded (§13.1)")
         body = {k: v for k, v in fields.items() if k not in RESERVED_FIELDS}
         if not isinstance(body.get("origin"), str):
-            body = {"origin": origin, **{k: v for k, v in body.items() if k != "origin"}}
-        if isinstance(body.get("message"), str):
-            body["message"] = clean_message(body["message"])
+            body["origin"] = origin
+        for key in ("message", "hint"):
+            if isinstance(body.get(key), str):
+                body[key] = clean_message(body[key])
+        if etype == "aoi:error":
+            body.setdefault("scope", "process")  # the Rust SDK's default for an absent scope
+            if body.get("retryable") is not True:
+                body.pop("retry_after_ms", None)  # §9.1: no retry delay without retryable
+        # The fields §9.1 defines, in the Rust SDK's order; a field it does not define would
+        # break §8.1 on our stream (FRAMEWORK_EXTRA_FIELD), and Rust drops it too.
+        body = {k: body[k] for k in _FORWARDED_ORDER[etype] if k in body}
         self._start()
         self._write(etype, body)
 
