@@ -157,6 +157,18 @@ pub(crate) fn checked(result: &Value) -> &Value {
 /// present (an absent destructiveHint means true to MCP): only a read-only command is
 /// idempotent (a key helps only the calls that pass one), and only one said `additive`
 /// writes without being destructive.
+/// The commands a capability manifest lists, discovery (`schema`, `capabilities`,
+/// `input-schema`) aside: what `aoi mcp` serves one tool for each of.
+pub(crate) fn served_commands(caps: &Value) -> BTreeSet<String> {
+    caps["commands"]
+        .as_array()
+        .expect("commands")
+        .iter()
+        .map(|c| c["name"].as_str().expect("name").to_owned())
+        .filter(|n| !["schema", "capabilities", "input-schema"].contains(&n.as_str()))
+        .collect()
+}
+
 pub(crate) fn served_as_capabilities_say(listed: &Value, command: &Value) {
     let name = command["name"].as_str().expect("name");
     assert_eq!(

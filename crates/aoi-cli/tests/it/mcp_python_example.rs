@@ -14,8 +14,8 @@ use std::process::Command;
 use serde_json::{json, Value};
 
 use crate::mcp::{
-    names, of_type, path, process_error, served_as_capabilities_say, server, success, tool,
-    tool_error, PythonHost,
+    names, of_type, path, process_error, served_as_capabilities_say, served_commands, server,
+    success, tool, tool_error, PythonHost,
 };
 use crate::mcp_clients::mcp_clients;
 use crate::support::temp_dir;
@@ -117,11 +117,7 @@ fn every_notes_command_is_a_tool_with_valid_schemas_and_the_hints_capabilities_g
 
     let caps = capabilities();
     let commands = caps["commands"].as_array().expect("commands");
-    let expected: BTreeSet<String> = commands
-        .iter()
-        .map(|c| c["name"].as_str().expect("name").to_owned())
-        .filter(|n| !["schema", "capabilities", "input-schema"].contains(&n.as_str()))
-        .collect();
+    let expected = served_commands(&caps);
     assert_eq!(
         expected,
         ["add", "delete", "get", "import", "list"]

@@ -20,8 +20,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::mcp::{
-    checked, names, of_type, path, process_error, served_as_capabilities_say, server, success,
-    tool, tool_error, PythonHost,
+    checked, names, of_type, path, process_error, served_as_capabilities_say, served_commands,
+    server, success, tool, tool_error, PythonHost,
 };
 use crate::support::temp_dir;
 
@@ -135,11 +135,7 @@ fn every_bookmarks_command_is_a_tool_with_schemas_that_compile_and_the_hints_cap
 
     let caps = capabilities();
     let commands = caps["commands"].as_array().expect("commands");
-    let expected: BTreeSet<String> = commands
-        .iter()
-        .map(|c| c["name"].as_str().expect("name").to_owned())
-        .filter(|n| !["schema", "capabilities", "input-schema"].contains(&n.as_str()))
-        .collect();
+    let expected = served_commands(&caps);
     assert_eq!(
         expected,
         ["add", "delete", "get", "import", "list", "search", "update", "watch"]
