@@ -37,7 +37,7 @@ import time
 from typing import Any, BinaryIO, Callable, Collection, Dict, Mapping, Optional, Set, Tuple
 
 from . import signals
-from .errors import REASONS, AoiError, clean_message, in_order, sorted_keys
+from .errors import ERROR_FIELDS, REASONS, AoiError, clean_message, in_order, sorted_keys
 from .schemas import RESERVED_FIELDS, event_type_of, to_fields
 from .ulid import new_ulid
 
@@ -85,9 +85,7 @@ class Identity:
 
 # The order the Rust SDK writes a forwarded error's and warning's fields in (its structs').
 _FORWARDED_ORDER: Dict[str, Tuple[str, ...]] = {
-    "aoi:error": ("scope", "category", "code", "domain", "origin", "message", "retryable",
-                  "retry_after_ms", "target", "item_index", "line_number", "field", "wrapped",
-                  "hint", "docs", "details", "properties"),
+    "aoi:error": (*ERROR_FIELDS, "properties"),
     "aoi:warning": ("code", "message", "origin", "target", "line_number", "details",
                     "properties"),
 }

@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 __all__ = [
     "CATEGORIES",
     "DEFAULT_RETRYABLE",
+    "ERROR_FIELDS",
     "EXIT_BROKEN_PIPE",
     "EXIT_FOR_CATEGORY",
     "EXIT_IOERR",
@@ -113,6 +114,10 @@ _CODE_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 #: SDK writes them (``domain`` and ``origin`` come before ``message``: see :meth:`AoiError.fields`).
 _OPTIONAL_FIELDS = ("target", "item_index", "line_number", "field", "wrapped", "hint", "docs",
                     "details")
+#: Every field of an ``aoi:error`` after ``type`` and ``aoi``, in the order the Rust SDK writes
+#: them (its ``ErrorEvent``): what :meth:`AoiError.fields` writes and a forwarded error keeps.
+ERROR_FIELDS = ("scope", "category", "code", "domain", "origin", "message", "retryable",
+                "retry_after_ms", *_OPTIONAL_FIELDS)
 #: ``wrapped``'s keys in the Rust SDK's order (§9.1 ``{protocol, status?, code?}``).
 _WRAPPED_ORDER = ("protocol", "status", "code")
 
@@ -283,20 +288,8 @@ class AoiError(Exception):
         ``retry_after_ms``, then the rest; docs/discovery.md, "Serialization")."""
         if scope not in ("process", "item"):
             raise ValueError("scope is process or item (§9.1)")
-        out: Dict[str, Any] = {"scope": scope, "category": self.category, "code": self.code}
-        if self.domain is not None:
-            out["domain"] = self.domain
-        if self.origin is not None:
-            out["origin"] = self.origin
-        out["message"] = self.message
-        out["retryable"] = self.retryable
-        if self.retry_after_ms is not None:
-            out["retry_after_ms"] = self.retry_after_ms
-        for name in _OPTIONAL_FIELDS:
-            value = getattr(self, name)
-            if value is not None:
-                out[name] = value
-        return out
+        values = {"scope": scope, **{name: getattr(self, name) for name in ERROR_FIELDS[1:]}}
+        return {name: values[name] for name in ERROR_FIELDS if values[name] is not None}
 
     def caused_by(self) -> Dict[str, Any]:
         """The retry-critical fields §13.1 reproduces in ``aoi:summary.caused_by``."""
