@@ -263,6 +263,8 @@ enum Call {
     Emit(String, Json),
     Warning(Warning),
     Error(ErrorEvent),
+    ForwardError(ErrorEvent, String),
+    ForwardWarning(Warning, String),
     Plan(Plan),
     Progress(Progress),
     Heartbeat(Heartbeat),
@@ -388,6 +390,8 @@ fn play<W: Write>(out: &mut Emitter<W>, calls: Vec<Call>, end: End) -> RunResult
             Call::Emit(ty, body) => out.emit_as(&ty, &body)?,
             Call::Warning(w) => out.warning(&w)?,
             Call::Error(e) => out.error(&e)?,
+            Call::ForwardError(e, origin) => out.forward_error(&e, &origin)?,
+            Call::ForwardWarning(w, origin) => out.forward_warning(&w, &origin)?,
             Call::Plan(p) => out.plan(&p)?,
             Call::Progress(p) => out.progress(&p)?,
             Call::Heartbeat(h) => out.heartbeat(&h)?,
@@ -448,10 +452,34 @@ impl Call {
                 w.target = f.string("target")?;
                 w.line_number = f.uint("line_number")?;
                 w.details = f.object("details")?;
+                w.properties = f.object("properties")?.filter(|p| !p.is_empty());
                 f.done()?;
                 Call::Warning(w)
             }
             "error" => Call::Error(error_event(&what, arg)?),
+            "forward" => {
+                // An upstream event as it was read: decoded as a consumer decodes it, so a
+                // field §9.1 does not define is dropped (§13.1 forwarding).
+                let mut f = Fields::of(&what, arg)?;
+                let ty = f.required("type")?;
+                let origin = f.required("origin")?;
+                let event = f
+                    .object("event")?
+                    .ok_or_else(|| format!("{what} needs event"))?;
+                f.done()?;
+                let event = Value::Object(event);
+                match ty.as_str() {
+                    "aoi:error" => Call::ForwardError(
+                        serde_json::from_value(event).map_err(|e| format!("{what}.event: {e}"))?,
+                        origin,
+                    ),
+                    "aoi:warning" => Call::ForwardWarning(
+                        serde_json::from_value(event).map_err(|e| format!("{what}.event: {e}"))?,
+                        origin,
+                    ),
+                    other => return Err(format!("{what}.type {other:?} is aoi:error or aoi:warning")),
+                }
+            }
             "plan" => {
                 let mut f = Fields::of(&what, arg)?;
                 let plan = Plan {
@@ -591,6 +619,9 @@ fn error_event(what: &str, json: Json) -> Result<ErrorEvent, String> {
     }
     for (k, v) in f.object("details")?.unwrap_or_default() {
         e = e.detail(k, v);
+    }
+    for (k, v) in f.object("properties")?.unwrap_or_default() {
+        e = e.property(k, v);
     }
     f.done()?;
     Ok(e)

@@ -62,7 +62,7 @@ class Fields:
 _ERROR_KEYS: Tuple[Tuple[str, Any], ...] = (
     ("retryable", bool), ("retry_after_ms", int), ("domain", str), ("origin", str),
     ("target", str), ("item_index", int), ("line_number", int), ("field", str),
-    ("wrapped", dict), ("hint", str), ("docs", str), ("details", dict))
+    ("wrapped", dict), ("hint", str), ("docs", str), ("details", dict), ("properties", dict))
 
 
 def error_of(what: str, value: Any, **extra: Any) -> Tuple[AoiError, str]:
@@ -93,12 +93,17 @@ def parse_call(index: int, call: Any) -> Tuple[str, Call]:
         f = Fields(what, arg)
         code, message = f.required("code"), f.required("message")
         kw = {k: f.take(k, kind) for k, kind in (("origin", str), ("target", str), ("line_number", int),
-                                                 ("details", dict)) if k in f.rest}
+                                                 ("details", dict), ("properties", dict)) if k in f.rest}
         f.done()
         return name, lambda out: out.warning(code, message, **kw)
     if name == "error":
         err, scope = error_of(what, arg)
         return name, lambda out: out.error(err, scope=scope)
+    if name == "forward":
+        f = Fields(what, arg)
+        etype, origin, event = f.required("type"), f.required("origin"), f.required("event", dict)
+        f.done()
+        return name, lambda out: out.forward(etype, event, origin)
     if name == "plan":
         f = Fields(what, arg)
         action, target, detail = f.required("action"), f.required("target"), f.take("detail", str)

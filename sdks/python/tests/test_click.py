@@ -50,13 +50,13 @@ def load(file: Path) -> ModuleType:
 
 
 def run(tool: Union[Sequence[str], Path], *args: str, stdin: bytes = b"",
-        env: Dict[str, str] = ENV) -> "subprocess.CompletedProcess[bytes]":
+        env: Dict[str, str] = ENV) -> subprocess.CompletedProcess[bytes]:
     argv = [sys.executable, str(tool)] if isinstance(tool, Path) else list(tool)
     return subprocess.run([*argv, *args], env=env, input=stdin, capture_output=True, timeout=60,
                           check=False)
 
 
-def error_of(proc: "subprocess.CompletedProcess[bytes]") -> Dict[str, Any]:
+def error_of(proc: subprocess.CompletedProcess[bytes]) -> Dict[str, Any]:
     return next(e for e in lines(proc.stdout) if e["type"] == "aoi:error")
 
 
@@ -476,7 +476,7 @@ def todo_env(tmp_path: Path) -> Dict[str, str]:
     return dict(ENV, CLICK_TODO_FILE=str(tmp_path / "todos.json"))
 
 
-def todo(env: Dict[str, str], *args: str) -> "subprocess.CompletedProcess[bytes]":
+def todo(env: Dict[str, str], *args: str) -> subprocess.CompletedProcess[bytes]:
     return run(TODO, *args, env=env)
 
 

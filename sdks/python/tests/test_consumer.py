@@ -194,7 +194,8 @@ def test_ok_true_with_a_nonzero_exit_is_a_violation() -> None:
 
 
 @pytest.mark.parametrize("summary,code", [
-    ({"ok": None}, "OK_NOT_BOOLEAN"), ({"ok": False}, "REASON_MISSING"), ({"ok": False, "reason": "oops"}, "REASON_INVALID"),
+    ({"ok": None}, "OK_NOT_BOOLEAN"), ({"ok": False}, "REASON_MISSING"),
+    ({"ok": False, "reason": "oops"}, "REASON_INVALID"),
     ({"reason": "failed"}, "REASON_INVALID"), ({"count": -1}, "SUMMARY_FIELD_INVALID"),
     ({"vendor": 1}, "FRAMEWORK_EXTRA_FIELD"), ({"upstream": None}, "UPSTREAM_INVALID"),
     ({"upstream": {"protocol": "http", "status": 503}}, "V02_UPSTREAM_SHAPE"),

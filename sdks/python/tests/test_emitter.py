@@ -26,7 +26,7 @@ class Hit:
     note: Optional[str] = None
 
 
-def make(**kw: object) -> "tuple[Emitter, io.BytesIO]":
+def make(**kw: object) -> tuple[Emitter, io.BytesIO]:
     buf = io.BytesIO()
     return Emitter(buf, IDENT, command="search", **kw), buf  # type: ignore[arg-type]
 

@@ -19,7 +19,7 @@ def env(tmp_path: Path) -> Dict[str, str]:
     return dict(os.environ, XDG_DATA_HOME=str(tmp_path))
 
 
-def tool(env: Dict[str, str], *args: str, stdin: bytes = b"") -> "subprocess.CompletedProcess[bytes]":
+def tool(env: Dict[str, str], *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([sys.executable, str(EXAMPLE), *args], env=env, input=stdin,
                           capture_output=True, timeout=60, check=False)
 
@@ -141,7 +141,7 @@ def test_fail_fast_import_writes_nothing_and_names_the_line(env: Dict[str, str])
     assert listed[-1]["count"] == 0
 
 
-def refusal(proc: "subprocess.CompletedProcess[bytes]") -> Dict[str, object]:
+def refusal(proc: subprocess.CompletedProcess[bytes]) -> Dict[str, object]:
     """The process-scope error of a refused run, with its summary's reason."""
     events = lines(proc.stdout)
     err = next(e for e in events if e["type"] == "aoi:error")

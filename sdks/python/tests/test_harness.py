@@ -16,13 +16,13 @@ TOOL = Path(__file__).parent / "data" / "harness_tool.py"
 ENV = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
 
 
-def start(*args: str, **kw: object) -> "subprocess.Popen[bytes]":
+def start(*args: str, **kw: object) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, str(TOOL), *args], env=ENV,  # type: ignore[call-overload]
                             stdout=kw.pop("stdout", subprocess.PIPE), stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, **kw)
 
 
-def run(*args: str) -> "subprocess.CompletedProcess[bytes]":
+def run(*args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([sys.executable, str(TOOL), *args], env=ENV, capture_output=True,
                           stdin=subprocess.DEVNULL, timeout=60, check=False)
 

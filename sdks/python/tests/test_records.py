@@ -60,7 +60,8 @@ def jsonl(tmp_path: Path, data: bytes, *, keep_going: bool = False) -> Tuple[int
     return run(lambda out: read_records(out, str(src), Rec, continue_on_error=keep_going))
 
 
-def document(tmp_path: Path, data: bytes, *, keep_going: bool = False) -> Tuple[int, Events, Optional[RecordBatch[Rec]]]:
+def document(tmp_path: Path, data: bytes, *,
+             keep_going: bool = False) -> Tuple[int, Events, Optional[RecordBatch[Rec]]]:
     src = tmp_path / "in.json"
     src.write_bytes(data)
     return run(lambda out: read_document(out, str(src), Rec, continue_on_error=keep_going))
@@ -239,7 +240,8 @@ def test_an_upstream_error_ends_the_run_before_anything_is_done(tmp_path: Path) 
     status, events, batch = jsonl(tmp_path, data)
     assert batch is None and status == 1
     (forwarded,) = errors_of(events)
-    assert (forwarded["origin"], forwarded["code"], forwarded["retry_after_ms"]) == ("outline", "UPSTREAM_RATE_LIMIT", 7200)
+    assert (forwarded["origin"], forwarded["code"], forwarded["retry_after_ms"]) == \
+        ("outline", "UPSTREAM_RATE_LIMIT", 7200)
     summary = events[-1]
     assert (summary["ok"], summary["reason"], summary["error_count"], summary["input_count"]) == (False, "failed", 1, 1)
     assert summary["caused_by"] == {"origin": "outline", "category": "rate_limited", "code": "UPSTREAM_RATE_LIMIT",
@@ -276,7 +278,8 @@ def test_an_upstream_cut_before_its_summary_is_an_io_error_in_either_mode(tmp_pa
     assert batch is None and status == 74
     assert [e["type"] for e in events] == ["aoi:meta", "aoi:warning", "aoi:error", "aoi:summary"]
     err = events[2]
-    assert (err["scope"], err["category"], err["code"], "origin" in err) == ("process", "io", "UPSTREAM_TRUNCATED", False)
+    assert (err["scope"], err["category"], err["code"], "origin" in err) == \
+        ("process", "io", "UPSTREAM_TRUNCATED", False)
     assert "from outline" in err["message"] and events[-1]["upstream"]["tool"] == "outline"
 
 
@@ -286,7 +289,8 @@ def test_an_unknown_framework_event_forbids_success_in_either_mode(tmp_path: Pat
     data = upstream({"type": "aoi:novel"}).replace(b'"1.0-alpha"', b'"1.1"')
     status, events, batch = jsonl(tmp_path, data, keep_going=True)
     err = refusal(events)
-    assert batch is None and (status, err["category"], err["code"]) == (69, "unsupported", "UPSTREAM_UNKNOWN_FRAMEWORK_EVENT")
+    assert batch is None
+    assert (status, err["category"], err["code"]) == (69, "unsupported", "UPSTREAM_UNKNOWN_FRAMEWORK_EVENT")
 
 
 def test_an_upstream_that_breaks_part_one_is_a_protocol_violation(tmp_path: Path) -> None:
@@ -319,10 +323,12 @@ def test_an_unknown_category_is_forwarded_as_written_and_decided_as_internal(tmp
     status, events, batch = jsonl(tmp_path, data, keep_going=True)
     assert status == 0 and batch is not None
     (forwarded,) = errors_of(events)
-    assert (forwarded["category"], forwarded["details"], forwarded["origin"]) == ("quota_exhausted", {"plan": "free"}, "outline")
+    assert (forwarded["category"], forwarded["details"], forwarded["origin"]) == \
+        ("quota_exhausted", {"plan": "free"}, "outline")
     status, events, _ = jsonl(tmp_path, data)
-    assert status == 1 and events[-1]["caused_by"] == {"origin": "outline", "category": "internal", "code": "QUOTA_GONE",
-                                                         "retryable": True, "retry_after_ms": 60000}
+    assert status == 1
+    assert events[-1]["caused_by"] == {"origin": "outline", "category": "internal", "code": "QUOTA_GONE",
+                                       "retryable": True, "retry_after_ms": 60000}
 
 
 # --------------------------------------------------------------------------- where the input is

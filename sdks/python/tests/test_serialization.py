@@ -65,8 +65,9 @@ def test_next_cursor_only_with_truncated_and_caused_by_only_on_a_failure() -> No
 
 def test_error_and_warning_fields_are_in_the_rust_sdks_order() -> None:
     out, buf = make()
-    out.error(errors.rate_limited("UPSTREAM_RATE_LIMIT", "Rate limit\nexceeded.", details={"z": 1, "a": {"d": 2, "c": 1}},
-                                  hint="wait", docs="https://example.com/rl", wrapped={"status": 429, "protocol": "http"},
+    out.error(errors.rate_limited("UPSTREAM_RATE_LIMIT", "Rate limit\nexceeded.",
+                                  details={"z": 1, "a": {"d": 2, "c": 1}}, hint="wait",
+                                  docs="https://example.com/rl", wrapped={"status": 429, "protocol": "http"},
                                   field="q", line_number=4, item_index=3, target="/d/1", origin="outline",
                                   domain="outline", retry_after_ms=4500))
     out.warning("STALE", "index is old", details={"b": [], "a": None}, line_number=2, target="notes", origin="feed")
@@ -81,6 +82,32 @@ def test_error_and_warning_fields_are_in_the_rust_sdks_order() -> None:
         '{"type":"aoi:warning",' + ENV % 2 + ',"code":"STALE","message":"index is old","origin":"feed",'
         '"target":"notes","line_number":2,"details":{"a":null,"b":[]}}')
     assert verdict(buf.getvalue()) == 0
+
+
+def test_errors_and_warnings_carry_sorted_properties_last_and_drop_an_empty_map() -> None:
+    """§8.1: tool-specific data on a framework event goes in ``properties``."""
+    out, buf = make()
+    out.error(errors.conflict("VERSION_CONFLICT", "3 is not 4", details={"want": 4},
+                              properties={"z": 1, "a": {"y": 2, "b": 1}}))
+    out.warning("QUOTA_LOW", "low", details={"left": 9}, properties={"region": "eu", "limits": {"soft": 1}})
+    out.warning("PLAIN", "nothing extra", properties={})
+    out.summary(True)
+    lines = text(buf)
+    assert lines[1].endswith(',"details":{"want":4},"properties":{"a":{"b":1,"y":2},"z":1}}')
+    assert lines[2].endswith(',"details":{"left":9},"properties":{"limits":{"soft":1},"region":"eu"}}')
+    assert "properties" not in lines[3]
+    assert verdict(buf.getvalue()) == 0
+
+
+def test_a_forwarded_event_has_its_maps_sorted_and_only_the_wrapped_fields_of_9_1() -> None:
+    out, buf = make()
+    out.forward("aoi:error", {"category": "not_found", "code": "GONE", "message": "gone", "retryable": False,
+                              "wrapped": {"code": "NF", "extra": 1, "status": 404, "protocol": "http"},
+                              "details": {"b": 1, "a": 2}, "properties": {"y": {"d": 1, "c": 2}}}, "outline")
+    out.summary(False, reason="failed")
+    line = text(buf)[1]
+    assert '"wrapped":{"protocol":"http","status":404,"code":"NF"}' in line
+    assert line.endswith('"details":{"a":2,"b":1},"properties":{"y":{"c":2,"d":1}}}')
 
 
 def test_meta_says_args_redacted_before_input_fingerprint_and_sorts_its_properties() -> None:

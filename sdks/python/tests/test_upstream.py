@@ -67,7 +67,8 @@ def test_an_upstream_error_fails_the_run_with_caused_by() -> None:
 
 def test_continue_on_error_keeps_ok_but_still_counts_errors() -> None:
     """§13.1 'unless --continue-on-error is set'; §8.3 error_count includes consumed errors."""
-    acc = UpstreamReader([upstream({"type": "hit"}, RL, summary={"partial": True})], continue_on_error=True).accounting()
+    stream = upstream({"type": "hit"}, RL, summary={"partial": True})
+    acc = UpstreamReader([stream], continue_on_error=True).accounting()
     assert acc.ok and acc.summary_fields(count=1)["error_count"] == 1
 
 

@@ -33,6 +33,7 @@ with ``aoi verify`` on the same bytes. Example::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -895,7 +896,8 @@ class StreamReader:
             if (
                 not isinstance(w, dict)
                 or w.get("protocol") not in ("http", "grpc", "exit")
-                or any(k in w and not (isinstance(w[k], (int, str)) and not isinstance(w[k], bool)) for k in ("status", "code"))
+                or any(k in w and not (isinstance(w[k], (int, str)) and not isinstance(w[k], bool))
+                       for k in ("status", "code"))
             ):
                 self._v(code, "§9.1", "wrapped is not {protocol: http|grpc|exit, status?, code?}", n)
 
@@ -1098,10 +1100,8 @@ class Run:
             except BrokenPipeError:
                 pass
             finally:
-                try:
+                with contextlib.suppress(BrokenPipeError):
                     proc.stdin.close()
-                except BrokenPipeError:
-                    pass
         reader = StreamReader(unbounded=self._unbounded)
         finished = False
         try:

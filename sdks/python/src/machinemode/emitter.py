@@ -37,7 +37,7 @@ import time
 from typing import Any, BinaryIO, Callable, Collection, Dict, Mapping, Optional, Set, Tuple
 
 from . import signals
-from .errors import ERROR_FIELDS, REASONS, AoiError, clean_message, in_order, sorted_keys
+from .errors import ERROR_FIELDS, REASONS, WRAPPED_FIELDS, AoiError, clean_message, in_order, sorted_keys
 from .schemas import RESERVED_FIELDS, event_type_of, to_fields
 from .ulid import new_ulid
 
@@ -361,12 +361,15 @@ class Emitter:
         for name in ("scope", "category", "retryable", "retry_after_ms"):
             body.pop(name, None)
         details = body.pop("details", None)
+        properties = body.pop("properties", None)
         for name in ("origin", "target", "line_number"):
             if name in body:
                 out[name] = body.pop(name)
         out.update(body)
         if details is not None:
             out["details"] = details
+        if properties is not None:
+            out["properties"] = properties
         self._start()
         self._write("aoi:warning", out)
 
@@ -399,6 +402,13 @@ class Emitter:
         # The fields §9.1 defines, in the Rust SDK's order; a field it does not define would
         # break §8.1 on our stream (FRAMEWORK_EXTRA_FIELD), and Rust drops it too.
         body = {k: body[k] for k in _FORWARDED_ORDER[etype] if k in body}
+        # The maps as the Rust SDK decodes and writes them: keys sorted at every depth, and
+        # ``wrapped`` with only §9.1's fields, in their order (docs/discovery.md, "Serialization").
+        for key in ("details", "properties"):
+            if isinstance(body.get(key), dict):
+                body[key] = sorted_keys(body[key])
+        if isinstance(body.get("wrapped"), dict):
+            body["wrapped"] = {k: body["wrapped"][k] for k in WRAPPED_FIELDS if k in body["wrapped"]}
         self._start()
         self._write(etype, body)
 

@@ -23,6 +23,7 @@ __all__ = [
     "CATEGORIES",
     "DEFAULT_RETRYABLE",
     "ERROR_FIELDS",
+    "WRAPPED_FIELDS",
     "EXIT_BROKEN_PIPE",
     "EXIT_FOR_CATEGORY",
     "EXIT_IOERR",
@@ -119,7 +120,7 @@ _OPTIONAL_FIELDS = ("target", "item_index", "line_number", "field", "wrapped", "
 ERROR_FIELDS = ("scope", "category", "code", "domain", "origin", "message", "retryable",
                 "retry_after_ms", *_OPTIONAL_FIELDS)
 #: ``wrapped``'s keys in the Rust SDK's order (§9.1 ``{protocol, status?, code?}``).
-_WRAPPED_ORDER = ("protocol", "status", "code")
+WRAPPED_FIELDS = ("protocol", "status", "code")
 
 
 def exit_code_for(category: str) -> int:
@@ -240,6 +241,7 @@ class AoiError(Exception):
         docs: Optional[str] = None,
         wrapped: Optional[Mapping[str, Any]] = None,
         details: Optional[Mapping[str, Any]] = None,
+        properties: Optional[Mapping[str, Any]] = None,
     ) -> None:
         if category not in CATEGORIES:
             raise ValueError(f"category {category!r} is not one of AOI-CLI §9.2")
@@ -277,9 +279,11 @@ class AoiError(Exception):
         self.domain = domain
         self.origin = origin
         self.docs = docs
-        self.wrapped = in_order(wrapped, _WRAPPED_ORDER) if wrapped is not None else None
+        self.wrapped = in_order(wrapped, WRAPPED_FIELDS) if wrapped is not None else None
         # Sorted, as the Rust SDK writes its maps (docs/discovery.md, "Serialization").
         self.details = sorted_keys(details) if details is not None else None
+        # §8.1: tool-specific data on a framework event; an empty map is not written.
+        self.properties = sorted_keys(properties) if properties else None
         super().__init__(self.message)
 
     def fields(self, scope: str = "process") -> Dict[str, Any]:
@@ -289,7 +293,10 @@ class AoiError(Exception):
         if scope not in ("process", "item"):
             raise ValueError("scope is process or item (§9.1)")
         values = {"scope": scope, **{name: getattr(self, name) for name in ERROR_FIELDS[1:]}}
-        return {name: values[name] for name in ERROR_FIELDS if values[name] is not None}
+        out = {name: values[name] for name in ERROR_FIELDS if values[name] is not None}
+        if self.properties is not None:
+            out["properties"] = self.properties
+        return out
 
     def caused_by(self) -> Dict[str, Any]:
         """The retry-critical fields §13.1 reproduces in ``aoi:summary.caused_by``."""

@@ -27,6 +27,7 @@ the :class:`IdempotencyStore` protocol.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -122,7 +123,7 @@ class IdempotencyRecord:
                 "events": list(self.events), "summary": self.summary, "created_at": self.created_at}
 
     @staticmethod
-    def from_json(obj: Any) -> Optional["IdempotencyRecord"]:
+    def from_json(obj: Any) -> Optional[IdempotencyRecord]:
         """The record, or ``None`` when ``obj`` is not one (a damaged file is a missing record)."""
         if not isinstance(obj, dict) or obj.get("format") != _FORMAT:
             return None
@@ -163,7 +164,7 @@ class FileIdempotencyStore:
         self.directory = Path(directory)
 
     @classmethod
-    def for_tool(cls, tool: str) -> "FileIdempotencyStore":
+    def for_tool(cls, tool: str) -> FileIdempotencyStore:
         return cls(default_state_dir(tool))
 
     def _path(self, key: str) -> Path:
@@ -195,17 +196,13 @@ class FileIdempotencyStore:
                 os.fsync(f.fileno())
             os.replace(tmp, self._path(record.key))
         except BaseException:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
-            except FileNotFoundError:
-                pass
             raise
 
     def delete(self, key: str) -> None:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             self._path(key).unlink()
-        except FileNotFoundError:
-            pass
 
 
 @dataclass

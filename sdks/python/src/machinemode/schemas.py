@@ -133,10 +133,7 @@ def schema_of(tp: Any, *, strict: bool = False,
     if defs is None:
         defs = {}
     tp, extras = _split_annotated(tp)
-    if _is_record_class(tp):
-        out = _object_schema(tp, strict, defs)
-    else:
-        out = _schema(tp, strict, defs)
+    out = _object_schema(tp, strict, defs) if _is_record_class(tp) else _schema(tp, strict, defs)
     out.update(extras)
     return out
 
