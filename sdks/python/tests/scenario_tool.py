@@ -15,7 +15,7 @@ import os
 import signal
 import sys
 import time
-from typing import Any, Callable, Dict, List, NoReturn, Optional, Tuple
+from typing import Any, Callable, Dict, List, NoReturn, Tuple
 
 from machinemode import AoiError, Emitter, Identity
 from machinemode.harness import Outcome, run, stdout_stream
@@ -133,7 +133,7 @@ def parse_call(index: int, call: Any) -> Tuple[str, Call]:
     if name == "input":
         if not isinstance(arg, int) or isinstance(arg, bool) or arg < 0:
             raise ScenarioError(f"{what} is not an int")
-        return name, lambda out: None  # counted into Outcome.input_count by main()
+        return name, lambda out: out.note_input(arg)
     if name == "flush":
         return name, lambda out: out.flush()
     if name == "signal":
@@ -148,14 +148,12 @@ def parse_call(index: int, call: Any) -> Tuple[str, Call]:
     raise ScenarioError(f"{what}: unknown call {name!r}")
 
 
-def parse_end(value: Any, input_count: Optional[int]) -> Callable[[Emitter], Outcome]:
+def parse_end(value: Any) -> Callable[[Emitter], Outcome]:
     f = Fields("end", value)
     if "fail" in f.rest:
         denied = f.take("denied", bool, False)
         err, _ = error_of("end.fail", f.take("fail"), **({"reason": "denied"} if denied else {}))
         f.done()
-        if input_count is not None:
-            raise ScenarioError("input goes with an end that is an outcome (the harness writes a failure's summary)")
 
         def fail(out: Emitter) -> Outcome:
             raise err
@@ -177,8 +175,7 @@ def parse_end(value: Any, input_count: Optional[int]) -> Callable[[Emitter], Out
         def replay(out: Emitter) -> Outcome:
             for event in Idempotency.replay_events(record):
                 out.emit(event.pop("type"), event)
-            return Outcome(ok=ok, reason=None if ok else "failed", input_count=input_count,
-                           properties=Idempotency.replay_properties(record))
+            return Outcome(ok=ok, reason=None if ok else "failed", properties=Idempotency.replay_properties(record))
 
         return replay
     ok = f.required("ok", bool)
@@ -187,7 +184,7 @@ def parse_end(value: Any, input_count: Optional[int]) -> Callable[[Emitter], Out
     if next_cursor is not None and not truncated:
         raise ScenarioError("end.next_cursor goes with truncated: true")
     outcome = Outcome(ok=ok, reason=f.take("reason", str), partial=f.take("partial", bool),
-                      truncated=truncated, next_cursor=next_cursor, input_count=input_count,
+                      truncated=truncated, next_cursor=next_cursor,
                       caused_by=f.take("caused_by", dict), upstream=f.take("upstream", dict),
                       properties=f.take("properties", dict), exit_code=f.take("exit_code", int))
     f.done()
@@ -216,9 +213,7 @@ def main(path: str) -> NoReturn:
         meta.done()
         raw_calls = top.take("calls", list, [])
         parsed = [parse_call(i, c) for i, c in enumerate(raw_calls)]
-        # The Rust SDK counts input on the emitter (note_input); this one takes it on the outcome.
-        inputs = [c["input"] for c in raw_calls if "input" in c]
-        end = parse_end(top.required("end", dict), sum(inputs) if inputs else None)
+        end = parse_end(top.required("end", dict))
         top.done()
     except (OSError, ValueError, ScenarioError) as exc:
         sys.stderr.write(f"scenario: {exc}\n")

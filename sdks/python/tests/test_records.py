@@ -173,6 +173,17 @@ def test_fail_fast_stops_at_the_first_bad_line_and_writes_nothing(tmp_path: Path
     assert err["hint"] == "fix the input, or pass --continue-on-error to skip bad records"
 
 
+def test_a_fail_fast_summary_counts_the_records_read_up_to_the_first_bad_one(tmp_path: Path) -> None:
+    """§8.3 ``input_count`` on a failure too: a streaming reader (the Rust SDK's ``Input``) has
+    consumed the records before the bad item, and the bad record itself, when fail-fast stops it;
+    a line that is no record is not counted."""
+    good = b'{"url":"https://a.example"}\n'
+    _, events, _ = jsonl(tmp_path, good * 2 + b'{"url": 5}\n' + good * 3)
+    assert events[-1]["ok"] is False and events[-1]["input_count"] == 3
+    _, events, _ = jsonl(tmp_path, good * 2 + b'{not json\n' + good * 3)
+    assert events[-1]["ok"] is False and events[-1]["input_count"] == 2
+
+
 def test_continue_on_error_makes_each_bad_line_an_item_error(tmp_path: Path) -> None:
     """§19.4; the Rust test ``continue_on_error_reports_each_bad_line_as_an_item_error_and_goes_on``:
     errors in input order with ``line_number`` and ``item_index``, three objects read."""

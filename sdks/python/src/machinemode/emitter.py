@@ -212,6 +212,8 @@ class Emitter:
         self.seq = 0
         self.count = 0
         self.warning_count = 0
+        #: Records consumed from input (§8.3 ``input_count``), once :meth:`note_input` is called.
+        self.input_count: Optional[int] = None
         self.error_count = 0
         self.bytes_written = 0
         self.meta_written = False
@@ -412,6 +414,13 @@ class Emitter:
         self._start()
         self._write(etype, body)
 
+    def note_input(self, n: int) -> None:
+        """Count ``n`` records consumed from input into the summary's ``input_count`` (§8.3),
+        on every ending, a failure included; ``note_input(0)`` makes it 0 rather than absent."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError("note_input takes a count >= 0")
+        self.input_count = (self.input_count or 0) + n
+
     def consumed(self, *, warnings: int = 0, errors: int = 0) -> None:
         """Count upstream warnings and errors read but not forwarded (§8.3: emitted plus
         consumed)."""
@@ -479,6 +488,8 @@ class Emitter:
         # The Rust SDK's order and omissions (docs/discovery.md, "Serialization").
         fields["event_count"] = self.seq + 1
         fields["count"] = self.count
+        if input_count is None:  # a count given here is the total; else what was noted
+            input_count = self.input_count
         if input_count is not None:
             fields["input_count"] = input_count
         fields["warning_count"] = self.warning_count

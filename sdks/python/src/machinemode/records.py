@@ -86,6 +86,9 @@ class _Check(Generic[T]):
         self.records: List[Tuple[int, T]] = []
         self.input_count = 0
         self.bad: List[AoiError] = []
+        # Records read before the first bad item: what a streaming reader had consumed when
+        # fail-fast stopped it (the Rust SDK's input_count on that failure).
+        self.input_before_bad = 0
         # In input order: an item error, or an upstream event to forward (type, fields).
         self.pending: List[Union[AoiError, Tuple[str, Dict[str, Any]]]] = []
         self.upstream_errors: List[Dict[str, Any]] = []
@@ -110,6 +113,8 @@ class _Check(Generic[T]):
         self.records.append((item_index if line_number is None else line_number, value))
 
     def refuse(self, err: AoiError) -> None:
+        if not self.bad:
+            self.input_before_bad = self.input_count
         self.bad.append(err)
         self.pending.append(err)
 
@@ -125,7 +130,9 @@ class _Check(Generic[T]):
         only counted, §13.1), or write everything in input order."""
         if self.bad and not self.continue_on_error:
             out.consumed(warnings=self.upstream_warnings, errors=len(self.upstream_errors))
+            out.note_input(self.input_before_bad)
             raise self.bad[0]
+        out.note_input(self.input_count)
         for p in self.pending:
             if isinstance(p, AoiError):
                 out.error(p, scope="item")
