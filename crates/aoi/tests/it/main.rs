@@ -13,6 +13,7 @@ mod emitted_streams;
 #[allow(dead_code)]
 mod faultshim;
 mod process_end;
+mod redaction_cases;
 mod scenario;
 mod spec_corpus;
 mod stdout_faults;
