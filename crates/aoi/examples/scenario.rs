@@ -477,7 +477,9 @@ impl Call {
                         serde_json::from_value(event).map_err(|e| format!("{what}.event: {e}"))?,
                         origin,
                     ),
-                    other => return Err(format!("{what}.type {other:?} is aoi:error or aoi:warning")),
+                    other => {
+                        return Err(format!("{what}.type {other:?} is aoi:error or aoi:warning"))
+                    }
                 }
             }
             "plan" => {
