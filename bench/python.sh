@@ -14,6 +14,9 @@ echo "== emitter vs bare json.dumps ($("$py" --version))"
 "$py" bench/python_emit.py "${EVENTS:-200000}" "${EMIT_RUNS:-7}"
 
 echo "== import plus discovery vs an empty interpreter"
+# Bytecode first, as `pip install` leaves it: with PYTHONDONTWRITEBYTECODE set (or a read-only
+# tree), every start would otherwise compile each changed module from source again.
+"$py" -m compileall -q sdks/python/src sdks/python/examples
 example=sdks/python/examples/bookmarks.py
 hyperfine -N --warmup 5 --runs "${RUNS:-50}" --export-json bench/data/python_startup.json \
   "$py -c pass" \

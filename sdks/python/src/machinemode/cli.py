@@ -36,14 +36,29 @@ import json
 import os
 import re
 import sys
-from typing import Any, Callable, Dict, Iterable, List, NoReturn, Optional, Sequence, Tuple, Type, TypeVar
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    NoReturn,
+    Optional,
+    Sequence,
+    Tuple,
+    Type,
+    TypeVar,
+)
 
 from . import errors, harness
 from .emitter import AOI_VERSION, Emitter, Identity, StreamFailed
 from .errors import AoiError
 from .harness import Outcome
-from .records import RecordBatch, read_document, read_records
 from .schemas import event_type_of, schema_of
+
+if TYPE_CHECKING:  # the input readers are imported by the commands that read input, not at start-up
+    from .records import RecordBatch
 
 __all__ = [
     "CONFIRM", "CONFIRMATION_REQUIRED", "CONFIRM_COUNT_MISMATCH", "CONFIRM_COUNT_REQUIRED",
@@ -419,6 +434,8 @@ class Context:
         ``--input-json`` (:func:`machinemode.records.read_document`); with neither, ``usage``
         ``INPUT_REQUIRED``. In a :class:`RecordBatch` the number beside each record is its
         line (JSONL) or its 0-based item index (JSON)."""
+        from .records import read_document, read_records
+
         jsonl = getattr(self.args, "input_jsonl", None)
         document = getattr(self.args, "input_json", None)
         if jsonl is not None and document is not None:
