@@ -97,7 +97,7 @@ pub fn run(app: &App, global: &GlobalArgs, args: LsArgs) -> ExitCode {
         ..Limits::default()
     };
     app.run_with(global, "ls", limits, |out| {
-        let page = list(&args, &codec)?;
+        let (page, _) = list(&args, &codec)?;
         Ok(page.emit(out, &codec)?)
     })
 }
@@ -134,7 +134,10 @@ fn position(ordinal: u64, path: &Path) -> String {
 }
 
 /// Lists one page.
-fn list(args: &LsArgs, codec: &CursorCodec) -> Result<Page<Entry>, ErrorEvent> {
+/// A page and, for each of its items, the directory it was listed in (`None` for an operand).
+type Listing = (Page<Entry>, Vec<Option<PathBuf>>);
+
+fn list(args: &LsArgs, codec: &CursorCodec) -> Result<Listing, ErrorEvent> {
     let limit = args.bounds.checked_limit()?;
     let after = args.bounds.position(codec)?;
     let mut names = Names::default();
@@ -151,7 +154,11 @@ fn list(args: &LsArgs, codec: &CursorCodec) -> Result<Page<Entry>, ErrorEvent> {
         }
     };
     let mut stale_at: Option<u64> = None;
-    let mut visit = |path: PathBuf, item: Result<Found, ErrorEvent>, page: &mut Page<Entry>| {
+    let mut groups: Vec<Option<PathBuf>> = Vec::new();
+    let mut visit = |path: PathBuf,
+                     item: Result<Found, ErrorEvent>,
+                     page: &mut Page<Entry>,
+                     group: Option<&Path>| {
         ordinal += 1;
         let key = position(ordinal, &path);
         if let Some((n, k)) = &resume {
@@ -174,6 +181,7 @@ fn list(args: &LsArgs, codec: &CursorCodec) -> Result<Page<Entry>, ErrorEvent> {
             Ok(entry) => page.event(key, entry),
             Err(error) => page.error(key, error),
         }
+        groups.push(group.map(Path::to_path_buf));
         true
     };
 
@@ -202,8 +210,8 @@ fn list(args: &LsArgs, codec: &CursorCodec) -> Result<Page<Entry>, ErrorEvent> {
             Err(e) => {
                 page.failed = true;
                 let error = io_error(&path, &e);
-                if !visit(path, Err(error), &mut page) {
-                    return Ok(page);
+                if !visit(path, Err(error), &mut page, None) {
+                    return Ok((page, groups));
                 }
             }
         }
@@ -217,7 +225,7 @@ fn list(args: &LsArgs, codec: &CursorCodec) -> Result<Page<Entry>, ErrorEvent> {
             return Err(stale());
         }
     }
-    Ok(page)
+    Ok((page, groups))
 }
 
 /// The cursor's entry is no longer where it was: the listing changed between pages.
@@ -231,7 +239,8 @@ fn stale() -> ErrorEvent {
     .hint("list again without --cursor")
 }
 
-type Visit<'a> = dyn FnMut(PathBuf, Result<Found, ErrorEvent>, &mut Page<Entry>) -> bool + 'a;
+type Visit<'a> =
+    dyn FnMut(PathBuf, Result<Found, ErrorEvent>, &mut Page<Entry>, Option<&Path>) -> bool + 'a;
 
 /// Visits the files given as operands, then each directory's entries (and, with -R, its
 /// subdirectories'), until `visit` says stop.
@@ -245,7 +254,7 @@ fn walk_rest(
     sort(&mut files, args);
     for f in files {
         let path = f.path.clone();
-        if !visit(path, Ok(f), page) {
+        if !visit(path, Ok(f), page, None) {
             return;
         }
     }
@@ -259,7 +268,7 @@ fn walk_rest(
                 if top {
                     page.failed = true;
                 }
-                if !visit(dir.clone(), Err(io_error(&dir, &e)), page) {
+                if !visit(dir.clone(), Err(io_error(&dir, &e)), page, None) {
                     return;
                 }
                 continue;
@@ -275,7 +284,7 @@ fn walk_rest(
                 subdirs.push(found.path.clone());
             }
             let path = found.path.clone();
-            if !visit(path, Ok(found), page) {
+            if !visit(path, Ok(found), page, Some(&dir)) {
                 return;
             }
         }
@@ -357,8 +366,8 @@ fn sort(items: &mut [Found], args: &LsArgs) {
 /// Human mode: the GNU look. Names one per line when piped, in columns on a terminal; `-l`
 /// the long format with `total`; a directory's header when more than one is listed.
 fn human(args: &LsArgs, codec: &CursorCodec) -> ExitCode {
-    let page = match list(args, codec) {
-        Ok(page) => page,
+    let (page, groups) = match list(args, codec) {
+        Ok(listing) => listing,
         Err(error) => {
             say_error("ls", &error);
             return ExitCode::from(error.category.exit_code());
@@ -374,7 +383,7 @@ fn human(args: &LsArgs, codec: &CursorCodec) -> ExitCode {
     let terminal = io::stdout().is_terminal();
     let color = terminal && aoi::surface::color::env_allows();
     let mut out = io::BufWriter::new(io::stdout().lock());
-    let written = write_human(&mut out, args, page, terminal, color);
+    let written = write_human(&mut out, args, page, &groups, terminal, color);
     let written = written.and_then(|()| out.flush());
     drop(out);
     if more {
@@ -387,6 +396,7 @@ fn write_human(
     out: &mut impl Write,
     args: &LsArgs,
     page: Page<Entry>,
+    dirs: &[Option<PathBuf>],
     terminal: bool,
     color: bool,
 ) -> io::Result<()> {
@@ -394,11 +404,11 @@ fn write_human(
     // their own with no header.
     let mut groups: Vec<(Option<String>, Vec<Entry>)> = Vec::new();
     let operand_dirs = operands(args).len() > 1 || args.recursive;
-    for (_, item) in page.items {
+    for ((_, item), dir) in page.items.into_iter().zip(dirs) {
         match item {
             Item::Error(e) => say_error("ls", &e),
             Item::Event(entry) => {
-                let dir = parent_of(&entry, args);
+                let dir = dir.as_deref().map(|d| header(d, args));
                 match groups.last_mut() {
                     Some((d, list)) if *d == dir => list.push(entry),
                     _ => groups.push((dir, vec![entry])),
@@ -433,22 +443,13 @@ fn write_human(
     Ok(())
 }
 
-/// The directory an entry was listed in (`None` for a file given as an operand).
-fn parent_of(entry: &Entry, args: &LsArgs) -> Option<String> {
-    if entry.path == entry.name
-        && !args.paths.is_empty()
-        && args
-            .paths
-            .iter()
-            .any(|p| p.as_os_str() == OsStr::new(&entry.path))
-    {
-        return None;
-    }
-    let parent = Path::new(&entry.path).parent()?;
-    if parent.as_os_str().is_empty() {
-        Some(".".to_owned())
+/// A directory's header: as given, with `./` before a subdirectory of the implicit `.`.
+fn header(dir: &Path, args: &LsArgs) -> String {
+    let text = dir.to_string_lossy();
+    if args.paths.is_empty() && dir != Path::new(".") {
+        format!("./{text}")
     } else {
-        Some(parent.to_string_lossy().into_owned())
+        text.into_owned()
     }
 }
 

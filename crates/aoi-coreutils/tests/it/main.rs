@@ -1,1 +1,5 @@
-mod placeholder {}
+//! End-to-end tests of `aoi-coreutils`: the built binary run as a process on real trees, its
+//! streams read back through the `aoi` verifier.
+
+mod ls;
+mod support;

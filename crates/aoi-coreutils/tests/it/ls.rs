@@ -1,0 +1,126 @@
+//! `ls`: entries, bounds and cursors (§15), item errors (§9.1), and the GNU look.
+
+use std::collections::BTreeSet;
+
+use crate::support::{machine, of_type, parse, run, run_unprivileged, summary, Scratch};
+
+#[test]
+fn paging_visits_every_entry_exactly_once() {
+    let s = Scratch::new("ls-pages");
+    for i in 0..250 {
+        s.file(&format!("f{i:03}"), b"x");
+    }
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let mut args = vec!["ls", "--limit", "60"];
+        if let Some(c) = &cursor {
+            args.extend(["--cursor", c.as_str()]);
+        }
+        let (code, events) = machine(&s.0, &args);
+        assert_eq!(code, 0);
+        pages += 1;
+        seen.extend(
+            of_type(&events, "entry")
+                .iter()
+                .map(|e| e["name"].as_str().unwrap().to_owned()),
+        );
+        let sum = summary(&events);
+        match sum["next_cursor"].as_str() {
+            Some(c) => {
+                assert_eq!(sum["truncated"], true);
+                cursor = Some(c.to_owned());
+            }
+            None => {
+                assert_eq!(sum["truncated"], false);
+                break;
+            }
+        }
+    }
+    assert_eq!(pages, 5);
+    let unique: BTreeSet<_> = seen.iter().cloned().collect();
+    assert_eq!((seen.len(), unique.len()), (250, 250));
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "in name order");
+}
+
+#[test]
+fn the_default_bound_is_100_entries() {
+    let s = Scratch::new("ls-default");
+    for i in 0..150 {
+        s.file(&format!("f{i:03}"), b"");
+    }
+    let (_, events) = machine(&s.0, &["ls"]);
+    assert_eq!(of_type(&events, "entry").len(), 100);
+    assert_eq!(summary(&events)["truncated"], true);
+}
+
+#[test]
+fn a_missing_operand_fails_the_run_and_the_others_are_listed() {
+    let s = Scratch::new("ls-missing");
+    s.file("here", b"1");
+    let (code, events) = machine(&s.0, &["ls", "here", "nope"]);
+    assert_ne!(code, 0);
+    let errors = of_type(&events, "aoi:error");
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0]["scope"], "item");
+    assert_eq!(errors[0]["category"], "not_found");
+    assert_eq!(errors[0]["target"], "nope");
+    assert_eq!(of_type(&events, "entry").len(), 1);
+    assert_eq!(summary(&events)["ok"], false);
+}
+
+#[test]
+fn an_unreadable_subdirectory_is_an_item_error_and_the_walk_goes_on() {
+    let s = Scratch::new("ls-unreadable");
+    s.file("a/x", b"");
+    s.file("b/y", b"");
+    std::fs::set_permissions(
+        s.path("a"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o000),
+    )
+    .unwrap();
+    let (code, events) = parse(&run_unprivileged(&s.0, &["ls", "-R", "--output", "jsonl"]));
+    assert_eq!(code, 0);
+    let errors = of_type(&events, "aoi:error");
+    assert_eq!(errors.len(), 1, "{events:?}");
+    assert_eq!(
+        (errors[0]["category"].as_str(), errors[0]["target"].as_str()),
+        (Some("authz"), Some("a"))
+    );
+    assert!(of_type(&events, "entry").iter().any(|e| e["path"] == "b/y"));
+    assert_eq!(summary(&events)["partial"], true);
+}
+
+#[test]
+fn long_human_output_is_the_gnu_ls_output() {
+    let s = Scratch::new("ls-gnu");
+    s.file("a.txt", b"hello\n");
+    s.file("b c", b"x");
+    s.file("d/sub/f", b"z");
+    std::os::unix::fs::symlink("a.txt", s.path("ln")).unwrap();
+    for args in [
+        &["-la"][..],
+        &["-l"],
+        &["-1"],
+        &["-lR"],
+        &["-lS"],
+        &["-ltr"],
+        &["-A"],
+    ] {
+        let ours = run(&s.0, &[&["ls"][..], args].concat());
+        let gnu = std::process::Command::new("ls")
+            .args(args)
+            .current_dir(&s.0)
+            .env("LC_ALL", "C")
+            .env("TZ", "UTC")
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stdout),
+            String::from_utf8_lossy(&gnu.stdout),
+            "ls {args:?}"
+        );
+        assert_eq!(ours.status.code(), Some(0));
+    }
+}

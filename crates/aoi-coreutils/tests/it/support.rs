@@ -1,0 +1,138 @@
+//! Running the binary and reading what it wrote.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// The built `aoi-coreutils`.
+pub fn bin() -> PathBuf {
+    aoi_test::workspace_bin("aoi-coreutils")
+}
+
+/// Runs `aoi-coreutils ARGS` in `dir` with stdin closed, in the C locale and UTC.
+pub fn run(dir: &Path, args: &[&str]) -> Output {
+    command(dir, args).output().expect("aoi-coreutils runs")
+}
+
+/// Runs as a user whom permission bits bind: as `nobody` (through `setpriv`) when the tests
+/// run as root, who reads everything, else as the current user.
+pub fn run_unprivileged(dir: &Path, args: &[&str]) -> Output {
+    if !is_root() {
+        return run(dir, args);
+    }
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(bin())
+        .args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .env("TZ", "UTC")
+        .stdin(Stdio::null());
+    cmd.output().expect("setpriv runs")
+}
+
+/// Whether this process runs as root.
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+/// Parses a captured machine-mode stream, which must conform.
+pub fn parse(out: &Output) -> (i32, Vec<Value>) {
+    aoi_test::assert_conforms(&out.stdout);
+    let events = out
+        .stdout
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).expect("each line is JSON"))
+        .collect();
+    (out.status.code().unwrap_or(-1), events)
+}
+
+fn command(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .env("TZ", "UTC")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// Runs a command in machine mode; its stream must conform (§2–§8). Returns the exit status
+/// and the events as JSON.
+pub fn machine(dir: &Path, args: &[&str]) -> (i32, Vec<Value>) {
+    let mut all = args.to_vec();
+    all.extend(["--output", "jsonl"]);
+    parse(&run(dir, &all))
+}
+
+/// The events of one type.
+pub fn of_type<'a>(events: &'a [Value], ty: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == ty).collect()
+}
+
+/// The summary (the last event).
+pub fn summary(events: &[Value]) -> &Value {
+    let last = events.last().expect("a stream");
+    assert_eq!(last["type"], "aoi:summary");
+    last
+}
+
+/// A fresh directory under the system temp dir, removed when dropped.
+#[derive(Debug)]
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    /// A new empty directory.
+    pub fn new(tag: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!(
+            "aoi-coreutils-it-{tag}-{}-{}",
+            std::process::id(),
+            ulid_like()
+        ));
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        Scratch(dir)
+    }
+
+    /// The path of `rel` inside.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.0.join(rel)
+    }
+
+    /// Writes a file (creating parents).
+    pub fn file(&self, rel: &str, body: &[u8]) -> PathBuf {
+        let path = self.path(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("parent dir");
+        }
+        std::fs::write(&path, body).expect("write file");
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = Command::new("chmod")
+            .args(["-R", "u+rwx"])
+            .arg(&self.0)
+            .status();
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn ulid_like() -> u128 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    t ^ u128::from(N.fetch_add(1, Ordering::Relaxed))
+}
