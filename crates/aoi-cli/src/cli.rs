@@ -192,6 +192,8 @@ pub struct McpArgs {
     /// Confine every path argument (`x-aoi-format: path` in the input schema) to DIR and what
     /// is below it, symlinks resolved; repeat for several (default: the working directory).
     /// A call naming a path outside is refused (authz, PATH_OUTSIDE_ROOTS) before the CLI runs.
+    /// When the working directory is outside every root, the CLIs run in the first root (so a
+    /// path a call leaves out, often `.`, is inside it) and relative paths are relative to it.
     #[arg(long = "root", value_name = "DIR")]
     pub roots: Vec<PathBuf>,
 

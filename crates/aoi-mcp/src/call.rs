@@ -78,6 +78,8 @@ pub struct Invocation {
     pub max_duration: Option<Duration>,
     /// For an unbounded command: stop the CLI (SIGINT) after this many domain events.
     pub max_events: Option<u64>,
+    /// The working directory of the CLI (the confinement's base); the adapter's when `None`.
+    pub cwd: Option<std::path::PathBuf>,
 }
 
 /// How a call ended, before it becomes an MCP result.
@@ -197,6 +199,9 @@ pub async fn run(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    if let Some(cwd) = &invocation.cwd {
+        command.current_dir(cwd);
+    }
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => return not_started(tool, format!("cannot run {}: {e}", cli.name)),

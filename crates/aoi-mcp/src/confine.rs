@@ -96,9 +96,17 @@ impl Confinement {
                         why,
                     })
                 })
-                .collect::<Result<_, _>>()?
+                .collect::<Result<Vec<PathBuf>, _>>()?
         };
-        Ok(Confinement { roots, base: cwd })
+        // A CLI run from outside every root would read its own defaults (an omitted path is
+        // often `.`) outside them: then the CLI runs in the first root, and relative paths are
+        // relative to it.
+        let base = if roots.iter().any(|r| cwd.starts_with(r)) {
+            cwd
+        } else {
+            roots[0].clone()
+        };
+        Ok(Confinement { roots, base })
     }
 
     /// The roots, canonical.
@@ -106,7 +114,8 @@ impl Confinement {
         &self.roots
     }
 
-    /// The working directory relative paths are resolved against.
+    /// The working directory every CLI runs in, which relative paths are resolved against:
+    /// the adapter's own, or the first root when that is outside every root.
     pub fn base(&self) -> &Path {
         &self.base
     }
@@ -290,6 +299,20 @@ impl Pin {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn clis_run_in_the_first_root_when_the_working_directory_is_outside_every_root() {
+        let dir = scratch("base");
+        let root = dir.join("root").canonicalize().unwrap();
+        // The test runs in the crate's directory, outside the scratch root.
+        let c = Confinement::new(std::slice::from_ref(&root)).unwrap();
+        assert_eq!(c.base(), root);
+        assert_eq!(c.resolve("notes.db").unwrap(), Some(root.join("notes.db")));
+        // Inside a root, the working directory stays the base.
+        let cwd = std::env::current_dir().unwrap().canonicalize().unwrap();
+        let c = Confinement::new(&[cwd.clone(), root]).unwrap();
+        assert_eq!(c.base(), cwd);
+    }
 
     fn scratch(tag: &str) -> PathBuf {
         let dir =

@@ -387,6 +387,7 @@ impl ServerHandler for McpServer {
             keyed,
             max_duration,
             max_events,
+            cwd: Some(served.catalog.confinement.base().to_path_buf()),
         };
         // Over Streamable HTTP the call also ends with its session (a DELETE).
         let session_call = context
