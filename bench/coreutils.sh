@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# aoi-coreutils against the tools an agent would otherwise run, on the same data, in one run,
+# with the ratios printed (higher is better for throughput ratios; "within" for start-up):
+#
+#   grep   vs `rg --json` (newest ripgrep from crates.io) on a >= 1 GB corpus, a literal and a regex
+#          target: >= 1.0x rg's throughput
+#   find   vs `fd` (newest fd-find from crates.io) on a 200k-file tree          target: >= 0.9x
+#   ls -l  vs GNU `ls -l` on a 100k-entry directory                            target: <= 1.2x time
+#   wc     vs GNU `wc` on a 1 GB file                                           target: >= 1.0x
+#   cat --max-bytes start-up vs a Rust hello-world                             target: within 1 ms
+#
+#   bench/coreutils.sh
+#
+# Environment: RUNS (default 5) timed runs per command, WARMUP (default 1); CORPUS_MB (default
+# 1100) the grep corpus size; FILES (default 200000) the find tree's files; NO_INSTALL=1 uses rg
+# and fd from PATH instead of installing them into bench/.tools.
+# Every aoi-coreutils command runs with its bounds lifted (--limit, --max-bytes), since the peers
+# have none: the same work, all of it written to /dev/null.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+RUNS=${RUNS:-5}
+WARMUP=${WARMUP:-1}
+DATA=$ROOT/bench/data/coreutils
+mkdir -p "$DATA"
+say() { printf '%s\n' "$*" >&2; }
+command -v hyperfine >/dev/null || { say "hyperfine is needed: apt-get install -y hyperfine"; exit 1; }
+
+if [[ -z ${NO_INSTALL:-} ]]; then
+    if [[ ! -x $ROOT/bench/.tools/bin/rg || ! -x $ROOT/bench/.tools/bin/fd ]]; then
+        say "== installing ripgrep and fd-find into bench/.tools (cargo install --locked)"
+        cargo install -q --locked --root "$ROOT/bench/.tools" ripgrep fd-find
+    fi
+    RG=$ROOT/bench/.tools/bin/rg
+    FD=$ROOT/bench/.tools/bin/fd
+else
+    RG=$(command -v rg)
+    FD=$(command -v fd || command -v fdfind)
+fi
+
+say "== building (release)"
+cargo build --release -q -p aoi-coreutils
+CU=$ROOT/target/release/aoi-coreutils
+rustc -O bench/hello.rs -o bench/data/hello
+LIFT=(--limit 1000000000 --max-bytes 1000000000000)
+
+say "== data in $DATA"
+python3 - "$DATA" "${CORPUS_MB:-1100}" "${FILES:-200000}" <<'PY'
+import os, random, sys
+data, corpus_mb, files = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rng = random.Random(7)
+words = [w for w in """the of and to in is that for it as was with be by on not he this are or his
+from at which but have an they you were her she there been one all we their has would when if so
+no will what can more about said out up its into them than only other time new some could these
+two may first then do any like my now over such our man me even most made after also did many off
+before must well back through years much where your way down should because each just those people
+mr how too little state good very make world still see own men work long here get both between life
+being under never day same another know while last might us great old year come since against go
+came right used take three states himself few house use during without again place american around
+however home small found mrs thought went say part once general high upon school every don does got
+united left number course war until always away something fact though water less public put think
+almost hand enough far took head yet government system better set told nothing night end why called
+didn't eyes find going look asked later knew point next program city business give group toward
+young days let room president side social given present several order national possible rather
+second face per among form important often things looking early white case john become large big
+need four within felt along children saw best church ever least power development light""".split()]
+corpus = os.path.join(data, "corpus")
+if not os.path.isdir(corpus):
+    os.makedirs(corpus)
+    # 1,000 files of about corpus_mb/1000 MB each, in 10 directories; lines of 40-120 bytes, some
+    # with the literal needle and some with a regex hit, some non-ASCII.
+    per = corpus_mb * 1024 * 1024 // 1000
+    for i in range(1000):
+        d = os.path.join(corpus, f"d{i % 10}")
+        os.makedirs(d, exist_ok=True)
+        out, size = [], 0
+        while size < per:
+            n = rng.randint(6, 18)
+            line = " ".join(rng.choice(words) for _ in range(n))
+            r = rng.random()
+            if r < 0.0004:
+                line += " needle_in_haystack"
+            elif r < 0.0008:
+                line += f" error{rng.randint(0, 999)}: code {rng.randint(100, 599)}"
+            elif r < 0.01:
+                line += " naïve café über"
+            out.append(line)
+            size += len(line.encode()) + 1
+        with open(os.path.join(d, f"f{i:04}.txt"), "w", encoding="utf-8") as f:
+            f.write("\n".join(out) + "\n")
+big = os.path.join(data, "big.txt")
+if not os.path.exists(big):
+    with open(big, "wb") as out:
+        for root, _, names in sorted(os.walk(corpus)):
+            for n in sorted(names):
+                with open(os.path.join(root, n), "rb") as f:
+                    out.write(f.read())
+            if out.tell() >= 1024 ** 3:
+                break
+tree = os.path.join(data, "tree")
+if not os.path.isdir(tree):
+    # files spread over a three-level tree of about 40 files per directory
+    for i in range(files):
+        d = os.path.join(tree, f"a{i % 50}", f"b{(i // 50) % 100}")
+        os.makedirs(d, exist_ok=True)
+        open(os.path.join(d, f"file{i}.txt"), "w").close()
+flat = os.path.join(data, "flat")
+if not os.path.isdir(flat):
+    os.makedirs(flat)
+    for i in range(100_000):
+        with open(os.path.join(flat, f"entry{i:06}.dat"), "w") as f:
+            f.write("x" * (i % 100))
+small = os.path.join(data, "small.txt")
+if not os.path.exists(small):
+    with open(small, "w") as f:
+        f.write("hello\n" * 100)
+PY
+du -sh "$DATA/corpus" "$DATA/big.txt" >&2
+
+JSON=$ROOT/bench/data/coreutils-results
+mkdir -p "$JSON"
+bench() { # name, then hyperfine commands
+    local name=$1
+    shift
+    say "== $name"
+    hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --export-json "$JSON/$name.json" "$@" >&2
+}
+
+cd "$DATA"
+bench grep-literal \
+    "$RG --json -F needle_in_haystack corpus" \
+    "$CU grep --output jsonl -F needle_in_haystack corpus ${LIFT[*]}"
+bench grep-regex \
+    "$RG --json 'error[0-9]+: code 5[0-9]{2}' corpus" \
+    "$CU grep --output jsonl 'error[0-9]+: code 5[0-9]{2}' corpus ${LIFT[*]}"
+bench find \
+    "$FD --no-ignore --hidden . tree" \
+    "$CU find tree --no-ignore --hidden ${LIFT[*]}"
+bench ls-l \
+    "ls -l flat" \
+    "$CU ls -l flat ${LIFT[*]}"
+bench wc \
+    "wc big.txt" \
+    "$CU wc big.txt"
+bench cat-startup \
+    "$ROOT/bench/data/hello" \
+    "$CU cat --max-bytes 64 small.txt"
+cd "$ROOT"
+
+python3 - "$JSON" <<'PY'
+import json, os, statistics, sys
+d = sys.argv[1]
+def med(name):
+    rs = json.load(open(os.path.join(d, name + ".json")))["results"]
+    return [statistics.median(r["times"]) for r in rs]
+rows = []
+for name, target, kind in [("grep-literal", 1.0, "speed"), ("grep-regex", 1.0, "speed"),
+                           ("find", 0.9, "speed"), ("ls-l", 1.2, "time"), ("wc", 1.0, "speed"),
+                           ("cat-startup", 1.0, "ms")]:
+    peer, ours = med(name)
+    if kind == "speed":
+        ratio = peer / ours
+        ok = ratio >= target
+        rows.append(f"{name:14} peer {peer*1000:9.1f} ms  aoi-coreutils {ours*1000:9.1f} ms  throughput {ratio:5.2f}x (target >= {target}x) {'met' if ok else 'NOT met'}")
+    elif kind == "time":
+        ratio = ours / peer
+        ok = ratio <= target
+        rows.append(f"{name:14} peer {peer*1000:9.1f} ms  aoi-coreutils {ours*1000:9.1f} ms  time {ratio:5.2f}x (target <= {target}x) {'met' if ok else 'NOT met'}")
+    else:
+        diff = (ours - peer) * 1000
+        ok = diff <= target
+        rows.append(f"{name:14} hello {peer*1000:8.2f} ms  aoi-coreutils {ours*1000:8.2f} ms  +{diff:5.2f} ms (target <= {target} ms) {'met' if ok else 'NOT met'}")
+print("\n".join(rows))
+PY
+
+# Behind `aoi mcp`: a filesystem MCP server, next to the official one, on the same tree.
+if [[ -z ${NO_MCP:-} ]]; then
+    FS_JS=$ROOT/bench/.tools/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
+    if [[ ! -f $FS_JS ]]; then
+        say "== installing @modelcontextprotocol/server-filesystem into bench/.tools/npm"
+        npm install --silent --prefix "$ROOT/bench/.tools/npm" @modelcontextprotocol/server-filesystem
+    fi
+    cargo build --release -q -p aoi-cli
+    MCP_ROOT=$DATA/mcp-root
+    if [[ ! -d $MCP_ROOT ]]; then
+        mkdir -p "$MCP_ROOT/src"
+        for i in $(seq 1 200); do printf 'line %s of file %s\n' 1 "$i" > "$MCP_ROOT/src/file$i.txt"; done
+        echo "a needle here" > "$MCP_ROOT/src/has-needle.txt"
+        head -c 60000 "$DATA/big.txt" > "$MCP_ROOT/src/big.txt"
+    fi
+    say "== MCP: aoi mcp -- aoi-coreutils vs @modelcontextprotocol/server-filesystem $(node -p "require('$ROOT/bench/.tools/npm/node_modules/@modelcontextprotocol/server-filesystem/package.json').version")"
+    python3 bench/coreutils_mcp.py "$MCP_ROOT" "$ROOT/target/release/aoi" "$CU" "$FS_JS" "${MCP_RUNS:-30}"
+fi

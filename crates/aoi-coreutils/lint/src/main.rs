@@ -1,0 +1,4 @@
+fn main() {
+    // TODO: parse the arguments
+    println!("hello");
+}
