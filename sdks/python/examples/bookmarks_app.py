@@ -9,6 +9,10 @@ Compatibility rules: the machine output is governed by the event schema
 optional field is a minor change of ``schema_version``; renaming or removing one, or changing a
 field's type or meaning, is a major one. Error codes never change once published.
 
+Each command declares its arguments in an ``@cmd.arguments`` function, which the SDK calls
+when that command's parser is first needed: discovery (``schema``, ``capabilities``) and a run
+of one command build no other command's parser.
+
 ``watch`` is unbounded (§4.2): it streams bookmarks added after it starts, with heartbeats,
 until SIGINT/SIGTERM, which end it with ``ok:false``, ``reason:"cancelled"``.
 """
@@ -31,14 +35,27 @@ except ImportError:  # run from a checkout: the SDK beside this example
 
 
 from machinemode import errors, event
-from machinemode.cli import CONFIRM, DRY_RUN, IDEMPOTENCY, INPUT_JSON, INPUT_JSONL, PAGING, TIMEOUT, Context, Tool, path
-from machinemode.cursor import CursorCodec
+from machinemode.cli import (
+    CONFIRM,
+    DRY_RUN,
+    IDEMPOTENCY,
+    INPUT_JSON,
+    INPUT_JSONL,
+    PAGING,
+    TIMEOUT,
+    Command,
+    Context,
+    Tool,
+    path,
+)
 from machinemode.harness import Outcome
-from machinemode.idempotency import Idempotency, IdempotencyRecord, check_key, request_hash
 from machinemode.schemas import event_type_of
 
-if TYPE_CHECKING:  # imported by the commands that open the store: discovery never loads it
+if TYPE_CHECKING:  # imported by the commands that use them: discovery never loads these
     import sqlite3
+
+    from machinemode.cursor import CursorCodec
+    from machinemode.idempotency import IdempotencyRecord
 
 ID_PATTERN = "^b[1-9][0-9]{0,17}$"
 URL_PATTERN = "^https?://[^\\s]+$"
@@ -122,7 +139,7 @@ SEED = [["add", "https://example.com/one", "--title", "One example", "--tag", "d
         ["add", "https://example.net/three", "--title", "Three"]]
 
 
-def _db_arg(cmd: Any) -> None:
+def _db_arg(cmd: Command) -> None:
     cmd.argument("--db", type=path, metavar="PATH", help="The database file")
 
 
@@ -197,8 +214,9 @@ def parse_id(value: str) -> int:
     return int(value[1:])
 
 
-_SECRET_QUERY = re.compile(r"[?&](token|sig|signature|access_token|code|key|api_key|secret|"
-                           r"password|auth)=", re.IGNORECASE)
+# A pattern string, not a compiled one: re compiles (and caches) it on the first URL checked.
+_SECRET_QUERY = (r"[?&](token|sig|signature|access_token|code|key|api_key|secret|"
+                 r"password|auth)=")
 
 
 def check_url(url: str) -> str:
@@ -208,7 +226,7 @@ def check_url(url: str) -> str:
         raise errors.validation("INVALID_URL", "The URL must be http(s) without spaces.",
                                 field="url")
     authority = url.split("://", 1)[1].split("/", 1)[0]
-    if "@" in authority or _SECRET_QUERY.search(url):
+    if "@" in authority or re.search(_SECRET_QUERY, url, re.IGNORECASE):
         raise errors.validation("URL_HAS_CREDENTIALS",
                                 "The URL carries credentials or a token; remove them first.",
                                 field="url")
@@ -236,6 +254,8 @@ class SqliteIdempotencyStore:
         self.dry_run = dry_run  # a dry run forgets nothing, not even an expired record
 
     def get(self, key: str) -> Optional[IdempotencyRecord]:
+        from machinemode.idempotency import IdempotencyRecord
+
         found = rows(self.con, "SELECT record FROM idempotency WHERE key = ?", (key,))
         return IdempotencyRecord.from_json(json.loads(found[0][0])) if found else None
 
@@ -255,6 +275,8 @@ def prior_run(ctx: Context, command: str, request: Dict[str, Any]) -> Optional[I
     key = getattr(ctx.args, "idempotency_key", None)
     if key is None:
         return None
+    from machinemode.idempotency import Idempotency, check_key, request_hash
+
     store = SqliteIdempotencyStore(connect(ctx, False), dry_run=bool(ctx.args.dry_run))
     return Idempotency(store).lookup(check_key(key), request_hash(command, request))
 
@@ -264,6 +286,8 @@ def remember(ctx: Context, con: sqlite3.Connection, command: str, request: Dict[
     """Records a successful run under its key, inside the effect's transaction."""
     key = getattr(ctx.args, "idempotency_key", None)
     if key is not None:
+        from machinemode.idempotency import Idempotency, request_hash
+
         recorded = [{"type": event_type_of(e), **dataclasses.asdict(e)} for e in events]
         Idempotency(SqliteIdempotencyStore(con)).record(key, request_hash(command, request),
                                                         recorded, {"ok": True})
@@ -271,6 +295,8 @@ def remember(ctx: Context, con: sqlite3.Connection, command: str, request: Dict[
 
 def replayed(ctx: Context, record: IdempotencyRecord, **fields: Any) -> Outcome:
     """Emits the recorded run's events again; the summary says it was a replay."""
+    from machinemode.idempotency import Idempotency
+
     for ev in Idempotency.replay_events(record):
         ctx.out.emit(ev.pop("type"), ev)
     return ctx.done(properties=Idempotency.replay_properties(record), **fields)
@@ -278,6 +304,8 @@ def replayed(ctx: Context, record: IdempotencyRecord, **fields: Any) -> Outcome:
 
 def cursors(con: Optional[sqlite3.Connection]) -> CursorCodec:
     """The codec of this database's cursors (no database: no cursor of ours can exist)."""
+    from machinemode.cursor import CursorCodec
+
     found = rows(con, "SELECT cursor_key FROM secret WHERE id = 1")
     return CursorCodec(bytes(found[0][0]) if found else os.urandom(32))
 
@@ -289,10 +317,14 @@ add = tool.command("add", summary="Add a bookmark; reports its stable id", read_
                    examples=[["add", "https://example.com/", "--title", "Example"],
                              ["add", "https://example.com/k", "--idempotency-key", "k-1"],
                              ["add", "https://example.com/d", "--dry-run"]])
-add.argument("url", help="The URL to keep", schema={"pattern": URL_PATTERN})
-add.argument("--title", default="", help="A title")
-add.argument("--tag", action="append", default=[], help="A tag (repeat for several)")
-_db_arg(add)
+
+
+@add.arguments
+def add_arguments(cmd: Command) -> None:
+    cmd.argument("url", help="The URL to keep", schema={"pattern": URL_PATTERN})
+    cmd.argument("--title", default="", help="A title")
+    cmd.argument("--tag", action="append", default=[], help="A tag (repeat for several)")
+    _db_arg(cmd)
 
 
 @add.handler
@@ -324,8 +356,12 @@ def run_add(ctx: Context) -> Outcome:
 
 get = tool.command("get", summary="Show one bookmark by id", read_only=True, events=[Bookmark],
                    examples=[["get", "b1"]], setup=SEED[:1])
-get.argument("id", help="The bookmark's id, e.g. b1", schema={"pattern": ID_PATTERN})
-_db_arg(get)
+
+
+@get.arguments
+def get_arguments(cmd: Command) -> None:
+    cmd.argument("id", help="The bookmark's id, e.g. b1", schema={"pattern": ID_PATTERN})
+    _db_arg(cmd)
 
 
 @get.handler
@@ -342,8 +378,12 @@ def run_get(ctx: Context) -> Outcome:
 lst = tool.command("list", summary="List bookmarks, oldest first (bounded)", read_only=True,
                    groups=[PAGING], events=[Bookmark],
                    examples=[["list"], ["list", "--limit", "2"]], setup=SEED)
-lst.argument("--tag", help="Only bookmarks with this tag")
-_db_arg(lst)
+
+
+@lst.arguments
+def list_arguments(cmd: Command) -> None:
+    cmd.argument("--tag", help="Only bookmarks with this tag")
+    _db_arg(cmd)
 
 
 @lst.handler
@@ -375,8 +415,12 @@ search = tool.command("search", summary="Search titles and URLs (bounded)", read
                       groups=[PAGING], events=[Hit],
                       examples=[["search", "example"], ["search", "example", "--limit", "1"]],
                       setup=SEED)
-search.argument("query", help="Text to look for in titles and URLs")
-_db_arg(search)
+
+
+@search.arguments
+def search_arguments(cmd: Command) -> None:
+    cmd.argument("query", help="Text to look for in titles and URLs")
+    _db_arg(cmd)
 
 
 @search.handler
@@ -405,11 +449,15 @@ update = tool.command("update", summary="Change a bookmark's title, URL or tags"
                       examples=[["update", "b1", "--title", "Renamed"],
                                 ["update", "b1", "--title", "Planned", "--dry-run"]],
                       setup=SEED[:1])
-update.argument("id", help="The bookmark's id", schema={"pattern": ID_PATTERN})
-update.argument("--title", help="The new title")
-update.argument("--url", help="The new URL", schema={"pattern": URL_PATTERN})
-update.argument("--tag", action="append", help="The new tags (replace the old ones)")
-_db_arg(update)
+
+
+@update.arguments
+def update_arguments(cmd: Command) -> None:
+    cmd.argument("id", help="The bookmark's id", schema={"pattern": ID_PATTERN})
+    cmd.argument("--title", help="The new title")
+    cmd.argument("--url", help="The new URL", schema={"pattern": URL_PATTERN})
+    cmd.argument("--tag", action="append", help="The new tags (replace the old ones)")
+    _db_arg(cmd)
 
 
 @update.handler
@@ -451,9 +499,13 @@ delete = tool.command(
     examples=[["delete", "b1", "--confirm"], ["delete", "b1", "--dry-run"],
               ["delete", "--query", "example", "--confirm", "--confirm-count", "2"]],
     setup=SEED)
-delete.argument("id", nargs="?", help="The bookmark's id", schema={"pattern": ID_PATTERN})
-delete.argument("--query", help="Delete every bookmark whose title or URL contains this")
-_db_arg(delete)
+
+
+@delete.arguments
+def delete_arguments(cmd: Command) -> None:
+    cmd.argument("id", nargs="?", help="The bookmark's id", schema={"pattern": ID_PATTERN})
+    cmd.argument("--query", help="Delete every bookmark whose title or URL contains this")
+    _db_arg(cmd)
 
 
 @delete.handler
@@ -511,7 +563,11 @@ imp = tool.command(
                 "array of records (--input-json). Default fail-fast: a malformed line "
                 "aborts before anything is written (exit 65). --continue-on-error: a malformed "
                 "line is an item-scope aoi:error, the rest is imported, ok:false, partial:true.")
-_db_arg(imp)
+
+
+@imp.arguments
+def import_arguments(cmd: Command) -> None:
+    _db_arg(cmd)
 
 
 @imp.handler
@@ -566,9 +622,13 @@ def run_import(ctx: Context) -> Outcome:
 watch = tool.command("watch", summary="Stream bookmarks as they are added (unbounded)",
                      read_only=True, unbounded=True, events=[Bookmark],
                      examples=[["watch", "--interval", "0.2"]])
-watch.argument("--interval", type=float, default=1.0, metavar="SECONDS",
-               help="How often to look for new bookmarks", schema={"minimum": 0.05})
-_db_arg(watch)
+
+
+@watch.arguments
+def watch_arguments(cmd: Command) -> None:
+    cmd.argument("--interval", type=float, default=1.0, metavar="SECONDS",
+                 help="How often to look for new bookmarks", schema={"minimum": 0.05})
+    _db_arg(cmd)
 
 
 @watch.handler

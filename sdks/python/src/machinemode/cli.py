@@ -4,6 +4,9 @@ One :class:`Tool` holds one argparse parser per command. ``--help``, the usage e
 input schemas (``input-schema --command NAME``), the capability manifest (``capabilities``) and
 the event schema (``schema``) are all read from those parsers and from the declared event
 classes, so discovery cannot drift from what the tool accepts and emits (docs/discovery.md).
+A parser is built the first time it is needed (its command runs, or its ``--help`` or input
+schema is asked for): a command whose arguments are declared in an :meth:`Command.arguments`
+function costs nothing at start-up, so ``schema`` and ``capabilities`` build no command's parser.
 
 Every command has ``--output``/``--format`` (``jsonl``; ``json`` is read as ``jsonl`` except by
 the discovery commands; ``human``, the default), ``--schema-version``, ``--no-color`` and
@@ -29,8 +32,6 @@ never repeat a value the caller gave (it may be a secret, §11): only flag names
 from __future__ import annotations
 
 import argparse
-import copy
-import dataclasses
 import functools
 import json
 import os
@@ -49,6 +50,7 @@ from typing import (
     Tuple,
     Type,
     TypeVar,
+    Union,
 )
 
 from . import errors, harness
@@ -86,7 +88,7 @@ _SENSITIVE = ("token", "secret", "password", "passwd", "key", "credential", "coo
               "authorization", "auth", "bearer", "private")
 _JSON_SCHEMA = "https://json-schema.org/draft/2020-12/schema"
 _CODE_RE = "^[A-Z][A-Z0-9_]*$"
-_FLAG_RE = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9-]{0,40}$")
+_FLAG_RE = r"^--?[A-Za-z0-9][A-Za-z0-9-]{0,40}$"  # compiled by re on a usage error's first use
 
 
 def path(value: str) -> str:
@@ -158,7 +160,7 @@ def _describe(message: str) -> Tuple[str, str]:
     if message.startswith("unrecognized arguments"):
         names = [t.split("=", 1)[0] for t in message.split(":", 1)[1].split()
                  if t.startswith("-")]
-        shown = [n for n in names if _FLAG_RE.match(n)]
+        shown = [n for n in names if re.match(_FLAG_RE, n)]
         if shown:
             return "UNKNOWN_OPTION", "Unknown option " + ", ".join(shown[:5]) + "."
         return "UNEXPECTED_OPERAND", "Too many operands."
@@ -167,7 +169,7 @@ def _describe(message: str) -> Tuple[str, str]:
     m = re.match(r"argument ([^:]+): (.*)", message)
     if m:
         name, rest = m.group(1).split("/")[0].strip(), m.group(2)
-        if not _FLAG_RE.match(name) and not re.match(r"^[A-Za-z_]{1,40}$", name):
+        if not re.match(_FLAG_RE, name) and not re.match(r"^[A-Za-z_]{1,40}$", name):
             name = "an argument"
         if rest.startswith("invalid choice"):
             choices = re.search(r"\(choose from (.*)\)", rest)
@@ -185,18 +187,53 @@ def _describe(message: str) -> Tuple[str, str]:
     return "USAGE", "Invalid usage."
 
 
-@dataclasses.dataclass
 class _ArgInfo:
-    schema: Dict[str, Any]
-    path: bool
-    secret: Optional[bool]
+    """What the input schema adds to an argparse action (a plain class: a dataclass costs a
+    third of a millisecond at every start)."""
+
+    __slots__ = ("path", "schema", "secret")
+
+    def __init__(self, schema: Dict[str, Any], path: bool, secret: Optional[bool]) -> None:
+        self.schema = schema
+        self.path = path
+        self.secret = secret
+
+
+class _Parsers(Dict[str, Any]):
+    """argparse's map from a command's name to its parser (the subparsers action's ``choices``)
+    in which a parser not built yet is the function that builds it: a look-up builds the parser
+    it finds, and only that one. The names and their order are argparse's as ever."""
+
+    def __getitem__(self, name: str) -> argparse.ArgumentParser:
+        found = super().__getitem__(name)
+        if not isinstance(found, argparse.ArgumentParser):
+            found = found()
+            super().__setitem__(name, found)
+        return found  # type: ignore[no-any-return]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def values(self) -> Any:
+        for name in self:
+            self[name]
+        return super().values()
+
+    def items(self) -> Any:
+        for name in self:
+            self[name]
+        return super().items()
 
 
 class Command:
-    """One command: its parser (add arguments with :meth:`argument`), its declared events and
-    claims, and its handler."""
+    """One command: its parser (add arguments with :meth:`argument`, or in an
+    :meth:`arguments` function), its declared events and claims, and its handler."""
 
-    def __init__(self, tool: Tool, name: str, parser: argparse.ArgumentParser, *,
+    def __init__(self, tool: Tool, name: str,
+                 parser: Union[argparse.ArgumentParser, Callable[[], argparse.ArgumentParser]], *,
                  summary: str, read_only: bool, groups: Sequence[str],
                  events: Sequence[type], destructive: bool, additive: bool, unbounded: bool,
                  examples: Sequence[Sequence[str]], setup: Optional[Sequence[Any]],
@@ -204,7 +241,10 @@ class Command:
                  limit_default: int, limit_max: int) -> None:
         self.tool = tool
         self.name = name
-        self.parser = parser
+        # A parser, or the function that makes it bare (then :attr:`parser` completes it).
+        self._parser = parser if isinstance(parser, argparse.ArgumentParser) else None
+        self._new_parser = None if isinstance(parser, argparse.ArgumentParser) else parser
+        self._declarations: List[Callable[[Command], None]] = []
         self.summary = summary
         self.read_only = read_only
         self.groups = tuple(groups)
@@ -238,11 +278,40 @@ class Command:
             out.append("aoi:heartbeat")
         return [*out, "aoi:warning", "aoi:error", "aoi:summary"]
 
+    @property
+    def parser(self) -> argparse.ArgumentParser:
+        """This command's argparse parser, built on first use: the common flags, then its
+        groups' flags, then its :meth:`arguments` functions in order."""
+        if self._parser is None:
+            assert self._new_parser is not None
+            self._parser = self._new_parser()
+            try:
+                Tool._add_common(self._parser)
+                Tool._add_groups(self)
+                for declare in self._declarations:
+                    declare(self)
+            except BaseException:
+                self._parser = None  # half-built: the next use fails the same way
+                self.info.clear()
+                raise
+        return self._parser
+
+    def arguments(self, fn: Callable[[Command], None]) -> Callable[[Command], None]:
+        """Decorate a function ``fn(command)`` that declares this command's arguments with
+        :meth:`argument`; it runs when the parser is first needed, so a start-up that never
+        needs this command's parser (``schema``, ``capabilities``, another command) never
+        builds it. A mistake in a declaration is raised then, as argparse raises it."""
+        if self._parser is not None:
+            fn(self)
+        else:
+            self._declarations.append(fn)
+        return fn
+
     def argument(self, *flags: str, schema: Optional[Dict[str, Any]] = None,
                  secret: Optional[bool] = None, **kwargs: Any) -> argparse.Action:
         """``parser.add_argument`` plus what the input schema should add (``schema``: e.g.
         ``{"minLength": 1}``; ``secret``: never echoed, §11). ``type=machinemode.cli.path``
-        marks a path."""
+        marks a path. Outside an :meth:`arguments` function this builds the parser now."""
         action = self.parser.add_argument(*flags, **kwargs)
         self.info[action.dest] = _ArgInfo(dict(schema or {}), kwargs.get("type") is path,
                                           secret)
@@ -504,17 +573,32 @@ class Tool:
         self._add_common(self.parser)
         self._sub = self.parser.add_subparsers(dest="_command", metavar="COMMAND",
                                                parser_class=_Parser)
-        schema = self._sub.add_parser("schema", help="Print the event schema (JSON Schema)",
-                                      allow_abbrev=False)
-        self._add_common(schema)
-        caps = self._sub.add_parser("capabilities", help="Print the capability manifest",
-                                    allow_abbrev=False)
-        self._add_common(caps)
-        ins = self._sub.add_parser("input-schema", help="Print one command's input schema",
-                                   allow_abbrev=False)
-        self._add_common(ins)
-        ins.add_argument("--command", dest="for_command", required=True, metavar="NAME",
-                         help="The command whose input schema to print")
+        self._parsers = _Parsers()
+        self._sub._name_parser_map = self._sub.choices = self._parsers
+        self._subcommand("schema", "Print the event schema (JSON Schema)", self._discovery_parser)
+        self._subcommand("capabilities", "Print the capability manifest", self._discovery_parser)
+        self._subcommand("input-schema", "Print one command's input schema",
+                         self._discovery_parser)
+
+    def _subcommand(self, name: str, help: str,
+                    build: Callable[[str], argparse.ArgumentParser]) -> None:
+        """Declare the subcommand ``name`` as ``add_parser(name, help=help)`` declares it (its
+        line in ``--help``, its place among the choices); ``build(name)`` makes its parser
+        when argparse, or anything else, first looks it up."""
+        self._sub._choices_actions.append(self._sub._ChoicesPseudoAction(name, (), help))
+        self._parsers[name] = functools.partial(build, name)
+
+    def _bare_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        """A subcommand's parser as ``add_parser`` makes it, without its arguments."""
+        return _Parser(prog=f"{self._sub._prog_prefix} {name}", allow_abbrev=False, **kwargs)
+
+    def _discovery_parser(self, name: str) -> argparse.ArgumentParser:
+        p = self._bare_parser(name)
+        self._add_common(p)
+        if name == "input-schema":
+            p.add_argument("--command", dest="for_command", required=True, metavar="NAME",
+                           help="The command whose input schema to print")
+        return p
 
     @staticmethod
     def _add_common(p: argparse.ArgumentParser) -> None:
@@ -545,15 +629,15 @@ class Tool:
         if name in self.commands or name in _DISCOVERY:
             raise ValueError(f"command {name!r} is declared twice")
         groups = list(groups)
-        p = self._sub.add_parser(name, help=summary, description=description or summary,
-                                 allow_abbrev=False)
-        self._add_common(p)
-        cmd = Command(self, name, p, summary=summary, read_only=read_only, groups=groups,
+        cmd = Command(self, name,
+                      functools.partial(self._bare_parser, name,
+                                        description=description or summary),
+                      summary=summary, read_only=read_only, groups=groups,
                       events=events, destructive=destructive, additive=additive,
                       unbounded=unbounded, examples=examples, setup=setup, stdin=stdin,
                       record=record, input_default=input_default,
                       limit_default=limit_default, limit_max=limit_max)
-        self._add_groups(cmd)
+        self._subcommand(name, summary, lambda _name: cmd.parser)
         self.commands[name] = cmd
         return cmd
 
@@ -814,7 +898,8 @@ def _framework_defs() -> Dict[str, Any]:
         "wrapped": {"type": "object", "required": ["protocol"],
                     "properties": {"protocol": {"enum": ["http", "grpc", "exit"]}}},
     }
-    return copy.deepcopy({
+    # Built anew on every call, so the caller owns it (``diag`` is shared inside, as before).
+    return {
         "envelope": {"type": "object", "required": ["seq", "run"], "properties": {
             "seq": {"type": "integer", "minimum": 0}, "run": {"type": "string", "minLength": 1},
             "t": {"type": "number", "minimum": 0}, "trace_id": {"type": "string"}}},
@@ -875,4 +960,4 @@ def _framework_defs() -> Dict[str, Any]:
             "unit": {"type": "string"}, "message": {"type": "string"}}},
         "heartbeat": {"type": "object", "properties": {
             "interval_ms": {"type": "integer", "minimum": 0}}},
-    })
+    }

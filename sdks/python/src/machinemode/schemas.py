@@ -22,6 +22,7 @@ import dataclasses
 import math
 import re
 import typing
+import weakref
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Type, TypeVar, Union
 
 __all__ = ["RecordError", "event", "event_type_of", "load", "schema_of", "to_fields"]
@@ -72,8 +73,16 @@ def _is_record_class(tp: Any) -> bool:
     return isinstance(tp, type) and (dataclasses.is_dataclass(tp) or _is_typeddict(tp))
 
 
+# A class's evaluated hints, kept: ``get_type_hints`` compiles every string annotation again on
+# each call, and a class is read by ``@event``, by its schema and by every record loaded.
+_HINTS: weakref.WeakKeyDictionary[Any, Dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
 def _field_hints(cls: Any) -> Dict[str, Any]:
-    return typing.get_type_hints(cls, include_extras=True)
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls, include_extras=True)
+    return hints
 
 
 def _required(cls: Any) -> List[str]:
