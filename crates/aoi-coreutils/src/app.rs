@@ -37,13 +37,41 @@ pub struct Cli {
 pub enum Command {
     /// List directory contents (bounded; sorted by name unless -t or -S).
     Ls(ls::LsArgs),
+    /// Find entries in directory trees, gitignore-aware like fd (bounded; sorted by path).
+    Find(crate::find::FindArgs),
+    /// Search file contents for a pattern (bounded; gitignore-aware; sorted).
+    Grep(crate::grep::GrepArgs),
+    /// Print files (bounded: 64 KiB of content per run, resumable with --cursor).
+    Cat(crate::read::CatArgs),
+    /// Print the first lines or bytes of files (bounded; GNU -n/-c).
+    Head(crate::read::HeadArgs),
+    /// Print the last lines or bytes of files (bounded; GNU -n/-c, -n +K).
+    Tail(crate::read::TailArgs),
+    /// Make directories (-p parents, -m mode; --dry-run plans, --idempotency-key replays).
+    Mkdir(crate::write::MkdirArgs),
+    /// Set file times, creating missing files (-c, -d DATE, -r REF; --dry-run plans).
+    Touch(crate::write::TouchArgs),
+    /// Copy files and trees (-r); an existing destination is a conflict unless -f or -n.
+    Cp(crate::write::CpArgs),
+    /// Move or rename (across file systems too); an existing destination is a conflict unless -f or -n.
+    Mv(crate::write::MvArgs),
+    /// Remove files and trees (-r): destructive, refuses without --confirm (and --confirm-count N).
+    Rm(crate::write::RmArgs),
+    /// Print newline, word, byte, character counts and line widths, as GNU wc.
+    Wc(crate::wc::WcArgs),
+    /// Disk usage of directory trees (bounded; largest first).
+    Du(crate::du::DuArgs),
+    /// Describe files in detail: size, blocks, inode, links, mode, owner, times.
+    Stat(crate::stat::StatArgs),
     // <commands: one line per command above this marker>
     #[command(flatten)]
     Discovery(Discovery),
 }
 
 /// The names a link to this binary may carry (argv\[0\] dispatch).
-pub const COMMANDS: &[&str] = &["ls"];
+pub const COMMANDS: &[&str] = &[
+    "ls", "find", "grep", "cat", "head", "tail", "wc", "mkdir", "touch", "cp", "mv", "rm", "du", "stat",
+];
 
 /// The tool's identity, schema and command statements.
 pub fn app() -> App {
@@ -55,6 +83,20 @@ pub fn app() -> App {
     .event_schema(|identity| {
         EventSchema::new(identity, "https://schemas.machinemode.io/coreutils")
             .domain_event::<Entry>()
+            .domain_event::<crate::grep::Match<'static>>()
+            .domain_event::<crate::grep::Context<'static>>()
+            .domain_event::<crate::grep::BinaryFile<'static>>()
+            .domain_event::<crate::grep::FileCount<'static>>()
+            .domain_event::<crate::grep::FileMatch<'static>>()
+            .domain_event::<crate::read::Content>()
+            .domain_event::<crate::read::Binary>()
+            .domain_event::<crate::write::Created>()
+            .domain_event::<crate::write::Changed>()
+            .domain_event::<crate::write::Removed>()
+            .domain_event::<crate::write::Moved>()
+            .domain_event::<crate::write::Copied>()
+            .domain_event::<crate::wc::Count>()
+            .domain_event::<crate::du::Usage>()
             // <schema: one .domain_event line per event type above this marker>
             .build()
     })
@@ -62,7 +104,82 @@ pub fn app() -> App {
         CommandSpec::new("ls")
             .read_only()
             .events(["entry"])
-            .example(["ls", "-la", "."]),
+            .example(["ls", "-l", "--all", "."]),
+    )
+    .command(
+        CommandSpec::new("find")
+            .read_only()
+            .events(["entry"])
+            .example(["find", "notes", "--type", "f"]),
+    )
+    .command(
+        CommandSpec::new("grep")
+            .read_only()
+            .events(["match", "context", "binary_file", "file_count", "file_match"])
+            .example(["grep", "TODO", "notes", "src"]),
+    )
+    .command(
+        CommandSpec::new("cat")
+            .read_only()
+            .events(["content", "binary"])
+            .example(["cat", "notes/todo.txt", "--max-bytes", "16384"]),
+    )
+    .command(
+        CommandSpec::new("head")
+            .read_only()
+            .events(["content", "binary"])
+            .example(["head", "--lines", "2", "notes/todo.txt"]),
+    )
+    .command(
+        CommandSpec::new("tail")
+            .read_only()
+            .events(["content", "binary"])
+            .example(["tail", "--lines", "2", "notes/todo.txt"]),
+    )
+    .command(
+        CommandSpec::new("mkdir")
+            .events(["created"])
+            .example(["mkdir", "--parents", "build/out"]),
+    )
+    .command(
+        CommandSpec::new("touch")
+            .events(["created", "changed"])
+            .example(["touch", "notes/new.txt"]),
+    )
+    .command(
+        CommandSpec::new("cp")
+            .events(["copied"])
+            .example(["cp", "--recursive", "notes", "notes-copy"]),
+    )
+    .command(
+        CommandSpec::new("mv")
+            .events(["moved"])
+            .example(["mv", "notes/readme.md", "notes/README.md"]),
+    )
+    .command(
+        CommandSpec::new("rm")
+            .destructive()
+            .events(["removed"])
+            .example(["rm", "--confirm", "notes/readme.md"])
+            .example(["rm", "--recursive", "--confirm", "--confirm-count", "3", "notes"]),
+    )
+    .command(
+        CommandSpec::new("wc")
+            .read_only()
+            .events(["count"])
+            .example(["wc", "--lines", "notes/todo.txt", "src/main.rs"]),
+    )
+    .command(
+        CommandSpec::new("du")
+            .read_only()
+            .events(["usage"])
+            .example(["du", "--max-depth", "1", "."]),
+    )
+    .command(
+        CommandSpec::new("stat")
+            .read_only()
+            .events(["entry"])
+            .example(["stat", "notes/todo.txt", "notes/readme.md"]),
     )
     // <specs: one .command(...) per command above this marker>
     .command(CommandSpec::new("schema").read_only().example(["schema"]))
@@ -107,6 +224,19 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Discovery(d) => app.discover::<Cli>(&cli.aoi, &d),
         Command::Ls(args) => ls::run(&app, &cli.aoi, args),
+        Command::Find(args) => crate::find::run(&app, &cli.aoi, args),
+        Command::Grep(args) => crate::grep::run(&app, &cli.aoi, args),
+        Command::Cat(args) => crate::read::run_cat(&app, &cli.aoi, args),
+        Command::Head(args) => crate::read::run_head(&app, &cli.aoi, args),
+        Command::Tail(args) => crate::read::run_tail(&app, &cli.aoi, args),
+        Command::Mkdir(args) => crate::write::mkdir::run(&app, &cli.aoi, args),
+        Command::Touch(args) => crate::write::touch::run(&app, &cli.aoi, args),
+        Command::Cp(args) => crate::write::cp::run(&app, &cli.aoi, args),
+        Command::Mv(args) => crate::write::mv::run(&app, &cli.aoi, args),
+        Command::Rm(args) => crate::write::rm::run(&app, &cli.aoi, args),
+        Command::Wc(args) => crate::wc::run(&app, &cli.aoi, args),
+        Command::Du(args) => crate::du::run(&app, &cli.aoi, args),
+        Command::Stat(args) => crate::stat::run(&app, &cli.aoi, args),
         // <dispatch: one arm per command above this marker>
     }
 }

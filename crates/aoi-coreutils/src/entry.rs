@@ -105,6 +105,22 @@ pub struct Entry {
     /// Where a symbolic link points (as stored, not resolved).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
+    /// Levels below the operand it was found under, 0 for the operand itself (`find`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depth: Option<usize>,
+    /// The device the entry lives on, `st_dev` (`stat`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<u64>,
+    /// The device a block or character device entry stands for, `st_rdev` (`stat`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_type: Option<u64>,
+    /// The preferred I/O block size, `st_blksize` (`stat`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_block: Option<u64>,
+    /// Creation (birth), milliseconds since the Unix epoch, where the file system records it
+    /// (`stat`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_ms: Option<i64>,
 }
 
 impl DomainEvent for Entry {
@@ -148,7 +164,24 @@ impl Entry {
             changed_ms: metadata.ctime() * 1000 + metadata.ctime_nsec() / 1_000_000,
             inode: metadata.ino(),
             target,
+            depth: None,
+            device: None,
+            device_type: None,
+            io_block: None,
+            created_ms: None,
         })
+    }
+
+    /// The entry with what only `stat` shows: device, device type, I/O block, birth time.
+    pub fn with_stat_details(mut self, metadata: &Metadata) -> Entry {
+        self.device = Some(metadata.dev());
+        let kind = self.kind;
+        if matches!(kind, Kind::BlockDevice | Kind::CharDevice) {
+            self.device_type = Some(metadata.rdev());
+        }
+        self.io_block = Some(metadata.blksize());
+        self.created_ms = metadata.created().ok().map(epoch_ms);
+        self
     }
 }
 

@@ -1,5 +1,5 @@
-//! `aoi lint` on the project's own tools: the reference tool `outline` and `aoi` itself pass
-//! every applicable check (§18), with the configurations they ship.
+//! `aoi lint` on the project's own tools: the reference tool `outline`, `aoi-coreutils` and
+//! `aoi` itself pass every applicable check (§18), with the configurations they ship.
 
 use std::path::Path;
 use std::process::Command;
@@ -56,6 +56,14 @@ fn outline_passes_every_applicable_check() {
     let (problems, passes) = lint(&aoi_test::workspace_bin("outline"), Some(&config));
     assert!(problems.is_empty(), "{problems:#?}");
     assert!(passes > 200, "only {passes} checks passed");
+}
+
+#[test]
+fn aoi_coreutils_passes_every_applicable_check_of_every_command() {
+    let config = crate_dir("aoi-coreutils").join("aoi-lint.toml");
+    let (problems, passes) = lint(&aoi_test::workspace_bin("aoi-coreutils"), Some(&config));
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert!(passes >= 160, "only {passes} checks passed");
 }
 
 #[test]

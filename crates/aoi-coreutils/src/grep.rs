@@ -1,0 +1,1623 @@
+//! `grep`: search file contents for a pattern, bounded (§15), gitignore-aware, in a
+//! deterministic order, one `match` event per matching line.
+//!
+//! Directories are walked with the `ignore` crate as ripgrep walks them: `.gitignore`,
+//! `.ignore` and hidden files are skipped unless `--no-ignore` / `--hidden` say otherwise, and
+//! symbolic links are not followed below an operand. Files are searched with
+//! `grep-searcher` (large reads, no memory map) by a small pool of workers, and their events
+//! are written in order: operands as given, each operand's files in path order (component by
+//! component, bytes, as `rg --sort path`), lines in file order. A cursor names the last item
+//! written (operand, path, and the item's ordinal within that file), so paging visits every
+//! item exactly once.
+//!
+//! Events (machine mode):
+//!
+//! - `match`: a matching line (a selected line with `-v`). `byte_offset` is the absolute
+//!   offset of the line's start in the file; `text` is the line without its `\n`, or
+//!   `bytes_base64` when it is not UTF-8; `submatches` are byte offsets into what was emitted
+//!   (`text[start..end]` is the match; into the decoded bytes for `bytes_base64`). A line
+//!   longer than `--max-columns` bytes (default 500 in machine mode, 0 for no limit; ripgrep
+//!   ignores `--max-columns` under `--json`) is cut to a window of at most that many bytes, on
+//!   UTF-8 boundaries, that holds the first submatch: `line_truncated: true`, `window_start`
+//!   the window's offset in the line, submatches rebased into it (those not wholly inside are
+//!   dropped; a first submatch longer than the window is cut to it).
+//! - `context`: a line of `-A`/`-B`/`-C` context, with the same fields but `submatches`.
+//! - `binary_file`: the file holds a NUL byte (as ripgrep decides: the search stops at the
+//!   block of input that holds it, so a NUL in the first 64 KiB means nothing of the file is
+//!   searched); its lines are never written. One per binary file, counted as an item.
+//! - `file_count` (`-c`): the number of selected lines of a file that has any.
+//! - `file_match` (`-l`): a file with at least one selected line.
+//!
+//! `--limit` counts every item (matches, context lines, binary files, counts, item errors).
+//! A file that cannot be read is an item-scope `aoi:error` and the walk goes on (§9.1); an
+//! operand that does not exist fails the run. No match at all is a success with `count: 0`;
+//! in human mode the exit status is GNU grep's: 0 when a line was selected, 1 when none was,
+//! 2 when an error occurred.
+//!
+//! ```text
+//! $ aoi-coreutils grep -n TODO src --output jsonl
+//! {"type":"aoi:meta","aoi":{"seq":0,"run":"01K..."},"tool":"aoi-coreutils",...,"command":"grep"}
+//! {"type":"match","aoi":{"seq":1,"run":"01K..."},"path":"src/a.rs","line_number":3,"byte_offset":41,"text":"// TODO: fix","submatches":[{"start":3,"end":7,"text":"TODO"}],"line_truncated":false}
+//! {"type":"binary_file","aoi":{"seq":2,"run":"01K..."},"path":"src/logo.png","byte_offset":12}
+//! {"type":"aoi:summary","aoi":{"seq":3,"run":"01K..."},"ok":true,"event_count":4,"count":2,...,"truncated":false}
+//! ```
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io::{self, IsTerminal, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Condvar, Mutex};
+
+use aoi::app::{App, Limits};
+use aoi::surface::cursor::CursorCodec;
+use aoi::surface::flags::GlobalArgs;
+use aoi::{Category, Code, DomainEvent, EmitError, Emitter, ErrorEvent, Outcome};
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use clap::Args;
+use grep_matcher::Matcher;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{
+    BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkFinish, SinkMatch,
+};
+use ignore::overrides::{Override, OverrideBuilder};
+use ignore::WalkBuilder;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::common::{io_error, more_note, not_utf8, path_key, say_error, Bounds};
+
+/// The command's name, in events, cursors and messages.
+const NAME: &str = "grep";
+
+/// `--max-columns` in machine mode when it is not given: long enough for any line of code,
+/// short enough that a minified file cannot fill a page with one line.
+pub const DEFAULT_MAX_COLUMNS: usize = 500;
+
+/// Files a worker may run ahead of the one being written, so memory stays bounded.
+const LOOKAHEAD_FILES: usize = 64;
+
+/// Bytes of line text a worker gathers before handing them over.
+const CHUNK_BYTES: usize = 256 * 1024;
+
+/// Chunks of one file in flight between its worker and the writer.
+const CHUNKS_IN_FLIGHT: usize = 4;
+
+/// `grep` flags.
+#[derive(Debug, Clone, Args)]
+pub struct GrepArgs {
+    /// The pattern: a regular expression (Rust `regex` syntax), or a literal with -F.
+    #[arg(value_name = "PATTERN")]
+    pub pattern: String,
+    /// Files or directories to search (default: the current directory).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Match case-insensitively.
+    #[arg(short = 'i', long = "ignore-case")]
+    pub ignore_case: bool,
+    /// Take the pattern as a literal string, not a regular expression.
+    #[arg(short = 'F', long = "fixed-strings")]
+    pub fixed_strings: bool,
+    /// Match only whole words.
+    #[arg(short = 'w', long = "word-regexp")]
+    pub word: bool,
+    /// Select the lines that do not match.
+    #[arg(short = 'v', long = "invert-match")]
+    pub invert: bool,
+    /// Show line numbers (human mode; events always carry them).
+    #[arg(short = 'n', long = "line-number")]
+    pub line_number: bool,
+    /// Count the selected lines of each file that has any (`file_count` events).
+    #[arg(short = 'c', long = "count", conflicts_with = "files_with_matches")]
+    pub count: bool,
+    /// Name the files with a selected line (`file_match` events).
+    #[arg(short = 'l', long = "files-with-matches")]
+    pub files_with_matches: bool,
+    /// Lines of context after each match.
+    #[arg(short = 'A', long = "after-context", value_name = "N")]
+    pub after: Option<usize>,
+    /// Lines of context before each match.
+    #[arg(short = 'B', long = "before-context", value_name = "N")]
+    pub before: Option<usize>,
+    /// Lines of context before and after each match.
+    #[arg(short = 'C', long = "context", value_name = "N")]
+    pub context: Option<usize>,
+    /// Search only files whose path matches GLOB (`!GLOB` excludes); repeatable.
+    #[arg(short = 'g', long = "glob", value_name = "GLOB")]
+    pub glob: Vec<String>,
+    /// Search hidden files and directories too.
+    #[arg(long)]
+    pub hidden: bool,
+    /// Do not skip files that .gitignore, .ignore or git's excludes name.
+    #[arg(long)]
+    pub no_ignore: bool,
+    /// Cut lines longer than N bytes to a window around the first match (machine mode
+    /// default 500; 0 for no limit).
+    #[arg(short = 'M', long = "max-columns", value_name = "N")]
+    pub max_columns: Option<usize>,
+    /// Stop searching a file after N selected lines.
+    #[arg(short = 'm', long = "max-count", value_name = "N")]
+    pub max_count: Option<u64>,
+    #[command(flatten)]
+    pub bounds: Bounds,
+}
+
+// ---------------------------------------------------------------------------------------
+// Events
+
+/// One match inside a `match` event's line.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Submatch<'a> {
+    /// Byte offset of the match's start in the emitted text (or decoded bytes).
+    pub start: u64,
+    /// Byte offset just past the match's end.
+    pub end: u64,
+    /// The matched text (absent when it is not UTF-8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<&'a str>,
+}
+
+/// A selected line: a line that matched (with `-v`, one that did not).
+///
+/// The text fields are JSON the workers already rendered (see [`RawValue`]), so the one
+/// thread that writes the stream only copies them.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Match<'a> {
+    /// The file, as given or found under an operand.
+    #[schemars(with = "String")]
+    pub path: &'a RawValue,
+    /// The line's number, from 1.
+    pub line_number: u64,
+    /// Absolute byte offset of the line's start in the file.
+    pub byte_offset: u64,
+    /// The line (or its window) without its terminator, when it is UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub text: Option<&'a RawValue>,
+    /// The line's bytes, base64, when they are not UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub bytes_base64: Option<&'a RawValue>,
+    /// The matches within the emitted line, in order (empty with `-v`).
+    #[schemars(with = "Vec<Submatch<'static>>")]
+    pub submatches: &'a RawValue,
+    /// The line was longer than `--max-columns` and is cut to a window.
+    pub line_truncated: bool,
+    /// Where the window starts in the line, in bytes (only when `line_truncated`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_start: Option<u64>,
+}
+
+impl DomainEvent for Match<'_> {
+    const TYPE: &'static str = "match";
+}
+
+/// A line of context around a match (`-A`, `-B`, `-C`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Context<'a> {
+    /// The file.
+    #[schemars(with = "String")]
+    pub path: &'a RawValue,
+    /// The line's number, from 1.
+    pub line_number: u64,
+    /// Absolute byte offset of the line's start in the file.
+    pub byte_offset: u64,
+    /// The line (or its first `--max-columns` bytes) without its terminator, when UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub text: Option<&'a RawValue>,
+    /// The line's bytes, base64, when they are not UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub bytes_base64: Option<&'a RawValue>,
+    /// The line was longer than `--max-columns` and is cut.
+    pub line_truncated: bool,
+    /// Where the kept part starts in the line (only when `line_truncated`; always 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_start: Option<u64>,
+}
+
+impl DomainEvent for Context<'_> {
+    const TYPE: &'static str = "context";
+}
+
+/// A file holding binary data (a NUL byte), whose lines are not written.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct BinaryFile<'a> {
+    /// The file.
+    #[schemars(with = "String")]
+    pub path: &'a RawValue,
+    /// Absolute byte offset of the first NUL byte seen.
+    pub byte_offset: u64,
+}
+
+impl DomainEvent for BinaryFile<'_> {
+    const TYPE: &'static str = "binary_file";
+}
+
+/// The number of selected lines in a file (`-c`); only files with at least one.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FileCount<'a> {
+    /// The file.
+    #[schemars(with = "String")]
+    pub path: &'a RawValue,
+    /// Selected lines (at most `--max-count`).
+    pub count: u64,
+}
+
+impl DomainEvent for FileCount<'_> {
+    const TYPE: &'static str = "file_count";
+}
+
+/// A file with at least one selected line (`-l`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FileMatch<'a> {
+    /// The file.
+    #[schemars(with = "String")]
+    pub path: &'a RawValue,
+}
+
+impl DomainEvent for FileMatch<'_> {
+    const TYPE: &'static str = "file_match";
+}
+
+// ---------------------------------------------------------------------------------------
+// Shape and positions
+
+/// What decides which items exist and in what order, which a cursor is bound to.
+#[derive(Debug, Serialize)]
+struct Shape {
+    pattern: String,
+    paths: Vec<String>,
+    ignore_case: bool,
+    fixed_strings: bool,
+    word: bool,
+    invert: bool,
+    count: bool,
+    files_with_matches: bool,
+    before: usize,
+    after: usize,
+    glob: Vec<String>,
+    hidden: bool,
+    no_ignore: bool,
+    max_count: Option<u64>,
+}
+
+/// A cursor's position: the last item written was item `k` (from 1) of the file `p`
+/// (`path_key`) under operand `o`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Position {
+    o: usize,
+    p: String,
+    k: u64,
+}
+
+/// A decoded position.
+#[derive(Debug, Clone)]
+struct After {
+    operand: usize,
+    path: PathBuf,
+    ordinal: u64,
+}
+
+impl After {
+    fn decode(position: Position) -> Result<After, ErrorEvent> {
+        let bytes = STANDARD.decode(position.p.as_bytes()).map_err(|_| {
+            ErrorEvent::new(
+                Category::Validation,
+                aoi::surface::cursor::CURSOR_INVALID,
+                "the cursor's position is not one this tool version understands",
+            )
+            .field("cursor")
+        })?;
+        Ok(After {
+            operand: position.o,
+            path: PathBuf::from(OsStr::from_bytes(&bytes)),
+            ordinal: position.k,
+        })
+    }
+}
+
+/// The settings of one run, derived from the flags.
+#[derive(Debug)]
+struct Plan {
+    operands: Vec<PathBuf>,
+    /// The operand was defaulted to `.`, whose `./` is not shown.
+    implicit: bool,
+    before: usize,
+    after: usize,
+    max_columns: usize,
+    mode: Mode,
+    machine: bool,
+    limit: usize,
+    resume: Option<After>,
+    hidden: bool,
+    no_ignore: bool,
+    invert: bool,
+    max_count: Option<u64>,
+}
+
+/// What is reported per file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Lines,
+    Count,
+    Files,
+}
+
+fn shape(args: &GrepArgs, operands: &[PathBuf], before: usize, after: usize) -> Shape {
+    Shape {
+        pattern: args.pattern.clone(),
+        paths: operands.iter().map(|p| path_key(p.as_os_str())).collect(),
+        ignore_case: args.ignore_case,
+        fixed_strings: args.fixed_strings,
+        word: args.word,
+        invert: args.invert,
+        count: args.count,
+        files_with_matches: args.files_with_matches,
+        before,
+        after,
+        glob: args.glob.clone(),
+        hidden: args.hidden,
+        no_ignore: args.no_ignore,
+        max_count: args.max_count,
+    }
+}
+
+fn context_lines(args: &GrepArgs) -> (usize, usize) {
+    let c = args.context.unwrap_or(0);
+    (args.before.unwrap_or(c), args.after.unwrap_or(c))
+}
+
+fn operands(args: &GrepArgs) -> Vec<PathBuf> {
+    if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Running
+
+/// Runs `grep`.
+pub fn run(app: &App, global: &GlobalArgs, args: GrepArgs) -> ExitCode {
+    let ops = operands(&args);
+    let (before, after) = context_lines(&args);
+    let codec = CursorCodec::new(NAME, &shape(&args, &ops, before, after));
+    let machine = global.machine();
+    if !machine {
+        return human(&args, &codec, global);
+    }
+    let limits = Limits {
+        max_bytes: Some(args.bounds.max_bytes),
+        ..Limits::default()
+    };
+    app.run_with(global, NAME, limits, |out| {
+        let (plan, matcher, overrides) = prepare(&args, &codec, true)?;
+        let mut writer = MachineWriter { out };
+        let end = drive(&plan, &matcher, &overrides, &mut writer)?;
+        let mut outcome = if end.failed {
+            Outcome::failed()
+        } else {
+            Outcome::success()
+        };
+        if end.truncated {
+            let next = end.last.as_ref().map(|p| codec.encode(p));
+            outcome = outcome.truncated(next);
+        }
+        Ok(outcome)
+    })
+}
+
+/// The plan, the matcher and the glob overrides, or the usage error that prevents them.
+fn prepare(
+    args: &GrepArgs,
+    codec: &CursorCodec,
+    machine: bool,
+) -> Result<(Plan, RegexMatcher, Override), ErrorEvent> {
+    let limit = args.bounds.checked_limit()?;
+    let resume = match args.bounds.cursor.as_deref() {
+        Some(c) => Some(After::decode(codec.decode::<Position>(c)?)?),
+        None => None,
+    };
+    let (before, after) = context_lines(args);
+    let mode = if args.count {
+        Mode::Count
+    } else if args.files_with_matches {
+        Mode::Files
+    } else {
+        Mode::Lines
+    };
+    let max_columns = args
+        .max_columns
+        .unwrap_or(if machine { DEFAULT_MAX_COLUMNS } else { 0 });
+    let matcher = RegexMatcherBuilder::new()
+        .case_insensitive(args.ignore_case)
+        .fixed_strings(args.fixed_strings)
+        .word(args.word)
+        .line_terminator(Some(b'\n'))
+        .build(&args.pattern)
+        .map_err(|e| {
+            ErrorEvent::new(
+                Category::Usage,
+                Code::from_static("PATTERN_INVALID"),
+                format!("the pattern is not a valid regular expression: {e}"),
+            )
+            .field("pattern")
+            .hint("pass -F to search for the text literally")
+        })?;
+    let mut overrides = OverrideBuilder::new(".");
+    for glob in &args.glob {
+        overrides.add(glob).map_err(|e| glob_error(glob, &e))?;
+    }
+    let overrides = overrides.build().map_err(|e| glob_error("", &e))?;
+    let plan = Plan {
+        operands: operands(args),
+        implicit: args.paths.is_empty(),
+        before,
+        after,
+        max_columns,
+        mode,
+        machine,
+        limit,
+        resume,
+        hidden: args.hidden,
+        no_ignore: args.no_ignore,
+        invert: args.invert,
+        max_count: args.max_count,
+    };
+    Ok((plan, matcher, overrides))
+}
+
+fn glob_error(glob: &str, e: &ignore::Error) -> ErrorEvent {
+    ErrorEvent::new(
+        Category::Usage,
+        Code::from_static("GLOB_INVALID"),
+        format!("--glob {glob:?} is not a valid glob: {e}"),
+    )
+    .field("glob")
+}
+
+/// How a run ended.
+#[derive(Debug, Default)]
+struct End {
+    /// Items remain after the last one written.
+    truncated: bool,
+    /// The last item written.
+    last: Option<Position>,
+    /// An operand could not be read.
+    failed: bool,
+    /// Selected lines, counts or file names written.
+    selected: u64,
+    /// Item errors written.
+    errors: u64,
+}
+
+/// One file (or a problem standing in its place) in the order items are written.
+#[derive(Debug)]
+enum Task {
+    File {
+        operand: usize,
+        path: PathBuf,
+        skip: u64,
+    },
+    Error {
+        operand: usize,
+        path: PathBuf,
+        error: Box<ErrorEvent>,
+        skip: u64,
+    },
+}
+
+/// What a worker found in one file, in order; text lives in `arena`.
+#[derive(Debug, Default)]
+struct Chunk {
+    /// Line text: plain in human mode; in machine mode JSON (a string literal for the text,
+    /// an array for the submatches), rendered by the worker.
+    arena: String,
+    recs: Vec<Rec>,
+    subs: Vec<SubRec>,
+}
+
+#[derive(Debug)]
+struct Rec {
+    ordinal: u64,
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Line {
+        selected: bool,
+        line_number: u64,
+        byte_offset: u64,
+        text: (usize, usize),
+        base64: bool,
+        window: Option<u64>,
+        /// Human mode: the submatches in `Chunk::subs`; machine mode: their JSON in the arena.
+        subs: (usize, usize),
+    },
+    Binary(u64),
+    Count(u64),
+    FileMatch,
+    Error(Box<ErrorEvent>),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct SubRec {
+    start: usize,
+    end: usize,
+}
+
+/// A file's results as the writer receives them.
+struct Slot {
+    operand: usize,
+    path: PathBuf,
+    /// The path as a person sees it.
+    shown: String,
+    /// The path as a JSON string (machine mode).
+    shown_json: Vec<u8>,
+    chunks: Receiver<Chunk>,
+}
+
+/// Writes items: events in machine mode, lines in human mode.
+trait ItemWriter {
+    type Error;
+    /// Writes `rec` of `file`; `Ok(false)` when `--max-bytes` refused it.
+    fn item(&mut self, file: &FileRef<'_>, rec: &Rec, chunk: &Chunk) -> Result<bool, Self::Error>;
+}
+
+/// The file an item belongs to, as each mode writes it.
+struct FileRef<'a> {
+    shown: &'a str,
+    /// The path's JSON (machine mode), parsed once per file.
+    json: Option<&'a RawValue>,
+}
+
+/// Stops every thread of a run when dropped, however the writer leaves.
+struct StopOnDrop<'a> {
+    shared: &'a Shared,
+}
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        // Under the lock, so a worker that checked `stop` is already waiting.
+        let _writing = self.shared.writing.lock();
+        self.shared.window_moved.notify_all();
+    }
+}
+
+/// What the walker, the workers and the writer share.
+struct Shared {
+    stop: AtomicBool,
+    failed: AtomicBool,
+    /// The index of the file being written; workers wait while they are too far ahead.
+    writing: Mutex<usize>,
+    window_moved: Condvar,
+}
+
+/// Walks, searches and writes one page.
+fn drive<W: ItemWriter>(
+    plan: &Plan,
+    matcher: &RegexMatcher,
+    overrides: &Override,
+    writer: &mut W,
+) -> Result<End, W::Error> {
+    let shared = Shared {
+        stop: AtomicBool::new(false),
+        failed: AtomicBool::new(false),
+        writing: Mutex::new(0),
+        window_moved: Condvar::new(),
+    };
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 8);
+    let (task_tx, task_rx) = mpsc::channel::<(usize, Task)>();
+    let task_rx = Mutex::new(task_rx);
+    let (slot_tx, slot_rx) = mpsc::channel::<(usize, Slot)>();
+    std::thread::scope(|scope| {
+        let shared = &shared;
+        scope.spawn(move || walk(plan, overrides, shared, task_tx));
+        for _ in 0..workers {
+            let slot_tx = slot_tx.clone();
+            let task_rx = &task_rx;
+            let matcher = matcher.clone();
+            scope.spawn(move || work(plan, &matcher, shared, task_rx, slot_tx));
+        }
+        drop(slot_tx);
+        let _stop = StopOnDrop { shared };
+        let mut end = write_in_order(plan, shared, slot_rx, writer)?;
+        end.failed |= shared.failed.load(Ordering::Relaxed);
+        Ok(end)
+    })
+}
+
+/// Takes each file's chunks in order and writes their items until the page is full.
+fn write_in_order<W: ItemWriter>(
+    plan: &Plan,
+    shared: &Shared,
+    slots: Receiver<(usize, Slot)>,
+    writer: &mut W,
+) -> Result<End, W::Error> {
+    let mut end = End::default();
+    let mut pending: BTreeMap<usize, Slot> = BTreeMap::new();
+    let mut written = 0usize;
+    let mut next = 0usize;
+    // The last item written: its file (operand, path) and ordinal.
+    let mut last: Option<(usize, PathBuf)> = None;
+    let mut last_k = 0u64;
+    let finish = |mut end: End, last: Option<(usize, PathBuf)>, k: u64| {
+        end.last = last.map(|(o, p)| Position {
+            o,
+            p: path_key(p.as_os_str()),
+            k,
+        });
+        end
+    };
+    loop {
+        let slot = loop {
+            if let Some(slot) = pending.remove(&next) {
+                break Some(slot);
+            }
+            match slots.recv() {
+                Ok((i, slot)) => {
+                    pending.insert(i, slot);
+                }
+                Err(_) => break None,
+            }
+        };
+        let Some(slot) = slot else {
+            return Ok(finish(end, last, last_k));
+        };
+        let mut started = false;
+        let file = FileRef {
+            shown: &slot.shown,
+            json: serde_json::from_slice(&slot.shown_json).ok(),
+        };
+        for chunk in slot.chunks.iter() {
+            for rec in &chunk.recs {
+                if written >= plan.limit || !writer.item(&file, rec, &chunk)? {
+                    end.truncated = true;
+                    return Ok(finish(end, last, last_k));
+                }
+                written += 1;
+                match &rec.kind {
+                    Kind::Line { selected: true, .. } | Kind::Count(_) | Kind::FileMatch => {
+                        end.selected += 1
+                    }
+                    Kind::Error(_) => end.errors += 1,
+                    _ => {}
+                }
+                if !started {
+                    started = true;
+                    last = Some((slot.operand, slot.path.clone()));
+                }
+                last_k = rec.ordinal;
+            }
+        }
+        next += 1;
+        if let Ok(mut writing) = shared.writing.lock() {
+            *writing = next;
+        }
+        shared.window_moved.notify_all();
+    }
+}
+
+/// Lists the files of every operand, in order, as tasks; skips what a cursor passed.
+fn walk(plan: &Plan, overrides: &Override, shared: &Shared, tasks: mpsc::Sender<(usize, Task)>) {
+    let mut index = 0usize;
+    let mut send = |task: Task| {
+        let ok = tasks.send((index, task)).is_ok();
+        index += 1;
+        ok && !shared.stop.load(Ordering::Relaxed)
+    };
+    for (o, operand) in plan.operands.iter().enumerate() {
+        let (skip_to, resume_path) = match &plan.resume {
+            Some(a) if a.operand > o => continue,
+            Some(a) if a.operand == o => (a.ordinal, Some(a.path.clone())),
+            _ => (0, None),
+        };
+        let skip_for = |path: &Path| match &resume_path {
+            Some(r) if r == path => Some(skip_to),
+            Some(r) if path < r.as_path() => None,
+            _ => Some(0),
+        };
+        if let Err(e) = std::fs::metadata(operand) {
+            shared.failed.store(true, Ordering::Relaxed);
+            if let Some(skip) = skip_for(operand) {
+                let error = Box::new(io_error(operand, &e));
+                if !send(Task::Error {
+                    operand: o,
+                    path: operand.clone(),
+                    error,
+                    skip,
+                }) {
+                    return;
+                }
+            }
+            continue;
+        }
+        let mut builder = WalkBuilder::new(operand);
+        builder
+            .hidden(!plan.hidden)
+            .overrides(overrides.clone())
+            .sort_by_file_name(|a, b| a.cmp(b));
+        let no_ignore = plan.no_ignore;
+        builder
+            .ignore(!no_ignore)
+            .git_ignore(!no_ignore)
+            .git_global(!no_ignore)
+            .git_exclude(!no_ignore)
+            .parents(!no_ignore);
+        if let Some(r) = resume_path.clone() {
+            let r = if plan.implicit {
+                Path::new(".").join(r)
+            } else {
+                r
+            };
+            // Prune what sorts wholly before the cursor's file: a directory before it that
+            // does not hold it holds only paths before it.
+            builder.filter_entry(move |e| e.path() >= r.as_path() || r.starts_with(e.path()));
+        }
+        for entry in builder.build() {
+            if shared.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let task = match entry {
+                Ok(entry) => {
+                    let is_file = match entry.file_type() {
+                        Some(t) if t.is_file() => true,
+                        // An operand that is a link to a file is searched; links found in a
+                        // walk are not followed.
+                        Some(t) if t.is_symlink() && entry.depth() == 0 => entry.path().is_file(),
+                        _ => false,
+                    };
+                    if !is_file {
+                        continue;
+                    }
+                    let path = shown_path(plan, entry.into_path());
+                    let Some(skip) = skip_for(&path) else {
+                        continue;
+                    };
+                    Task::File {
+                        operand: o,
+                        path,
+                        skip,
+                    }
+                }
+                Err(err) => {
+                    let (path, error) = walk_error(operand, err);
+                    let path = shown_path(plan, path);
+                    let Some(skip) = skip_for(&path) else {
+                        continue;
+                    };
+                    Task::Error {
+                        operand: o,
+                        path,
+                        error: Box::new(error),
+                        skip,
+                    }
+                }
+            };
+            if !send(task) {
+                return;
+            }
+        }
+    }
+}
+
+/// `path` as events show it: without the `./` of a defaulted operand.
+fn shown_path(plan: &Plan, path: PathBuf) -> PathBuf {
+    if plan.implicit {
+        match path.strip_prefix(".") {
+            Ok(rest) if !rest.as_os_str().is_empty() => rest.to_path_buf(),
+            _ => path,
+        }
+    } else {
+        path
+    }
+}
+
+/// The path a walk error concerns and its item error.
+fn walk_error(operand: &Path, err: ignore::Error) -> (PathBuf, ErrorEvent) {
+    let mut err = err;
+    let mut path = operand.to_path_buf();
+    loop {
+        match err {
+            ignore::Error::WithPath {
+                path: p,
+                err: inner,
+            } => {
+                path = p;
+                err = *inner;
+            }
+            ignore::Error::WithDepth { err: inner, .. }
+            | ignore::Error::WithLineNumber { err: inner, .. } => err = *inner,
+            ignore::Error::Loop { child, .. } => {
+                let e =
+                    io::Error::from_raw_os_error(if cfg!(target_os = "linux") { 40 } else { 62 });
+                return (child.clone(), io_error(&child, &e));
+            }
+            ignore::Error::Io(e) => return (path.clone(), io_error(&path, &e)),
+            other => {
+                let error = ErrorEvent::new(
+                    Category::Io,
+                    Code::from_static("WALK_ERROR"),
+                    format!("{}: {other}", crate::common::display(&path)),
+                )
+                .item()
+                .target(path.to_string_lossy().into_owned());
+                return (path, error);
+            }
+        }
+    }
+}
+
+/// Takes tasks in order, registers each file's slot, and searches it.
+fn work(
+    plan: &Plan,
+    matcher: &RegexMatcher,
+    shared: &Shared,
+    tasks: &Mutex<Receiver<(usize, Task)>>,
+    slots: mpsc::Sender<(usize, Slot)>,
+) {
+    let lines = plan.mode == Mode::Lines;
+    let mut searcher = SearcherBuilder::new()
+        .line_number(true)
+        .binary_detection(BinaryDetection::quit(0))
+        .before_context(if lines { plan.before } else { 0 })
+        .after_context(if lines { plan.after } else { 0 })
+        .invert_match(plan.invert)
+        .max_matches(match plan.mode {
+            Mode::Files => Some(1),
+            _ => plan.max_count,
+        })
+        .build();
+    loop {
+        if shared.stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let (index, task, tx) = {
+            let Ok(guard) = tasks.lock() else { return };
+            let Ok((index, task)) = guard.recv() else {
+                return;
+            };
+            let (tx, rx) = mpsc::sync_channel::<Chunk>(CHUNKS_IN_FLIGHT);
+            let (operand, path) = match &task {
+                Task::File { operand, path, .. } | Task::Error { operand, path, .. } => {
+                    (*operand, path.clone())
+                }
+            };
+            let shown = path.to_string_lossy().into_owned();
+            let mut shown_json = Vec::with_capacity(shown.len() + 2);
+            if plan.machine {
+                let _ = serde_json::to_writer(&mut shown_json, &shown);
+            }
+            let slot = Slot {
+                operand,
+                path,
+                shown,
+                shown_json,
+                chunks: rx,
+            };
+            if slots.send((index, slot)).is_err() {
+                return;
+            }
+            (index, task, tx)
+        };
+        {
+            let Ok(mut writing) = shared.writing.lock() else {
+                return;
+            };
+            while index >= *writing + LOOKAHEAD_FILES && !shared.stop.load(Ordering::Relaxed) {
+                writing = match shared.window_moved.wait(writing) {
+                    Ok(w) => w,
+                    Err(_) => return,
+                };
+            }
+        }
+        if shared.stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let skip = match &task {
+            Task::File { skip, .. } | Task::Error { skip, .. } => *skip,
+        };
+        let mut sink = Collect::new(plan, matcher, shared, tx, skip);
+        match task {
+            Task::Error { error, .. } => sink.push(Kind::Error(error)),
+            Task::File { path, .. } => {
+                if plan.machine && path.to_str().is_none() {
+                    sink.push(Kind::Error(Box::new(not_utf8(&path))));
+                } else {
+                    match File::open(&path) {
+                        Ok(file) => {
+                            if let Err(e) = searcher.search_file(matcher, &file, &mut sink) {
+                                sink.push(Kind::Error(Box::new(io_error(&path, &e))));
+                            }
+                        }
+                        Err(e) => sink.push(Kind::Error(Box::new(io_error(&path, &e)))),
+                    }
+                }
+            }
+        }
+        sink.send();
+    }
+}
+
+/// Collects one file's items into chunks and hands them to the writer.
+struct Collect<'a> {
+    plan: &'a Plan,
+    matcher: &'a RegexMatcher,
+    shared: &'a Shared,
+    tx: SyncSender<Chunk>,
+    chunk: Chunk,
+    /// The ordinal of the last item found in this file.
+    ordinal: u64,
+    /// Items a cursor already passed.
+    skip: u64,
+    /// Selected lines (for `-c` and `-l`).
+    count: u64,
+    /// Match ranges of the current line.
+    found: Vec<(usize, usize)>,
+    /// The writer went away.
+    gone: bool,
+}
+
+impl<'a> Collect<'a> {
+    fn new(
+        plan: &'a Plan,
+        matcher: &'a RegexMatcher,
+        shared: &'a Shared,
+        tx: SyncSender<Chunk>,
+        skip: u64,
+    ) -> Collect<'a> {
+        Collect {
+            plan,
+            matcher,
+            shared,
+            tx,
+            chunk: Chunk::default(),
+            ordinal: 0,
+            skip,
+            count: 0,
+            found: Vec::new(),
+            gone: false,
+        }
+    }
+
+    /// Past the items this page can use: the cursor's, plus a page, plus one to know there
+    /// are more.
+    fn full(&self) -> bool {
+        self.ordinal
+            > self
+                .skip
+                .saturating_add(self.plan.limit as u64)
+                .saturating_add(1)
+    }
+
+    /// Counts the next item and says whether it is to be kept.
+    fn next_kept(&mut self) -> bool {
+        self.ordinal += 1;
+        self.ordinal > self.skip && !self.full()
+    }
+
+    fn push(&mut self, kind: Kind) {
+        if self.next_kept() {
+            self.chunk.recs.push(Rec {
+                ordinal: self.ordinal,
+                kind,
+            });
+        }
+    }
+
+    /// Hands the chunk over; false when the writer went away.
+    fn send(&mut self) -> bool {
+        if self.gone {
+            return false;
+        }
+        if self.chunk.recs.is_empty() {
+            return true;
+        }
+        let chunk = std::mem::take(&mut self.chunk);
+        if self.tx.send(chunk).is_err() {
+            self.gone = true;
+            return false;
+        }
+        true
+    }
+
+    /// Records a selected line or a context line; false to stop the search.
+    fn line(&mut self, selected: bool, bytes: &[u8], line_number: u64, byte_offset: u64) -> bool {
+        if self.shared.stop.load(Ordering::Relaxed) || self.gone {
+            return false;
+        }
+        if !self.next_kept() {
+            return !self.full();
+        }
+        let line = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        self.found.clear();
+        if selected && !self.plan.invert {
+            let found = &mut self.found;
+            let _ = self.matcher.find_iter(line, |m| {
+                if !m.is_empty() {
+                    found.push((m.start(), m.end()));
+                }
+                true
+            });
+        }
+        let max = self.plan.max_columns;
+        let (ws, we) = if max > 0 && line.len() > max {
+            window(line, self.found.first().copied(), max)
+        } else {
+            (0, line.len())
+        };
+        let kept = &line[ws..we];
+        let (text, base64, subs) = if self.plan.machine {
+            self.render_json(kept, ws, we)
+        } else {
+            self.render_plain(kept, ws, we)
+        };
+        let chunk = &mut self.chunk;
+        let cut = we - ws < line.len();
+        chunk.recs.push(Rec {
+            ordinal: self.ordinal,
+            kind: Kind::Line {
+                selected,
+                line_number,
+                byte_offset,
+                text,
+                base64,
+                window: cut.then_some(ws as u64),
+                subs,
+            },
+        });
+        if chunk.arena.len() >= CHUNK_BYTES || chunk.recs.len() >= 4096 {
+            return self.send();
+        }
+        true
+    }
+}
+
+/// The match ranges of `found` kept in the window `[ws, we)`, rebased into it: those wholly
+/// inside, and the first one cut to the window when it is longer.
+fn kept_subs(
+    found: &[(usize, usize)],
+    ws: usize,
+    we: usize,
+) -> impl Iterator<Item = (usize, usize)> + '_ {
+    found.iter().enumerate().filter_map(move |(i, &(s, e))| {
+        if s >= ws && e <= we {
+            Some((s - ws, e - ws))
+        } else if i == 0 && s < we && e > ws {
+            Some((s.max(ws) - ws, e.min(we) - ws))
+        } else {
+            None
+        }
+    })
+}
+
+impl Collect<'_> {
+    /// Machine mode: the text as a JSON string (base64 when not UTF-8) and the submatches
+    /// as a JSON array, in the arena. Returns the text's range, whether it is base64, and
+    /// the array's range.
+    fn render_json(
+        &mut self,
+        kept: &[u8],
+        ws: usize,
+        we: usize,
+    ) -> ((usize, usize), bool, (usize, usize)) {
+        let arena = &mut self.chunk.arena;
+        let at = arena.len();
+        let utf8 = std::str::from_utf8(kept).ok();
+        match utf8 {
+            Some(text) => push_json_str(arena, text),
+            None => {
+                arena.push('"');
+                STANDARD.encode_string(kept, arena);
+                arena.push('"');
+            }
+        }
+        let text = (at, arena.len());
+        let subs_at = arena.len();
+        arena.push('[');
+        for (n, (s, e)) in kept_subs(&self.found, ws, we).enumerate() {
+            if n > 0 {
+                arena.push(',');
+            }
+            arena.push_str("{\"start\":");
+            push_u64(arena, s as u64);
+            arena.push_str(",\"end\":");
+            push_u64(arena, e as u64);
+            if let Some(piece) = kept.get(s..e).and_then(|b| std::str::from_utf8(b).ok()) {
+                arena.push_str(",\"text\":");
+                push_json_str(arena, piece);
+            }
+            arena.push('}');
+        }
+        arena.push(']');
+        (text, utf8.is_none(), (subs_at, arena.len()))
+    }
+
+    /// Human mode: the text as it will be shown (lossy when not UTF-8, then without
+    /// submatches, whose offsets would not fit it) and the submatches in `Chunk::subs`.
+    fn render_plain(
+        &mut self,
+        kept: &[u8],
+        ws: usize,
+        we: usize,
+    ) -> ((usize, usize), bool, (usize, usize)) {
+        let at = self.chunk.arena.len();
+        let utf8 = match std::str::from_utf8(kept) {
+            Ok(text) => {
+                self.chunk.arena.push_str(text);
+                true
+            }
+            Err(_) => {
+                self.chunk.arena.push_str(&String::from_utf8_lossy(kept));
+                false
+            }
+        };
+        let text = (at, self.chunk.arena.len());
+        let subs_at = self.chunk.subs.len();
+        if utf8 {
+            let subs = kept_subs(&self.found, ws, we).map(|(start, end)| SubRec { start, end });
+            self.chunk.subs.extend(subs);
+        }
+        (text, false, (subs_at, self.chunk.subs.len()))
+    }
+}
+
+impl Sink for &mut Collect<'_> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        match self.plan.mode {
+            Mode::Files => {
+                self.count += 1;
+                Ok(false)
+            }
+            Mode::Count => {
+                self.count += 1;
+                Ok(!self.shared.stop.load(Ordering::Relaxed))
+            }
+            Mode::Lines => Ok(self.line(
+                true,
+                mat.bytes(),
+                mat.line_number().unwrap_or(0),
+                mat.absolute_byte_offset(),
+            )),
+        }
+    }
+
+    fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
+        Ok(self.line(
+            false,
+            ctx.bytes(),
+            ctx.line_number().unwrap_or(0),
+            ctx.absolute_byte_offset(),
+        ))
+    }
+
+    fn finish(&mut self, _: &Searcher, finish: &SinkFinish) -> Result<(), io::Error> {
+        match self.plan.mode {
+            Mode::Count if self.count > 0 => self.push(Kind::Count(self.count)),
+            Mode::Files if self.count > 0 => self.push(Kind::FileMatch),
+            _ => {}
+        }
+        if let Some(offset) = finish.binary_byte_offset() {
+            self.push(Kind::Binary(offset));
+        }
+        Ok(())
+    }
+}
+
+/// Appends `text` as a JSON string literal, escaped as serde_json escapes (`\"`, `\\`, the
+/// short escapes, `\u00XX` for the other C0 controls); U+009B is left to the emitter.
+fn push_json_str(out: &mut String, text: &str) {
+    out.push('"');
+    let bytes = text.as_bytes();
+    let mut done = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        // Eight bytes at a time while none needs an escape (the common case).
+        if let Some(block) = bytes.get(i..i + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(block);
+            if !needs_escape(u64::from_le_bytes(word)) {
+                i += 8;
+                continue;
+            }
+        }
+        let end = (i + 8).min(bytes.len());
+        while i < end {
+            let b = bytes[i];
+            let escape: Option<&str> = match b {
+                b'"' => Some("\\\""),
+                b'\\' => Some("\\\\"),
+                b'\n' => Some("\\n"),
+                b'\r' => Some("\\r"),
+                b'\t' => Some("\\t"),
+                0x08 => Some("\\b"),
+                0x0c => Some("\\f"),
+                0..=0x1f => None,
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+            out.push_str(&text[done..i]);
+            match escape {
+                Some(e) => out.push_str(e),
+                None => {
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    out.push_str("\\u00");
+                    out.push(char::from(HEX[usize::from(b >> 4)]));
+                    out.push(char::from(HEX[usize::from(b & 0xf)]));
+                }
+            }
+            i += 1;
+            done = i;
+        }
+    }
+    out.push_str(&text[done..]);
+    out.push('"');
+}
+
+/// Whether any byte of `word` is `"`, `\` or below 0x20 (may say yes for a high byte next
+/// to one of those; never no for one).
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+    below_space
+        | has_zero(word ^ (ONES * u64::from(b'"')))
+        | has_zero(word ^ (ONES * u64::from(b'\\')))
+        != 0
+}
+
+/// Appends `n` in decimal.
+fn push_u64(out: &mut String, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[at..] {
+        out.push(char::from(d));
+    }
+}
+
+/// The window `[start, end)` of at most `max` bytes of `line` that holds `first` (a match's
+/// byte range; the line's start when `None`), on UTF-8 boundaries. A quarter of the room
+/// left goes before the match; a match longer than `max` is cut to it.
+fn window(line: &[u8], first: Option<(usize, usize)>, max: usize) -> (usize, usize) {
+    let boundary = |i: usize| i >= line.len() || line[i] & 0xC0 != 0x80;
+    let (s, e) = first.unwrap_or((0, 0));
+    if e - s >= max {
+        let mut end = s + max;
+        while end > s && !boundary(end) {
+            end -= 1;
+        }
+        return (s, end);
+    }
+    let room = max - (e - s);
+    let mut start = s - (room / 4).min(s);
+    let mut end = (start + max).min(line.len());
+    if end - start < max {
+        start = end.saturating_sub(max);
+    }
+    while start < s && !boundary(start) {
+        start += 1;
+    }
+    while end > e && !boundary(end) {
+        end -= 1;
+    }
+    (start, end)
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing
+
+/// Machine mode: every item an event through the emitter.
+struct MachineWriter<'e, W: Write> {
+    out: &'e mut Emitter<W>,
+}
+
+impl<W: Write> ItemWriter for MachineWriter<'_, W> {
+    type Error = EmitError;
+
+    fn item(&mut self, file: &FileRef<'_>, rec: &Rec, chunk: &Chunk) -> Result<bool, EmitError> {
+        let raw = |range: (usize, usize)| -> Result<&RawValue, EmitError> {
+            let json = chunk.arena.get(range.0..range.1).unwrap_or("null");
+            serde_json::from_str(json).map_err(|e| EmitError::Serialize(e.to_string()))
+        };
+        let path = match file.json {
+            Some(path) => path,
+            None => return Err(EmitError::Serialize("a path did not render".to_owned())),
+        };
+        let result = match &rec.kind {
+            Kind::Line {
+                selected,
+                line_number,
+                byte_offset,
+                text,
+                base64,
+                window,
+                subs,
+            } => {
+                let body = raw(*text)?;
+                let (text, bytes_base64) = if *base64 {
+                    (None, Some(body))
+                } else {
+                    (Some(body), None)
+                };
+                if *selected {
+                    self.out.emit(&Match {
+                        path,
+                        line_number: *line_number,
+                        byte_offset: *byte_offset,
+                        text,
+                        bytes_base64,
+                        submatches: raw(*subs)?,
+                        line_truncated: window.is_some(),
+                        window_start: *window,
+                    })
+                } else {
+                    self.out.emit(&Context {
+                        path,
+                        line_number: *line_number,
+                        byte_offset: *byte_offset,
+                        text,
+                        bytes_base64,
+                        line_truncated: window.is_some(),
+                        window_start: *window,
+                    })
+                }
+            }
+            Kind::Binary(offset) => self.out.emit(&BinaryFile {
+                path,
+                byte_offset: *offset,
+            }),
+            Kind::Count(count) => self.out.emit(&FileCount {
+                path,
+                count: *count,
+            }),
+            Kind::FileMatch => self.out.emit(&FileMatch { path }),
+            Kind::Error(error) => self.out.error(error),
+        };
+        match result {
+            Ok(()) => Ok(true),
+            Err(EmitError::ByteLimit) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Human mode: `grep -rn`'s look, `path:line:text`, matches coloured on a terminal.
+struct HumanWriter<W: Write> {
+    out: W,
+    with_filename: bool,
+    line_number: bool,
+    color: bool,
+    context: bool,
+    /// The last line written (path, line number), for `--` between context groups.
+    last: Option<(String, u64)>,
+}
+
+const COLOR_MATCH: &str = "\x1b[01;31m";
+const COLOR_PATH: &str = "\x1b[35m";
+const COLOR_LINE: &str = "\x1b[32m";
+const COLOR_SEP: &str = "\x1b[36m";
+const COLOR_END: &str = "\x1b[m";
+
+impl<W: Write> HumanWriter<W> {
+    fn prefix(&mut self, path: &str, line: Option<u64>, sep: char) -> io::Result<()> {
+        let (p, l, s, e) = if self.color {
+            (COLOR_PATH, COLOR_LINE, COLOR_SEP, COLOR_END)
+        } else {
+            ("", "", "", "")
+        };
+        if self.with_filename {
+            write!(self.out, "{p}{}{e}{s}{sep}{e}", escape_text(path))?;
+        }
+        if let Some(n) = line {
+            write!(self.out, "{l}{n}{e}{s}{sep}{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> ItemWriter for HumanWriter<W> {
+    type Error = io::Error;
+
+    fn item(&mut self, file: &FileRef<'_>, rec: &Rec, chunk: &Chunk) -> io::Result<bool> {
+        let shown = file.shown;
+        match &rec.kind {
+            Kind::Line {
+                selected,
+                line_number,
+                text,
+                window,
+                subs,
+                ..
+            } => {
+                if self.context {
+                    if let Some((p, n)) = &self.last {
+                        if p != shown || *n + 1 != *line_number {
+                            writeln!(self.out, "--")?;
+                        }
+                    }
+                    self.last = Some((shown.to_owned(), *line_number));
+                }
+                let sep = if *selected { ':' } else { '-' };
+                self.prefix(shown, self.line_number.then_some(*line_number), sep)?;
+                let body = chunk.arena.get(text.0..text.1).unwrap_or("");
+                if window.is_some_and(|w| w > 0) {
+                    write!(self.out, "[...]")?;
+                }
+                let mut at = 0;
+                for sub in chunk.subs.get(subs.0..subs.1).unwrap_or(&[]) {
+                    let (Some(before), Some(matched)) =
+                        (body.get(at..sub.start), body.get(sub.start..sub.end))
+                    else {
+                        continue;
+                    };
+                    write!(self.out, "{}", escape_text(before))?;
+                    if self.color {
+                        write!(self.out, "{COLOR_MATCH}{}{COLOR_END}", escape_text(matched))?;
+                    } else {
+                        write!(self.out, "{}", escape_text(matched))?;
+                    }
+                    at = sub.end;
+                }
+                write!(self.out, "{}", escape_text(body.get(at..).unwrap_or("")))?;
+                if window.is_some() {
+                    write!(self.out, "[...]")?;
+                }
+                writeln!(self.out)?;
+            }
+            Kind::Binary(_) => {}
+            Kind::Count(count) => {
+                self.prefix(shown, None, ':')?;
+                writeln!(self.out, "{count}")?;
+            }
+            Kind::FileMatch => writeln!(self.out, "{}", escape_text(shown))?,
+            Kind::Error(error) => say_error(NAME, error),
+        }
+        Ok(true)
+    }
+}
+
+/// `text` for a terminal: controls as `\xNN` escapes, tabs kept.
+fn escape_text(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\t') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() && c != '\t' {
+            out.push_str(&format!("\\x{:02x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Human mode: GNU grep's look and exit status (0 a line selected, 1 none, 2 an error).
+fn human(args: &GrepArgs, codec: &CursorCodec, global: &GlobalArgs) -> ExitCode {
+    let (plan, matcher, overrides) = match prepare(args, codec, false) {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            say_error(NAME, &error);
+            return ExitCode::from(2);
+        }
+    };
+    let with_filename = plan.operands.len() > 1 || plan.operands.iter().any(|p| p.is_dir());
+    let terminal = io::stdout().is_terminal();
+    let mut writer = HumanWriter {
+        out: io::BufWriter::new(io::stdout().lock()),
+        with_filename,
+        line_number: args.line_number,
+        color: terminal && global.color_allowed(),
+        context: plan.mode == Mode::Lines && (plan.before > 0 || plan.after > 0),
+        last: None,
+    };
+    let end = drive(&plan, &matcher, &overrides, &mut writer);
+    let written = end
+        .as_ref()
+        .map(|_| ())
+        .map_err(|e| io::Error::new(e.kind(), e.to_string()));
+    let written = written.and_then(|()| writer.out.flush());
+    drop(writer);
+    let end = match (written, end) {
+        (Ok(()), Ok(end)) => end,
+        (Err(e), _) | (Ok(()), Err(e)) => {
+            return crate::common::human_exit("aoi-coreutils grep", Err(e), 0)
+        }
+    };
+    if end.truncated {
+        let next = end.last.as_ref().map(|p| codec.encode(p));
+        more_note(NAME, next.as_deref());
+    }
+    if end.errors > 0 || end.failed {
+        ExitCode::from(2)
+    } else if end.selected > 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cut(line: &str, first: Option<(usize, usize)>, max: usize) -> &str {
+        let (s, e) = window(line.as_bytes(), first, max);
+        &line[s..e]
+    }
+
+    #[test]
+    fn a_window_holds_the_match_on_char_boundaries() {
+        let line = format!("{}NEEDLE{}", "é".repeat(100), "ü".repeat(100));
+        let s = line.find("NEEDLE").unwrap();
+        for max in [6, 7, 10, 33, 101] {
+            let w = cut(&line, Some((s, s + 6)), max);
+            assert!(w.len() <= max, "{max}");
+            assert!(w.contains("NEEDLE"), "{max}: {w}");
+        }
+        assert_eq!(cut(&line, Some((s, s + 6)), 3), "NEE");
+        assert_eq!(cut(&line, None, 5), "éé");
+        // Near the end, the window slides back to keep its size.
+        let end = line.len();
+        let w = cut(&line, Some((end - 2, end)), 20);
+        assert!(w.ends_with('ü') && w.len() >= 19);
+    }
+
+    #[test]
+    fn json_strings_are_escaped_as_serde_json_escapes_them() {
+        let mut all = String::new();
+        for c in (0u32..0x80).chain([0x9b, 0xe9, 0x6f22]) {
+            all.push(char::from_u32(c).unwrap());
+        }
+        for text in [
+            "",
+            "plain ascii text, longer than eight bytes",
+            "a\"b\\c\nd\te\u{1b}[31m\u{7f}",
+            "ünïcødé \u{1} 漢字 and \"quotes\" at the end\"",
+            &all,
+        ] {
+            let mut ours = String::new();
+            push_json_str(&mut ours, text);
+            assert_eq!(ours, serde_json::to_string(text).unwrap(), "{text:?}");
+        }
+        let mut n = String::new();
+        for v in [0, 7, 10, 1234567890123, u64::MAX] {
+            n.clear();
+            push_u64(&mut n, v);
+            assert_eq!(n, v.to_string());
+        }
+    }
+
+    #[test]
+    fn controls_are_escaped_but_tabs_kept() {
+        assert_eq!(escape_text("a\tb\x1b[31m"), "a\tb\\x1b[31m");
+    }
+}

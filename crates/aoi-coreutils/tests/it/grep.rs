@@ -1,0 +1,466 @@
+//! `grep`: matches with valid offsets, windows of long lines, bytes that are not UTF-8,
+//! bounds and cursors across files (§15), item errors (§9.1), binary and ignored files, and
+//! agreement with GNU grep.
+
+use std::collections::BTreeSet;
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use serde_json::Value;
+
+use crate::support::{machine, of_type, parse, run, run_unprivileged, summary, Scratch};
+
+/// `(path, line_number)` of every `match` event.
+fn hits(events: &[Value]) -> Vec<(String, u64)> {
+    of_type(events, "match")
+        .iter()
+        .map(|e| {
+            (
+                e["path"].as_str().unwrap().to_owned(),
+                e["line_number"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Checks that every submatch of `event` indexes its text (or decoded bytes) and returns the
+/// matched pieces.
+fn submatch_texts(event: &Value) -> Vec<Vec<u8>> {
+    let bytes = match event["text"].as_str() {
+        Some(text) => text.as_bytes().to_vec(),
+        None => STANDARD
+            .decode(
+                event["bytes_base64"]
+                    .as_str()
+                    .expect("text or bytes_base64"),
+            )
+            .unwrap(),
+    };
+    event["submatches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let (start, end) = (
+                s["start"].as_u64().unwrap() as usize,
+                s["end"].as_u64().unwrap() as usize,
+            );
+            let piece = bytes[start..end].to_vec();
+            if let Some(text) = s["text"].as_str() {
+                assert_eq!(text.as_bytes(), &piece[..], "{event}");
+            }
+            piece
+        })
+        .collect()
+}
+
+#[test]
+fn submatch_offsets_index_the_text_even_in_a_window_of_a_long_line() {
+    let s = Scratch::new("grep-offsets");
+    s.file("short.txt", "naïve café: Needle and needle\n".as_bytes());
+    // A 100 KB line of two- and three-byte characters with the match deep inside.
+    let long = format!("{}Needle{}\n", "é漢".repeat(10_500), "ü€".repeat(10_500));
+    assert!(long.len() > 100_000);
+    s.file("long.txt", long.as_bytes());
+    let (code, events) = machine(&s.0, &["grep", "-i", "needle"]);
+    assert_eq!(code, 0);
+    let matches = of_type(&events, "match");
+    assert_eq!(matches.len(), 2);
+    let long_event = matches.iter().find(|e| e["path"] == "long.txt").unwrap();
+    assert_eq!(long_event["line_truncated"], true);
+    let text = long_event["text"].as_str().unwrap();
+    assert!(
+        text.len() <= 500,
+        "default --max-columns 500: {}",
+        text.len()
+    );
+    let start = long_event["window_start"].as_u64().unwrap() as usize;
+    assert_eq!(&long.as_bytes()[start..start + text.len()], text.as_bytes());
+    assert_eq!(submatch_texts(long_event), vec![b"Needle".to_vec()]);
+    let short = matches.iter().find(|e| e["path"] == "short.txt").unwrap();
+    assert_eq!(short["line_truncated"], false);
+    assert_eq!(
+        submatch_texts(short),
+        vec![b"Needle".to_vec(), b"needle".to_vec()]
+    );
+    assert_eq!(short["submatches"][0]["start"], 14, "bytes, not characters");
+
+    // A narrower window still holds the match; 0 lifts the limit.
+    let (_, events) = machine(&s.0, &["grep", "--max-columns", "40", "Needle", "long.txt"]);
+    let e = of_type(&events, "match")[0];
+    assert!(e["text"].as_str().unwrap().len() <= 40);
+    assert_eq!(submatch_texts(e), vec![b"Needle".to_vec()]);
+    let (_, events) = machine(&s.0, &["grep", "--max-columns", "0", "Needle", "long.txt"]);
+    let e = of_type(&events, "match")[0];
+    assert_eq!(e["line_truncated"], false);
+    assert_eq!(e["text"].as_str().unwrap(), long.trim_end());
+}
+
+#[test]
+fn a_line_that_is_not_utf8_comes_as_its_exact_bytes() {
+    let s = Scratch::new("grep-bytes");
+    let line: &[u8] = b"caf\xe9 \xff\xfe TODO \xc3(";
+    let mut body = b"first\n".to_vec();
+    body.extend_from_slice(line);
+    body.extend_from_slice(b"\nlast TODO\n");
+    s.file("latin1.txt", &body);
+    let (code, events) = machine(&s.0, &["grep", "TODO", "latin1.txt"]);
+    assert_eq!(code, 0);
+    let matches = of_type(&events, "match");
+    assert_eq!(matches.len(), 2);
+    assert!(matches[0].get("text").is_none());
+    let decoded = STANDARD
+        .decode(matches[0]["bytes_base64"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(decoded, line);
+    assert_eq!(matches[0]["byte_offset"], 6);
+    assert_eq!(submatch_texts(matches[0]), vec![b"TODO".to_vec()]);
+    assert_eq!(matches[1]["text"], "last TODO");
+}
+
+#[test]
+fn paging_across_files_visits_every_match_once_in_a_deterministic_order() {
+    let s = Scratch::new("grep-pages");
+    let mut expected = Vec::new();
+    for f in ["b.txt", "a/z.txt", "a/b/c.txt", "a-b.txt", "c.txt"] {
+        let mut body = String::new();
+        for line in 1..=23u64 {
+            if line % 3 == 0 {
+                body.push_str("a match here\n");
+                expected.push((f.to_owned(), line));
+            } else {
+                body.push_str("nothing\n");
+            }
+        }
+        s.file(f, body.as_bytes());
+    }
+    // Path order, component by component: a/b/c.txt < a/z.txt < a-b.txt < b.txt < c.txt.
+    expected.sort_by(|x, y| {
+        std::path::Path::new(&x.0)
+            .cmp(std::path::Path::new(&y.0))
+            .then(x.1.cmp(&y.1))
+    });
+    let whole = machine(&s.0, &["grep", "match", "--limit", "1000"]).1;
+    assert_eq!(hits(&whole), expected);
+    assert_eq!(
+        machine(&s.0, &["grep", "match", "--limit", "1000"]).1.len(),
+        whole.len()
+    );
+    for bound in [&["--limit", "4"][..], &["--max-bytes", "700"]] {
+        let mut seen = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut pages = 0;
+        loop {
+            let mut args = vec!["grep", "match"];
+            args.extend_from_slice(bound);
+            if let Some(c) = &cursor {
+                args.extend(["--cursor", c.as_str()]);
+            }
+            let (code, events) = machine(&s.0, &args);
+            assert_eq!(code, 0);
+            pages += 1;
+            let page = hits(&events);
+            assert!(!page.is_empty(), "every page makes progress");
+            seen.extend(page);
+            let sum = summary(&events);
+            match sum["next_cursor"].as_str() {
+                Some(c) => {
+                    assert_eq!(sum["truncated"], true);
+                    cursor = Some(c.to_owned());
+                }
+                None => {
+                    assert_eq!(sum["truncated"], false);
+                    break;
+                }
+            }
+        }
+        assert_eq!(seen, expected, "{bound:?}");
+        assert!(pages > 3, "{bound:?}: {pages}");
+    }
+    // A cursor for another pattern is refused.
+    let first = machine(&s.0, &["grep", "match", "--limit", "2"]).1;
+    let cursor = summary(&first)["next_cursor"].as_str().unwrap().to_owned();
+    let (code, events) = machine(&s.0, &["grep", "here", "--cursor", &cursor]);
+    assert_ne!(code, 0);
+    assert_eq!(of_type(&events, "aoi:error")[0]["code"], "CURSOR_MISMATCH");
+}
+
+#[test]
+fn context_lines_surround_matches() {
+    let s = Scratch::new("grep-context");
+    let body: String = (1..=12).map(|i| format!("line {i}\n")).collect();
+    s.file("f.txt", body.as_bytes());
+    let lines = |args: &[&str]| {
+        let (_, events) = machine(&s.0, &[&["grep"][..], args, &["f.txt"]].concat());
+        events
+            .iter()
+            .filter(|e| e["type"] == "match" || e["type"] == "context")
+            .map(|e| {
+                let n = e["line_number"].as_u64().unwrap();
+                assert_eq!(e["text"], format!("line {n}"));
+                if e["type"] == "match" {
+                    format!("{n}:")
+                } else {
+                    format!("{n}-")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(lines(&["-C", "1", "line [49]$"]), "3- 4: 5- 8- 9: 10-");
+    assert_eq!(lines(&["-A", "2", "line 11"]), "11: 12-");
+    assert_eq!(lines(&["-B", "2", "line 2$"]), "1- 2:");
+    let (_, events) = machine(&s.0, &["grep", "-C", "1", "line 5", "f.txt"]);
+    let ctx = of_type(&events, "context");
+    assert_eq!(
+        ctx[0]["byte_offset"], 21,
+        "line 4: the line's start in the file"
+    );
+    // Human mode: GNU's separators.
+    let out = run(&s.0, &["grep", "-n", "-C", "1", "line [49]$", "f.txt"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "3-line 3\n4:line 4\n5-line 5\n--\n8-line 8\n9:line 9\n10-line 10\n"
+    );
+}
+
+#[test]
+fn invert_word_case_and_fixed_strings_select_as_grep_does() {
+    let s = Scratch::new("grep-flags");
+    s.file("f.txt", b"foo\nfoobar\nFOO bar\na.c\nabc\n");
+    let lines = |args: &[&str]| -> Vec<u64> {
+        let (code, events) = machine(&s.0, &[&["grep"][..], args, &["f.txt"]].concat());
+        assert_eq!(code, 0);
+        hits(&events).into_iter().map(|(_, n)| n).collect()
+    };
+    assert_eq!(lines(&["foo"]), [1, 2]);
+    assert_eq!(lines(&["-i", "foo"]), [1, 2, 3]);
+    assert_eq!(lines(&["-w", "foo"]), [1]);
+    assert_eq!(lines(&["-i", "-w", "foo"]), [1, 3]);
+    assert_eq!(lines(&["-v", "foo"]), [3, 4, 5]);
+    assert_eq!(lines(&["a.c"]), [4, 5]);
+    assert_eq!(lines(&["-F", "a.c"]), [4]);
+    let (_, events) = machine(&s.0, &["grep", "-v", "foo", "f.txt"]);
+    assert!(of_type(&events, "match")
+        .iter()
+        .all(|e| e["submatches"].as_array().unwrap().is_empty()));
+    let (_, events) = machine(&s.0, &["grep", "-i", "-w", "foo", "f.txt"]);
+    let texts: Vec<Vec<u8>> = of_type(&events, "match")
+        .iter()
+        .flat_map(|e| submatch_texts(e))
+        .collect();
+    assert_eq!(texts, vec![b"foo".to_vec(), b"FOO".to_vec()]);
+}
+
+#[test]
+fn counts_and_file_names_are_events_of_their_own() {
+    let s = Scratch::new("grep-count");
+    s.file("a.txt", b"x\nx\ny\n");
+    s.file("b.txt", b"y\n");
+    s.file("c.txt", b"x\n");
+    let (_, events) = machine(&s.0, &["grep", "-c", "x"]);
+    let counts: Vec<(String, u64)> = of_type(&events, "file_count")
+        .iter()
+        .map(|e| {
+            (
+                e["path"].as_str().unwrap().to_owned(),
+                e["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(counts, [("a.txt".to_owned(), 2), ("c.txt".to_owned(), 1)]);
+    let (_, events) = machine(&s.0, &["grep", "-l", "x"]);
+    let files: Vec<&str> = of_type(&events, "file_match")
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["a.txt", "c.txt"]);
+    let (_, events) = machine(&s.0, &["grep", "--max-count", "1", "x"]);
+    assert_eq!(
+        hits(&events),
+        [("a.txt".to_owned(), 1), ("c.txt".to_owned(), 1)]
+    );
+}
+
+#[test]
+fn an_unreadable_file_is_an_item_error_and_the_search_goes_on() {
+    let s = Scratch::new("grep-unreadable");
+    s.file("a.txt", b"secret TODO\n");
+    s.file("b.txt", b"open TODO\n");
+    std::fs::set_permissions(
+        s.path("a.txt"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o000),
+    )
+    .unwrap();
+    let (code, events) = parse(&run_unprivileged(
+        &s.0,
+        &["grep", "TODO", "--output", "jsonl"],
+    ));
+    assert_eq!(code, 0);
+    let errors = of_type(&events, "aoi:error");
+    assert_eq!(errors.len(), 1, "{events:?}");
+    assert_eq!(errors[0]["scope"], "item");
+    assert_eq!(errors[0]["category"], "authz");
+    assert_eq!(errors[0]["target"], "a.txt");
+    assert_eq!(hits(&events), [("b.txt".to_owned(), 1)]);
+    assert_eq!(summary(&events)["partial"], true);
+    assert_eq!(summary(&events)["ok"], true);
+    // Human mode: the error on stderr, exit 2 as GNU grep.
+    let out = run_unprivileged(&s.0, &["grep", "TODO"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "b.txt:open TODO\n");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Permission denied"));
+}
+
+#[test]
+fn a_binary_file_is_reported_not_dumped() {
+    let s = Scratch::new("grep-binary");
+    s.file("blob.bin", b"TODO\x00\x01\x02 TODO more\n");
+    s.file("text.txt", b"TODO\n");
+    let (code, events) = machine(&s.0, &["grep", "TODO"]);
+    assert_eq!(code, 0);
+    assert_eq!(hits(&events), [("text.txt".to_owned(), 1)]);
+    let binary = of_type(&events, "binary_file");
+    assert_eq!(binary.len(), 1);
+    assert_eq!(binary[0]["path"], "blob.bin");
+    assert_eq!(binary[0]["byte_offset"], 4);
+    let out = run(&s.0, &["grep", "TODO"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "text.txt:TODO\n");
+}
+
+#[test]
+fn a_gitignored_file_is_skipped_unless_no_ignore() {
+    let s = Scratch::new("grep-ignore");
+    std::fs::create_dir_all(s.path(".git")).unwrap();
+    s.file(".gitignore", b"target/\n*.log\n");
+    s.file("src/main.rs", b"TODO\n");
+    s.file("target/out.rs", b"TODO\n");
+    s.file("debug.log", b"TODO\n");
+    s.file(".hidden/h.rs", b"TODO\n");
+    let paths = |args: &[&str]| -> BTreeSet<String> {
+        let (_, events) = machine(&s.0, &[&["grep", "TODO"][..], args].concat());
+        hits(&events).into_iter().map(|(p, _)| p).collect()
+    };
+    assert_eq!(paths(&[]), BTreeSet::from(["src/main.rs".to_owned()]));
+    assert_eq!(
+        paths(&["--no-ignore"]),
+        BTreeSet::from([
+            "debug.log".to_owned(),
+            "src/main.rs".to_owned(),
+            "target/out.rs".to_owned()
+        ])
+    );
+    assert!(paths(&["--hidden"]).contains(".hidden/h.rs"));
+    assert_eq!(
+        paths(&["--no-ignore", "--glob", "*.rs"]),
+        BTreeSet::from(["src/main.rs".to_owned(), "target/out.rs".to_owned()])
+    );
+}
+
+#[test]
+fn the_matches_are_those_of_gnu_grep() {
+    let s = Scratch::new("grep-gnu");
+    let words = [
+        "alpha", "beta", "gamma", "delta", "TODO", "todo", "fix_me", "x1",
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for f in 0..30 {
+        let mut body = String::new();
+        for _ in 0..(next() % 60) {
+            let n = next() % 8;
+            let line: Vec<&str> = (0..n).map(|_| words[(next() % 8) as usize]).collect();
+            body.push_str(&line.join(" "));
+            body.push('\n');
+        }
+        s.file(&format!("t/d{}/f{f}.txt", f % 4), body.as_bytes());
+    }
+    for args in [
+        &["TODO"][..],
+        &["-i", "todo"],
+        &["-w", "x1"],
+        &["-v", "a"],
+        &["-F", "fix_me"],
+        &["-E", "^(alpha|beta) "],
+    ] {
+        let gnu = std::process::Command::new("grep")
+            .arg("-rn")
+            .args(args)
+            .arg("t")
+            .current_dir(&s.0)
+            .env("LC_ALL", "C")
+            .output()
+            .unwrap();
+        let gnu_set: BTreeSet<(String, u64)> = String::from_utf8_lossy(&gnu.stdout)
+            .lines()
+            .map(|l| {
+                let mut parts = l.splitn(3, ':');
+                let path = parts.next().unwrap().to_owned();
+                (path, parts.next().unwrap().parse().unwrap())
+            })
+            .collect();
+        let ours_args: Vec<&str> = args.iter().copied().filter(|a| *a != "-E").collect();
+        let (code, events) = machine(
+            &s.0,
+            &[
+                &["grep", "--limit", "100000", "--max-bytes", "100000000"][..],
+                &ours_args,
+                &["t"],
+            ]
+            .concat(),
+        );
+        assert_eq!(code, 0);
+        let ours = hits(&events);
+        let ours_set: BTreeSet<(String, u64)> = ours.iter().cloned().collect();
+        assert_eq!(ours.len(), ours_set.len(), "no repeats");
+        assert!(!gnu_set.is_empty(), "{args:?}");
+        assert_eq!(ours_set, gnu_set, "{args:?}");
+        // Human mode prints the same lines (in path order rather than directory order).
+        let human = run(
+            &s.0,
+            &[&["grep", "-n", "--limit", "100000"][..], &ours_args, &["t"]].concat(),
+        );
+        let mut ours_lines: Vec<String> = String::from_utf8_lossy(&human.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        let mut gnu_lines: Vec<String> = String::from_utf8_lossy(&gnu.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        ours_lines.sort();
+        gnu_lines.sort();
+        assert_eq!(ours_lines, gnu_lines, "{args:?}");
+    }
+}
+
+#[test]
+fn no_match_is_a_success_with_count_0_and_exit_1_for_a_person() {
+    let s = Scratch::new("grep-none");
+    s.file("f.txt", b"hello\n");
+    let (code, events) = machine(&s.0, &["grep", "absent"]);
+    assert_eq!(code, 0);
+    assert_eq!(summary(&events)["ok"], true);
+    assert_eq!(summary(&events)["count"], 0);
+    assert_eq!(run(&s.0, &["grep", "absent"]).status.code(), Some(1));
+    assert_eq!(run(&s.0, &["grep", "hello"]).status.code(), Some(0));
+    // One file operand: no path prefix, as grep.
+    assert_eq!(
+        String::from_utf8_lossy(&run(&s.0, &["grep", "hello", "f.txt"]).stdout),
+        "hello\n"
+    );
+    // A missing operand fails the run; a bad pattern is a usage error.
+    let (code, events) = machine(&s.0, &["grep", "hello", "f.txt", "nope"]);
+    assert_ne!(code, 0);
+    assert_eq!(summary(&events)["ok"], false);
+    assert_eq!(of_type(&events, "aoi:error")[0]["category"], "not_found");
+    assert_eq!(hits(&events).len(), 1);
+    let (code, events) = machine(&s.0, &["grep", "(unclosed"]);
+    assert_ne!(code, 0);
+    assert_eq!(of_type(&events, "aoi:error")[0]["code"], "PATTERN_INVALID");
+}
