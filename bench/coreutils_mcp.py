@@ -11,7 +11,7 @@ trip are printed, with each server's tools/list size and tool names.
 
 The calls (the closest each server offers):
 - list:   A ``ls {paths: [ROOT/src]}``;            B ``list_directory {path: ROOT/src}``
-- read:   A ``cat {paths: [ROOT/src/big.txt]}``;   B ``read_text_file {path: ROOT/src/big.txt}``
+- read:   A ``cat {files: [ROOT/src/big.txt]}``;   B ``read_text_file {path: ROOT/src/big.txt}``
 - search: A ``grep {pattern: "needle", paths: [ROOT]}`` (file contents);
           B ``search_files {path: ROOT, pattern: "**/*needle*"}`` (names only: B has no
           content search).
@@ -81,7 +81,7 @@ def main() -> None:
         print(f"{name}: {len(names)} tools, tools/list {size} bytes: {' '.join(names)}")
     calls = {
         "list": ((a, "ls", {"paths": [f"{root}/src"]}), (b, "list_directory", {"path": f"{root}/src"})),
-        "read": ((a, "cat", {"paths": [f"{root}/src/big.txt"]}),
+        "read": ((a, "cat", {"files": [f"{root}/src/big.txt"]}),
                  (b, "read_text_file", {"path": f"{root}/src/big.txt"})),
         "search": ((a, "grep", {"pattern": "needle", "paths": [root]}),
                    (b, "search_files", {"path": root, "pattern": "**/*needle*"})),

@@ -70,7 +70,8 @@ pub enum Command {
 
 /// The names a link to this binary may carry (argv\[0\] dispatch).
 pub const COMMANDS: &[&str] = &[
-    "ls", "find", "grep", "cat", "head", "tail", "wc", "mkdir", "touch", "cp", "mv", "rm", "du", "stat",
+    "ls", "find", "grep", "cat", "head", "tail", "wc", "mkdir", "touch", "cp", "mv", "rm", "du",
+    "stat",
 ];
 
 /// The tool's identity, schema and command statements.

@@ -11,6 +11,7 @@ mod mcp_calls;
 mod mcp_catalog;
 mod mcp_clients;
 mod mcp_conformance;
+mod mcp_coreutils;
 mod mcp_hostile_ts;
 mod mcp_protocol;
 mod mcp_python_example;
