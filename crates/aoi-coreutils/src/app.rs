@@ -116,7 +116,13 @@ pub fn app() -> App {
     .command(
         CommandSpec::new("grep")
             .read_only()
-            .events(["match", "context", "binary_file", "file_count", "file_match"])
+            .events([
+                "match",
+                "context",
+                "binary_file",
+                "file_count",
+                "file_match",
+            ])
             .example(["grep", "TODO", "notes", "src"]),
     )
     .command(
@@ -137,32 +143,40 @@ pub fn app() -> App {
             .events(["content", "binary"])
             .example(["tail", "--lines", "2", "notes/todo.txt"]),
     )
-    .command(
-        CommandSpec::new("mkdir")
-            .events(["created"])
-            .example(["mkdir", "--parents", "build/out"]),
-    )
+    .command(CommandSpec::new("mkdir").events(["created"]).example([
+        "mkdir",
+        "--parents",
+        "build/out",
+    ]))
     .command(
         CommandSpec::new("touch")
             .events(["created", "changed"])
             .example(["touch", "notes/new.txt"]),
     )
-    .command(
-        CommandSpec::new("cp")
-            .events(["copied"])
-            .example(["cp", "--recursive", "notes", "notes-copy"]),
-    )
-    .command(
-        CommandSpec::new("mv")
-            .events(["moved"])
-            .example(["mv", "notes/readme.md", "notes/README.md"]),
-    )
+    .command(CommandSpec::new("cp").events(["copied"]).example([
+        "cp",
+        "--recursive",
+        "notes",
+        "notes-copy",
+    ]))
+    .command(CommandSpec::new("mv").events(["moved"]).example([
+        "mv",
+        "notes/readme.md",
+        "notes/README.md",
+    ]))
     .command(
         CommandSpec::new("rm")
             .destructive()
             .events(["removed"])
             .example(["rm", "--confirm", "notes/readme.md"])
-            .example(["rm", "--recursive", "--confirm", "--confirm-count", "3", "notes"]),
+            .example([
+                "rm",
+                "--recursive",
+                "--confirm",
+                "--confirm-count",
+                "3",
+                "notes",
+            ]),
     )
     .command(
         CommandSpec::new("wc")

@@ -16,12 +16,12 @@ pub const DEFAULT_MAX_BYTES: u64 = 64 * 1024;
 
 pub mod app;
 pub mod common;
+pub mod du;
 pub mod entry;
-pub mod ls;
 pub mod find;
 pub mod grep;
+pub mod ls;
 pub mod read;
+pub mod stat;
 pub mod wc;
 pub mod write;
-pub mod du;
-pub mod stat;

@@ -1,9 +1,9 @@
 //! End-to-end tests of `aoi-coreutils`: the built binary run as a process on real trees, its
 //! streams read back through the `aoi` verifier.
 
+mod du;
 mod find;
 mod grep;
-mod du;
 mod ls;
 mod read;
 mod stat;
