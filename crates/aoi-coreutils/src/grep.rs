@@ -4,11 +4,14 @@
 //! Directories are walked with the `ignore` crate as ripgrep walks them: `.gitignore`,
 //! `.ignore` and hidden files are skipped unless `--no-ignore` / `--hidden` say otherwise, and
 //! symbolic links are not followed below an operand. Files are searched with
-//! `grep-searcher` (large reads, no memory map) by a small pool of workers, and their events
-//! are written in order: operands as given, each operand's files in path order (component by
-//! component, bytes, as `rg --sort path`), lines in file order. A cursor names the last item
-//! written (operand, path, and the item's ordinal within that file), so paging visits every
-//! item exactly once.
+//! `grep-searcher` (64 KiB reads, no memory map) by one worker per core, and whichever worker
+//! holds the next file in order writes what is ready (ripgrep's shape: no thread only
+//! writes, no file's results wait for a thread to wake). Workers render the line text and
+//! submatches as JSON themselves, so writing copies them. The order is: operands as given,
+//! each operand's files in path order (component by component, bytes, as `rg --sort path`),
+//! lines in file order. A cursor names the last item written (operand, path, and the item's
+//! ordinal within that file) and is bound to the pattern, the flags and the paths, so paging
+//! visits every item exactly once.
 //!
 //! Events (machine mode):
 //!
@@ -24,7 +27,8 @@
 //! - `context`: a line of `-A`/`-B`/`-C` context, with the same fields but `submatches`.
 //! - `binary_file`: the file holds a NUL byte (as ripgrep decides: the search stops at the
 //!   block of input that holds it, so a NUL in the first 64 KiB means nothing of the file is
-//!   searched); its lines are never written. One per binary file, counted as an item.
+//!   searched); its lines are never written. One per binary file, counted as an item (in
+//!   human mode a note on stderr).
 //! - `file_count` (`-c`): the number of selected lines of a file that has any.
 //! - `file_match` (`-l`): a file with at least one selected line.
 //!
@@ -42,16 +46,16 @@
 //! {"type":"aoi:summary","aoi":{"seq":3,"run":"01K..."},"ok":true,"event_count":4,"count":2,...,"truncated":false}
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender};
-use std::sync::{Condvar, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Condvar, Mutex};
 
 use aoi::app::{App, Limits};
 use aoi::surface::cursor::CursorCodec;
@@ -541,7 +545,8 @@ enum Kind {
         text: (usize, usize),
         base64: bool,
         window: Option<u64>,
-        /// Human mode: the submatches in `Chunk::subs`; machine mode: their JSON in the arena.
+        /// Human mode: the submatches in `Chunk::subs`; machine mode: their JSON array in
+        /// the arena.
         subs: (usize, usize),
     },
     Binary(u64),
@@ -556,15 +561,32 @@ struct SubRec {
     end: usize,
 }
 
-/// A file's results as the writer receives them.
-struct Slot {
+/// Who a file is, for its items.
+#[derive(Debug)]
+struct FileInfo {
     operand: usize,
     path: PathBuf,
     /// The path as a person sees it.
     shown: String,
     /// The path as a JSON string (machine mode).
-    shown_json: Vec<u8>,
-    chunks: Receiver<Chunk>,
+    shown_json: String,
+}
+
+/// A file in the order items are written: its chunks as its worker finds them.
+struct Pending {
+    info: Arc<FileInfo>,
+    chunks: VecDeque<Chunk>,
+    finished: bool,
+}
+
+/// The files between the one being written and the furthest a worker has taken.
+#[derive(Default)]
+struct Order {
+    /// The index of the file whose items are written next.
+    next: usize,
+    files: BTreeMap<usize, Pending>,
+    /// A worker is writing (it holds the page); the others leave the writing to it.
+    busy: bool,
 }
 
 /// Writes items: events in machine mode, lines in human mode.
@@ -577,139 +599,291 @@ trait ItemWriter {
 /// The file an item belongs to, as each mode writes it.
 struct FileRef<'a> {
     shown: &'a str,
-    /// The path's JSON (machine mode), parsed once per file.
+    /// The path's JSON (machine mode), parsed once per batch.
     json: Option<&'a RawValue>,
 }
 
-/// Stops every thread of a run when dropped, however the writer leaves.
-struct StopOnDrop<'a> {
+/// The page being written: the writer and what went out so far. Only the worker that holds
+/// [`Order::busy`] touches it.
+struct PageState<'w, W: ItemWriter> {
+    writer: &'w mut W,
+    written: usize,
+    end: End,
+    /// The file (index, operand, path) and ordinal of the last item written.
+    last: Option<(usize, usize, PathBuf)>,
+    last_k: u64,
+    error: Option<W::Error>,
+}
+
+/// Stops every thread of a run when the thread holding it panics, so the others do not
+/// wait for it forever.
+struct StopOnPanic<'a> {
     shared: &'a Shared,
 }
 
-impl Drop for StopOnDrop<'_> {
+impl Drop for StopOnPanic<'_> {
     fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::Relaxed);
-        // Under the lock, so a worker that checked `stop` is already waiting.
-        let _writing = self.shared.writing.lock();
-        self.shared.window_moved.notify_all();
+        if std::thread::panicking() {
+            self.shared.stop_all();
+        }
     }
 }
 
-/// What the walker, the workers and the writer share.
+/// What the walker and the workers share.
 struct Shared {
     stop: AtomicBool,
     failed: AtomicBool,
     /// The index of the file being written; workers wait while they are too far ahead.
-    writing: Mutex<usize>,
+    writing: AtomicUsize,
+    /// Workers waiting for `writing` to move, so it only wakes them when some wait.
+    waiting: AtomicUsize,
+    window: Mutex<()>,
     window_moved: Condvar,
+    order: Mutex<Order>,
+    /// A writer took a file's chunks: its worker may go on.
+    drained: Condvar,
 }
 
-/// Walks, searches and writes one page.
-fn drive<W: ItemWriter>(
+impl Shared {
+    fn stop_all(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Under the locks, so a worker that checked `stop` is already waiting.
+        drop(self.window.lock());
+        self.window_moved.notify_all();
+        drop(self.order.lock());
+        self.drained.notify_all();
+    }
+
+    /// Blocks until file `index` is within `ahead` files of the one being written.
+    fn wait_for_window(&self, index: usize, ahead: usize) {
+        let within = || index < self.writing.load(Ordering::SeqCst) + ahead;
+        if within() {
+            return;
+        }
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        if let Ok(mut guard) = self.window.lock() {
+            while !within() && !self.stop.load(Ordering::SeqCst) {
+                guard = match self
+                    .window_moved
+                    .wait_timeout(guard, std::time::Duration::from_millis(10))
+                {
+                    Ok((guard, _)) => guard,
+                    Err(_) => break,
+                };
+            }
+        }
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Records that file `next` is being written, waking the workers that wait for it.
+    fn moved_to(&self, next: usize) {
+        self.writing.store(next, Ordering::SeqCst);
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            drop(self.window.lock());
+            self.window_moved.notify_all();
+        }
+    }
+
+    /// Adds a worker's chunk of file `index` (and marks it finished), then writes whatever
+    /// is ready in order, then waits while the file holds too many chunks nobody took.
+    fn deliver<W: ItemWriter>(
+        &self,
+        page: &Mutex<PageState<'_, W>>,
+        plan: &Plan,
+        index: usize,
+        chunk: Option<Chunk>,
+        finished: bool,
+    ) {
+        if let Ok(mut order) = self.order.lock() {
+            if let Some(file) = order.files.get_mut(&index) {
+                file.chunks.extend(chunk);
+                file.finished |= finished;
+            }
+        }
+        self.write_ready(page, plan);
+        let Ok(mut order) = self.order.lock() else {
+            return;
+        };
+        while !self.stop.load(Ordering::SeqCst)
+            && order
+                .files
+                .get(&index)
+                .is_some_and(|f| f.chunks.len() >= CHUNKS_IN_FLIGHT)
+        {
+            order = match self
+                .drained
+                .wait_timeout(order, std::time::Duration::from_millis(10))
+            {
+                Ok((guard, _)) => guard,
+                Err(_) => return,
+            };
+        }
+    }
+
+    /// Writes the ready chunks in file order, unless another worker is writing (it will
+    /// see them: it looks again before it lets go).
+    fn write_ready<W: ItemWriter>(&self, page: &Mutex<PageState<'_, W>>, plan: &Plan) {
+        let Ok(mut order) = self.order.lock() else {
+            return;
+        };
+        if order.busy {
+            return;
+        }
+        while !self.stop.load(Ordering::SeqCst) {
+            let next = order.next;
+            let Some(file) = order.files.get_mut(&next) else {
+                return;
+            };
+            if file.chunks.is_empty() {
+                if !file.finished {
+                    return;
+                }
+                order.files.remove(&next);
+                order.next += 1;
+                self.moved_to(next + 1);
+                continue;
+            }
+            let batch: Vec<Chunk> = file.chunks.drain(..).collect();
+            let info = Arc::clone(&file.info);
+            order.busy = true;
+            drop(order);
+            self.drained.notify_all();
+            let go_on = write_batch(page, plan, next, &info, &batch);
+            order = match self.order.lock() {
+                Ok(order) => order,
+                Err(_) => return,
+            };
+            order.busy = false;
+            if !go_on {
+                drop(order);
+                self.stop_all();
+                return;
+            }
+        }
+    }
+}
+
+/// Writes a batch of one file's chunks; false when the page is full or writing failed.
+fn write_batch<W: ItemWriter>(
+    page: &Mutex<PageState<'_, W>>,
+    plan: &Plan,
+    index: usize,
+    info: &FileInfo,
+    batch: &[Chunk],
+) -> bool {
+    let Ok(mut page) = page.lock() else {
+        return false;
+    };
+    let page = &mut *page;
+    let file = FileRef {
+        shown: &info.shown,
+        json: serde_json::from_str(&info.shown_json).ok(),
+    };
+    for chunk in batch {
+        for rec in &chunk.recs {
+            if page.written >= plan.limit {
+                page.end.truncated = true;
+                return false;
+            }
+            match page.writer.item(&file, rec, chunk) {
+                Ok(true) => {}
+                Ok(false) => {
+                    page.end.truncated = true;
+                    return false;
+                }
+                Err(e) => {
+                    page.error = Some(e);
+                    return false;
+                }
+            }
+            page.written += 1;
+            match &rec.kind {
+                Kind::Line { selected: true, .. } | Kind::Count(_) | Kind::FileMatch => {
+                    page.end.selected += 1
+                }
+                Kind::Error(_) => page.end.errors += 1,
+                _ => {}
+            }
+            if page.last.as_ref().map(|l| l.0) != Some(index) {
+                page.last = Some((index, info.operand, info.path.clone()));
+            }
+            page.last_k = rec.ordinal;
+        }
+    }
+    true
+}
+
+/// Walks, searches and writes one page: one worker per core searches files in order, and
+/// whichever holds the next file in order writes what is ready, so no thread only waits
+/// and no file's results wait for a thread to wake.
+fn drive<W: ItemWriter + Send>(
     plan: &Plan,
     matcher: &RegexMatcher,
     overrides: &Override,
     writer: &mut W,
-) -> Result<End, W::Error> {
+) -> Result<End, W::Error>
+where
+    W::Error: Send,
+{
     let shared = Shared {
         stop: AtomicBool::new(false),
         failed: AtomicBool::new(false),
-        writing: Mutex::new(0),
+        writing: AtomicUsize::new(0),
+        waiting: AtomicUsize::new(0),
+        window: Mutex::new(()),
         window_moved: Condvar::new(),
+        order: Mutex::new(Order::default()),
+        drained: Condvar::new(),
     };
+    let page = Mutex::new(PageState {
+        writer,
+        written: 0,
+        end: End::default(),
+        last: None,
+        last_k: 0,
+        error: None,
+    });
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 8);
     let (task_tx, task_rx) = mpsc::channel::<(usize, Task)>();
     let task_rx = Mutex::new(task_rx);
-    let (slot_tx, slot_rx) = mpsc::channel::<(usize, Slot)>();
     std::thread::scope(|scope| {
         let shared = &shared;
-        scope.spawn(move || walk(plan, overrides, shared, task_tx));
-        for _ in 0..workers {
-            let slot_tx = slot_tx.clone();
-            let task_rx = &task_rx;
-            let matcher = matcher.clone();
-            scope.spawn(move || work(plan, &matcher, shared, task_rx, slot_tx));
-        }
-        drop(slot_tx);
-        let _stop = StopOnDrop { shared };
-        let mut end = write_in_order(plan, shared, slot_rx, writer)?;
-        end.failed |= shared.failed.load(Ordering::Relaxed);
-        Ok(end)
-    })
-}
-
-/// Takes each file's chunks in order and writes their items until the page is full.
-fn write_in_order<W: ItemWriter>(
-    plan: &Plan,
-    shared: &Shared,
-    slots: Receiver<(usize, Slot)>,
-    writer: &mut W,
-) -> Result<End, W::Error> {
-    let mut end = End::default();
-    let mut pending: BTreeMap<usize, Slot> = BTreeMap::new();
-    let mut written = 0usize;
-    let mut next = 0usize;
-    // The last item written: its file (operand, path) and ordinal.
-    let mut last: Option<(usize, PathBuf)> = None;
-    let mut last_k = 0u64;
-    let finish = |mut end: End, last: Option<(usize, PathBuf)>, k: u64| {
-        end.last = last.map(|(o, p)| Position {
-            o,
-            p: path_key(p.as_os_str()),
-            k,
+        let page = &page;
+        let task_rx = &task_rx;
+        scope.spawn(move || {
+            let _guard = StopOnPanic { shared };
+            walk(plan, overrides, shared, task_tx)
         });
-        end
-    };
-    loop {
-        let slot = loop {
-            if let Some(slot) = pending.remove(&next) {
-                break Some(slot);
-            }
-            match slots.recv() {
-                Ok((i, slot)) => {
-                    pending.insert(i, slot);
-                }
-                Err(_) => break None,
-            }
-        };
-        let Some(slot) = slot else {
-            return Ok(finish(end, last, last_k));
-        };
-        let mut started = false;
-        let file = FileRef {
-            shown: &slot.shown,
-            json: serde_json::from_slice(&slot.shown_json).ok(),
-        };
-        for chunk in slot.chunks.iter() {
-            for rec in &chunk.recs {
-                if written >= plan.limit || !writer.item(&file, rec, &chunk)? {
-                    end.truncated = true;
-                    return Ok(finish(end, last, last_k));
-                }
-                written += 1;
-                match &rec.kind {
-                    Kind::Line { selected: true, .. } | Kind::Count(_) | Kind::FileMatch => {
-                        end.selected += 1
-                    }
-                    Kind::Error(_) => end.errors += 1,
-                    _ => {}
-                }
-                if !started {
-                    started = true;
-                    last = Some((slot.operand, slot.path.clone()));
-                }
-                last_k = rec.ordinal;
-            }
+        for _ in 0..workers {
+            let matcher = matcher.clone();
+            scope.spawn(move || {
+                let _guard = StopOnPanic { shared };
+                work(plan, &matcher, shared, task_rx, page)
+            });
         }
-        next += 1;
-        if let Ok(mut writing) = shared.writing.lock() {
-            *writing = next;
-        }
-        shared.window_moved.notify_all();
+    });
+    // Every worker is done: what is left is finished and ready.
+    if !shared.stop.load(Ordering::SeqCst) {
+        shared.write_ready(&page, plan);
     }
+    let page = match page.into_inner() {
+        Ok(page) => page,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    if let Some(error) = page.error {
+        return Err(error);
+    }
+    let mut end = page.end;
+    end.failed |= shared.failed.load(Ordering::SeqCst);
+    end.last = page.last.map(|(_, o, p)| Position {
+        o,
+        p: path_key(p.as_os_str()),
+        k: page.last_k,
+    });
+    Ok(end)
 }
 
 /// Lists the files of every operand, in order, as tasks; skips what a cursor passed.
@@ -862,13 +1036,13 @@ fn walk_error(operand: &Path, err: ignore::Error) -> (PathBuf, ErrorEvent) {
     }
 }
 
-/// Takes tasks in order, registers each file's slot, and searches it.
-fn work(
+/// Takes tasks in order, registers each file, searches it, and writes what is ready.
+fn work<W: ItemWriter>(
     plan: &Plan,
     matcher: &RegexMatcher,
     shared: &Shared,
     tasks: &Mutex<Receiver<(usize, Task)>>,
-    slots: mpsc::Sender<(usize, Slot)>,
+    page: &Mutex<PageState<'_, W>>,
 ) {
     let lines = plan.mode == Mode::Lines;
     let mut searcher = SearcherBuilder::new()
@@ -886,52 +1060,48 @@ fn work(
         if shared.stop.load(Ordering::Relaxed) {
             return;
         }
-        let (index, task, tx) = {
+        let (index, task) = {
             let Ok(guard) = tasks.lock() else { return };
             let Ok((index, task)) = guard.recv() else {
                 return;
             };
-            let (tx, rx) = mpsc::sync_channel::<Chunk>(CHUNKS_IN_FLIGHT);
             let (operand, path) = match &task {
                 Task::File { operand, path, .. } | Task::Error { operand, path, .. } => {
                     (*operand, path.clone())
                 }
             };
             let shown = path.to_string_lossy().into_owned();
-            let mut shown_json = Vec::with_capacity(shown.len() + 2);
+            let mut shown_json = String::with_capacity(shown.len() + 2);
             if plan.machine {
-                let _ = serde_json::to_writer(&mut shown_json, &shown);
+                push_json_str(&mut shown_json, &shown);
             }
-            let slot = Slot {
+            let info = Arc::new(FileInfo {
                 operand,
                 path,
                 shown,
                 shown_json,
-                chunks: rx,
-            };
-            if slots.send((index, slot)).is_err() {
+            });
+            let Ok(mut order) = shared.order.lock() else {
                 return;
-            }
-            (index, task, tx)
+            };
+            order.files.insert(
+                index,
+                Pending {
+                    info,
+                    chunks: VecDeque::new(),
+                    finished: false,
+                },
+            );
+            (index, task)
         };
-        {
-            let Ok(mut writing) = shared.writing.lock() else {
-                return;
-            };
-            while index >= *writing + LOOKAHEAD_FILES && !shared.stop.load(Ordering::Relaxed) {
-                writing = match shared.window_moved.wait(writing) {
-                    Ok(w) => w,
-                    Err(_) => return,
-                };
-            }
-        }
+        shared.wait_for_window(index, LOOKAHEAD_FILES);
         if shared.stop.load(Ordering::Relaxed) {
             return;
         }
         let skip = match &task {
             Task::File { skip, .. } | Task::Error { skip, .. } => *skip,
         };
-        let mut sink = Collect::new(plan, matcher, shared, tx, skip);
+        let mut sink = Collect::new(plan, matcher, shared, index, skip, page);
         match task {
             Task::Error { error, .. } => sink.push(Kind::Error(error)),
             Task::File { path, .. } => {
@@ -949,16 +1119,18 @@ fn work(
                 }
             }
         }
-        sink.send();
+        sink.finish();
     }
 }
 
-/// Collects one file's items into chunks and hands them to the writer.
-struct Collect<'a> {
+/// Collects one file's items into chunks and delivers them for writing.
+struct Collect<'a, 'p, 'w, W: ItemWriter> {
     plan: &'a Plan,
     matcher: &'a RegexMatcher,
     shared: &'a Shared,
-    tx: SyncSender<Chunk>,
+    page: &'p Mutex<PageState<'w, W>>,
+    /// The file's index in the order of items.
+    index: usize,
     chunk: Chunk,
     /// The ordinal of the last item found in this file.
     ordinal: u64,
@@ -968,29 +1140,28 @@ struct Collect<'a> {
     count: u64,
     /// Match ranges of the current line.
     found: Vec<(usize, usize)>,
-    /// The writer went away.
-    gone: bool,
 }
 
-impl<'a> Collect<'a> {
+impl<'a, 'p, 'w, W: ItemWriter> Collect<'a, 'p, 'w, W> {
     fn new(
         plan: &'a Plan,
         matcher: &'a RegexMatcher,
         shared: &'a Shared,
-        tx: SyncSender<Chunk>,
+        index: usize,
         skip: u64,
-    ) -> Collect<'a> {
+        page: &'p Mutex<PageState<'w, W>>,
+    ) -> Self {
         Collect {
             plan,
             matcher,
             shared,
-            tx,
+            page,
+            index,
             chunk: Chunk::default(),
             ordinal: 0,
             skip,
             count: 0,
             found: Vec::new(),
-            gone: false,
         }
     }
 
@@ -1019,31 +1190,38 @@ impl<'a> Collect<'a> {
         }
     }
 
-    /// Hands the chunk over; false when the writer went away.
+    /// Delivers the chunk; false when the run stopped.
     fn send(&mut self) -> bool {
-        if self.gone {
-            return false;
+        if !self.chunk.recs.is_empty() {
+            let chunk = std::mem::take(&mut self.chunk);
+            self.shared
+                .deliver(self.page, self.plan, self.index, Some(chunk), false);
         }
-        if self.chunk.recs.is_empty() {
-            return true;
-        }
+        !self.shared.stop.load(Ordering::Relaxed)
+    }
+
+    /// Delivers the last chunk and marks the file finished.
+    fn finish(&mut self) {
         let chunk = std::mem::take(&mut self.chunk);
-        if self.tx.send(chunk).is_err() {
-            self.gone = true;
-            return false;
-        }
-        true
+        let chunk = (!chunk.recs.is_empty()).then_some(chunk);
+        self.shared
+            .deliver(self.page, self.plan, self.index, chunk, true);
     }
 
     /// Records a selected line or a context line; false to stop the search.
     fn line(&mut self, selected: bool, bytes: &[u8], line_number: u64, byte_offset: u64) -> bool {
-        if self.shared.stop.load(Ordering::Relaxed) || self.gone {
+        if self.shared.stop.load(Ordering::Relaxed) {
             return false;
         }
         if !self.next_kept() {
             return !self.full();
         }
         let line = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        if self.chunk.recs.capacity() == 0 {
+            // One allocation for the chunk's first lines instead of a doubling series.
+            self.chunk.arena.reserve(16 * 1024);
+            self.chunk.recs.reserve(64);
+        }
         self.found.clear();
         if selected && !self.plan.invert {
             let found = &mut self.found;
@@ -1064,7 +1242,8 @@ impl<'a> Collect<'a> {
         let (text, base64, subs) = if self.plan.machine {
             self.render_json(kept, ws, we)
         } else {
-            self.render_plain(kept, ws, we)
+            let (text, subs) = self.render_plain(kept, ws, we);
+            (text, false, subs)
         };
         let chunk = &mut self.chunk;
         let cut = we - ws < line.len();
@@ -1105,10 +1284,10 @@ fn kept_subs(
     })
 }
 
-impl Collect<'_> {
+impl<W: ItemWriter> Collect<'_, '_, '_, W> {
     /// Machine mode: the text as a JSON string (base64 when not UTF-8) and the submatches
-    /// as a JSON array, in the arena. Returns the text's range, whether it is base64, and
-    /// the array's range.
+    /// as a JSON array, in the arena, for the writer to copy as they are. Returns the
+    /// text's range, whether it is base64, and the array's range.
     fn render_json(
         &mut self,
         kept: &[u8],
@@ -1154,7 +1333,7 @@ impl Collect<'_> {
         kept: &[u8],
         ws: usize,
         we: usize,
-    ) -> ((usize, usize), bool, (usize, usize)) {
+    ) -> ((usize, usize), (usize, usize)) {
         let at = self.chunk.arena.len();
         let utf8 = match std::str::from_utf8(kept) {
             Ok(text) => {
@@ -1172,11 +1351,11 @@ impl Collect<'_> {
             let subs = kept_subs(&self.found, ws, we).map(|(start, end)| SubRec { start, end });
             self.chunk.subs.extend(subs);
         }
-        (text, false, (subs_at, self.chunk.subs.len()))
+        (text, (subs_at, self.chunk.subs.len()))
     }
 }
 
-impl Sink for &mut Collect<'_> {
+impl<W: ItemWriter> Sink for &mut Collect<'_, '_, '_, W> {
     type Error = io::Error;
 
     fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
@@ -1343,6 +1522,8 @@ impl<W: Write> ItemWriter for MachineWriter<'_, W> {
     type Error = EmitError;
 
     fn item(&mut self, file: &FileRef<'_>, rec: &Rec, chunk: &Chunk) -> Result<bool, EmitError> {
+        // The worker rendered and escaped the JSON; parsing it back as a `RawValue` only
+        // scans it.
         let raw = |range: (usize, usize)| -> Result<&RawValue, EmitError> {
             let json = chunk.arena.get(range.0..range.1).unwrap_or("null");
             serde_json::from_str(json).map_err(|e| EmitError::Serialize(e.to_string()))
@@ -1492,7 +1673,14 @@ impl<W: Write> ItemWriter for HumanWriter<W> {
                 }
                 writeln!(self.out)?;
             }
-            Kind::Binary(_) => {}
+            Kind::Binary(offset) => {
+                // Not a line of output: a note for the person, as GNU grep's on stderr.
+                let _ = writeln!(
+                    io::stderr(),
+                    "aoi-coreutils grep: {}: binary file skipped (NUL byte at offset {offset})",
+                    escape_text(shown)
+                );
+            }
             Kind::Count(count) => {
                 self.prefix(shown, None, ':')?;
                 writeln!(self.out, "{count}")?;
@@ -1532,7 +1720,7 @@ fn human(args: &GrepArgs, codec: &CursorCodec, global: &GlobalArgs) -> ExitCode 
     let with_filename = plan.operands.len() > 1 || plan.operands.iter().any(|p| p.is_dir());
     let terminal = io::stdout().is_terminal();
     let mut writer = HumanWriter {
-        out: io::BufWriter::new(io::stdout().lock()),
+        out: io::BufWriter::with_capacity(64 * 1024, io::stdout()),
         with_filename,
         line_number: args.line_number,
         color: terminal && global.color_allowed(),
