@@ -6,7 +6,8 @@
 //! adapter knows which arguments are paths from the input schema (`x-aoi-format: "path"`, or
 //! `"format": "path"`, `docs/discovery.md`) and refuses a call whose path is outside the roots
 //! (`--root`, by default the working directory) before the CLI runs. Paths are resolved as the
-//! kernel would open them: relative to the working directory, every symlink followed
+//! kernel would open them: relative to the working directory the CLI runs in (the adapter's, or
+//! the first root when the adapter's is outside every root), every symlink followed
 //! (canonicalized); a path that does not exist yet is resolved through its nearest existing
 //! ancestor, and must not climb out of it with `..`. A pinned argument (`--pin name=value`) is
 //! the operator's: it is gone from the tool's `inputSchema`, a call that passes it is refused,

@@ -117,7 +117,7 @@ fn a_path_outside_the_root_is_refused_before_the_cli_runs() {
             {"tool": "create", "arguments": {"title": "c", "db": db,
                 "body_file": path(&root.join("link/secret"))}},
             {"tool": "status", "arguments": {"db": path(&dir.join("outside/o.db"))}},
-            {"tool": "status", "arguments": {"db": "o.db"}},
+            {"tool": "status", "arguments": {"db": "../outside/o.db"}},
             {"tool": "create", "arguments": {"title": "d", "db": db,
                 "body_file": path(&root.join("body.txt"))}},
         ]),
@@ -143,22 +143,29 @@ fn a_path_outside_the_root_is_refused_before_the_cli_runs() {
     assert!(!dir.join("outside/o.db").exists(), "outside untouched");
     assert!(
         !work.join("o.db").exists(),
-        "a relative path in the working directory is outside --root"
+        "the working directory untouched"
     );
     // The allowed file is read, and the secret never was.
     assert_eq!(results[5]["isError"], false, "{}", results[5]);
     let got = calls(
         &command,
         &work,
-        json!([{"tool": "export", "arguments": {"db": db}}]),
+        json!([
+            {"tool": "export", "arguments": {"db": db}},
+            // Started outside every root, the CLI runs in the root: a relative path is the
+            // root's file, and it is the database just made.
+            {"tool": "export", "arguments": {"db": "o.db"}},
+        ]),
     );
-    let bodies: Vec<&str> = checked(&got[0])["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|e| e["body"].as_str())
-        .collect();
-    assert_eq!(bodies, ["an allowed body"]);
+    for result in &got {
+        let bodies: Vec<&str> = checked(result)["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|e| e["body"].as_str())
+            .collect();
+        assert_eq!(bodies, ["an allowed body"], "{result}");
+    }
 }
 
 #[test]
