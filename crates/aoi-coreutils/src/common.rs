@@ -152,6 +152,30 @@ impl<T: DomainEvent> Page<T> {
     }
 }
 
+/// A cursor this tool could have issued but that names no position of this request: a
+/// `validation` error with the SDK's `CURSOR_INVALID` code, `field: "cursor"` (§15).
+pub fn cursor_invalid(message: &str) -> ErrorEvent {
+    ErrorEvent::new(
+        Category::Validation,
+        aoi::surface::cursor::CURSOR_INVALID,
+        message,
+    )
+    .field("cursor")
+    .hint("run again without --cursor")
+}
+
+/// A cursor whose position is gone (the listing or file changed between pages), so the next
+/// page could skip or repeat items: `validation` `CURSOR_STALE`, `field: "cursor"` (§15).
+pub fn cursor_stale(why: &str) -> ErrorEvent {
+    ErrorEvent::new(
+        Category::Validation,
+        Code::from_static("CURSOR_STALE"),
+        format!("{why} since this cursor was issued, so the next page could skip or repeat items"),
+    )
+    .field("cursor")
+    .hint("run again without --cursor")
+}
+
 /// A path as JSON text; a path that is not UTF-8 is an item error `NAME_NOT_UTF8`
 /// (`unsupported`: no JSON string can name it) carrying its bytes as base64 in `details`.
 pub fn path_text(path: &Path) -> Result<String, ErrorEvent> {

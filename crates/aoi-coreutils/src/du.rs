@@ -355,13 +355,7 @@ fn page(args: &DuArgs, codec: &CursorCodec) -> Result<Page<Usage>, ErrorEvent> {
 }
 
 fn bad_cursor() -> ErrorEvent {
-    ErrorEvent::new(
-        aoi::Category::Validation,
-        aoi::Code::from_static("CURSOR_INVALID"),
-        "the cursor does not name a position of this listing",
-    )
-    .field("cursor")
-    .hint("list again without --cursor")
+    crate::common::cursor_invalid("the cursor does not name a position of this listing")
 }
 
 /// Runs `du`.

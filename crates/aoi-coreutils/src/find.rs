@@ -365,13 +365,7 @@ impl Position {
 }
 
 fn bad_cursor() -> ErrorEvent {
-    ErrorEvent::new(
-        Category::Validation,
-        Code::from_static("CURSOR_INVALID"),
-        "the cursor does not name a position of this listing",
-    )
-    .field("cursor")
-    .hint("list again without --cursor")
+    crate::common::cursor_invalid("the cursor does not name a position of this listing")
 }
 
 /// The filters, compiled.

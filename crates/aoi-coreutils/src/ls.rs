@@ -230,13 +230,7 @@ fn list(args: &LsArgs, codec: &CursorCodec) -> Result<Listing, ErrorEvent> {
 
 /// The cursor's entry is no longer where it was: the listing changed between pages.
 fn stale() -> ErrorEvent {
-    ErrorEvent::new(
-        aoi::Category::Validation,
-        aoi::Code::from_static("CURSOR_STALE"),
-        "the listing changed since this cursor was issued, so the next page could skip or repeat entries",
-    )
-    .field("cursor")
-    .hint("list again without --cursor")
+    crate::common::cursor_stale("the listing changed")
 }
 
 type Visit<'a> =

@@ -80,7 +80,7 @@ use std::process::ExitCode;
 use aoi::app::{App, Limits};
 use aoi::surface::cursor::CursorCodec;
 use aoi::surface::flags::GlobalArgs;
-use aoi::{Category, Code, DomainEvent, EmitError, Emitter, ErrorEvent, Outcome};
+use aoi::{DomainEvent, EmitError, Emitter, ErrorEvent, Outcome};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use clap::Args;
@@ -1058,13 +1058,7 @@ fn operands(files: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 fn stale() -> ErrorEvent {
-    ErrorEvent::new(
-        Category::Validation,
-        Code::from_static("CURSOR_STALE"),
-        "the file changed since this cursor was issued: it is shorter than the cursor's offset",
-    )
-    .field("cursor")
-    .hint("read again without --cursor")
+    crate::common::cursor_stale("the file got shorter than the cursor's offset")
 }
 
 /// Reads every operand in order into `sink`, within the budget.

@@ -127,13 +127,7 @@ fn describe(
 }
 
 fn bad_cursor() -> ErrorEvent {
-    ErrorEvent::new(
-        aoi::Category::Validation,
-        aoi::Code::from_static("CURSOR_INVALID"),
-        "the cursor does not name an operand of this command",
-    )
-    .field("cursor")
-    .hint("run again without --cursor")
+    crate::common::cursor_invalid("the cursor does not name an operand of this command")
 }
 
 /// Human mode: GNU `stat`'s default format.
