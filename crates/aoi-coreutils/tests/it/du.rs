@@ -2,7 +2,7 @@
 //! first, bounds and cursors (§15), item errors (§9.1).
 
 use std::collections::BTreeSet;
-use std::os::unix::fs::{symlink, PermissionsExt};
+use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::process::Command;
 
@@ -192,7 +192,7 @@ fn an_unreadable_directory_is_an_item_error_and_the_rest_is_measured() {
     let s = Scratch::new("du-unreadable");
     s.file("locked/secret", &vec![b'x'; 50_000]);
     s.file("open/f", &vec![b'x'; 10_000]);
-    std::fs::set_permissions(s.path("locked"), PermissionsExt::from_mode(0o000)).unwrap();
+    s.lock("locked");
     let (code, events) = parse(&run_unprivileged(&s.0, &["du", "--output", "jsonl"]));
     assert_eq!(code, 0);
     let errors = of_type(&events, "aoi:error");

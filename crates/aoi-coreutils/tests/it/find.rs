@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{symlink, PermissionsExt};
+use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::process::Command;
 
@@ -299,7 +299,7 @@ fn an_unreadable_directory_is_an_item_error_and_the_walk_goes_on() {
     s.file("a/secret", b"");
     s.file("b/y", b"");
     s.file("c", b"");
-    std::fs::set_permissions(s.path("a"), PermissionsExt::from_mode(0o000)).unwrap();
+    s.lock("a");
     let mut args = vec!["find", "--output", "jsonl"];
     args.extend(UNBOUNDED);
     let (code, events) = parse(&run_unprivileged(&s.0, &args));

@@ -287,11 +287,7 @@ fn an_unreadable_file_is_an_item_error_and_the_search_goes_on() {
     let s = Scratch::new("grep-unreadable");
     s.file("a.txt", b"secret TODO\n");
     s.file("b.txt", b"open TODO\n");
-    std::fs::set_permissions(
-        s.path("a.txt"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o000),
-    )
-    .unwrap();
+    s.lock("a.txt");
     let (code, events) = parse(&run_unprivileged(
         &s.0,
         &["grep", "TODO", "--output", "jsonl"],

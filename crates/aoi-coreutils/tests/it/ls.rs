@@ -75,11 +75,7 @@ fn an_unreadable_subdirectory_is_an_item_error_and_the_walk_goes_on() {
     let s = Scratch::new("ls-unreadable");
     s.file("a/x", b"");
     s.file("b/y", b"");
-    std::fs::set_permissions(
-        s.path("a"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o000),
-    )
-    .unwrap();
+    s.lock("a");
     let (code, events) = parse(&run_unprivileged(&s.0, &["ls", "-R", "--output", "jsonl"]));
     assert_eq!(code, 0);
     let errors = of_type(&events, "aoi:error");

@@ -480,11 +480,7 @@ fn operands_that_cannot_be_read_fail_the_run_and_the_others_are_read() {
     );
 
     s.file("secret", b"x\n");
-    std::fs::set_permissions(
-        s.path("secret"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o000),
-    )
-    .unwrap();
+    s.lock("secret");
     let (code, events) = parse(&run_unprivileged(
         &s.0,
         &["head", "secret", "--output", "jsonl"],

@@ -106,6 +106,14 @@ impl Scratch {
         self.0.join(rel)
     }
 
+    /// Takes every permission away from `rel` (mode 000): unreadable to anyone but root, so
+    /// to be run through [`run_unprivileged`]. [`Drop`] gives them back before removing.
+    pub fn lock(&self, rel: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(self.path(rel), std::fs::Permissions::from_mode(0o000))
+            .expect("chmod 000");
+    }
+
     /// Writes a file (creating parents).
     pub fn file(&self, rel: &str, body: &[u8]) -> PathBuf {
         let path = self.path(rel);
