@@ -222,19 +222,26 @@ impl App {
     {
         let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
         let root = C::command();
-        if let Some(error) = self.commands_problem(&root) {
-            // A tool whose statements name no command of its own is broken, whatever was asked.
-            return Err(if machine_requested(&args) {
-                ExitCode::from(error_stream(Emitter::builder(self.identity()), &error))
-            } else {
-                human_error(&error, crate::surface::color::env_allows())
-            });
+        // The unbuilt definition first: cheap, and enough unless subcommands are deferred
+        // (`#[command(defer = true)]`), whose nesting and flags appear only once built.
+        if self.commands_problem(&root).is_some() {
+            if let Some(error) = self.commands_problem(&built(&root)) {
+                // A tool whose statements name no command of its own is broken, whatever was
+                // asked.
+                return Err(if machine_requested(&args) {
+                    ExitCode::from(error_stream(Emitter::builder(self.identity()), &error))
+                } else {
+                    human_error(&error, crate::surface::color::env_allows())
+                });
+            }
         }
-        let _ = self.secret_flags.set(secret_flags(&root));
-        let parsed = self
-            .taught(root)
-            .try_get_matches_from(&args)
+        let mut root = self.taught(root);
+        let parsed = root
+            .try_get_matches_from_mut(&args)
             .and_then(|matches| C::from_arg_matches(&matches));
+        // After parsing, every command on the path the arguments took is built, deferred or
+        // not, and those are the flags this run's argv can hold.
+        let _ = self.secret_flags.set(secret_flags(&root));
         parsed.map_err(|e| {
             use clap::error::ErrorKind;
             match e.kind() {
@@ -293,7 +300,7 @@ impl App {
     /// takes `--input-jsonl` or `--input-json`. Tools call it in a test; [`App::parse`] checks
     /// the commands at every start, and `capabilities` checks all three.
     pub fn check<C: CommandFactory>(&self) -> Result<(), ErrorEvent> {
-        let root = C::command();
+        let root = built(&C::command());
         match self
             .commands_problem(&root)
             .or_else(|| self.records_problem(&root))
@@ -504,13 +511,14 @@ impl App {
         }
     }
 
-    /// The discovery document for `which`, from the clap definition `root`.
+    /// The discovery document for `which`, from the clap definition `root` (built or not).
     pub fn discovery_document(
         &self,
         root: &clap::Command,
         global: &GlobalArgs,
         which: &Discovery,
     ) -> Result<Value, ErrorEvent> {
+        let root = &built(root);
         match which {
             Discovery::Schema { name } => {
                 if let Some(name) = name {
@@ -581,7 +589,16 @@ impl App {
     }
 }
 
-/// Every flag spelling of every argument the clap definition marks secret.
+/// `root` built, deferred subcommands (`#[command(defer = true)]`) included, so that every
+/// command and flag is in it.
+fn built(root: &clap::Command) -> clap::Command {
+    let mut built = root.clone();
+    built.build();
+    built
+}
+
+/// Every flag spelling of every argument the clap definition marks secret, in the commands
+/// built so far.
 fn secret_flags(root: &clap::Command) -> Vec<String> {
     fn walk(cmd: &clap::Command, out: &mut Vec<String>) {
         for arg in cmd.get_arguments() {
@@ -1064,6 +1081,86 @@ mod tests {
     #[derive(Debug, clap::Subcommand)]
     enum AuthCommand {
         Login,
+    }
+
+    /// A tool may defer its subcommands (`#[command(defer = true)]`) so a run builds only the
+    /// one it names; statements, secret flags and discovery still see every command (§11, §17).
+    #[derive(Debug, Parser)]
+    #[command(name = "notes")]
+    struct Deferred {
+        #[command(flatten)]
+        aoi: GlobalArgs,
+        #[command(subcommand)]
+        command: DeferredCommand,
+    }
+
+    #[derive(Debug, clap::Subcommand)]
+    #[command(defer = true)]
+    enum DeferredCommand {
+        Search {
+            query: String,
+            /// A credential (§11).
+            #[arg(long)]
+            api_key: Option<String>,
+        },
+        Auth {
+            #[command(subcommand)]
+            command: AuthCommand,
+        },
+        #[command(flatten)]
+        Discovery(Discovery),
+    }
+
+    #[test]
+    fn deferred_subcommands_are_checked_redacted_and_discovered_in_full() {
+        let deferred = || {
+            app()
+                .command(CommandSpec::new("search").read_only())
+                .command(CommandSpec::new("auth login"))
+        };
+        // A nested command exists only once built: no false COMMAND_SPEC_UNKNOWN.
+        deferred().check::<Deferred>().expect("statements match");
+        let a = deferred();
+        let parsed = a.parse_from::<Deferred, _, _>(["notes", "auth", "login"]);
+        assert!(parsed.is_ok(), "a nested deferred command parses");
+        let e = app()
+            .command(CommandSpec::new("auth logout"))
+            .check::<Deferred>()
+            .unwrap_err();
+        assert_eq!(e.code.as_str(), "COMMAND_SPEC_UNKNOWN");
+        assert!(app()
+            .command(CommandSpec::new("auth logout"))
+            .parse_from::<Deferred, _, _>(["notes", "auth", "login"])
+            .is_err());
+
+        // The flags of the command a run named are known secret once parsed.
+        let a = deferred();
+        let parsed = a.parse_from::<Deferred, _, _>(["notes", "search", "q", "--api-key", "k1"]);
+        assert!(parsed.is_ok());
+        let redacted = a.redactor().redact_args(&[
+            "search".to_owned(),
+            "q".to_owned(),
+            "--api-key".to_owned(),
+            "k1".to_owned(),
+        ]);
+        assert!(
+            !redacted.args.iter().any(|w| w == "k1"),
+            "{:?}",
+            redacted.args
+        );
+
+        // Discovery describes the deferred commands' flags.
+        let global = GlobalArgs::default();
+        let doc = deferred()
+            .discovery_document(
+                &Deferred::command(),
+                &global,
+                &Discovery::InputSchema {
+                    command: "search".to_owned(),
+                },
+            )
+            .expect("an input schema");
+        assert!(doc["properties"].get("api_key").is_some(), "{doc}");
     }
 
     /// §8.3: a usage error's `aoi:meta.command` names the subcommand its arguments named.
