@@ -33,7 +33,15 @@ pub struct Cli {
 }
 
 /// Every command.
+///
+/// Deferred: only the command a run names has its arguments built, so `cat` (start-up within
+/// 1 ms of a hello-world, `bench/coreutils.sh`) does not build `grep`'s flags. A deferred
+/// command's description is written twice, the same words: here for the list in
+/// `aoi-coreutils --help` (read before any command is built), and on its arguments struct,
+/// which clap applies last when it builds the command (`COMMAND --help`, `capabilities`, MCP).
+/// Test: `every_command_is_described_by_its_own_doc`.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// List directory contents (bounded; sorted by name unless -t or -S).
     Ls(ls::LsArgs),
@@ -228,10 +236,50 @@ pub fn dispatch_args(args: Vec<OsString>) -> Vec<OsString> {
     }
 }
 
+/// `head -5` and `tail -20`, the counts GNU still takes in its obsolete form, as `-n 5` and
+/// `-n 20`: only for `head` and `tail`, only before `--`, and never the value of `-n`/`-c`
+/// (`head -n -5` is all but the last five lines).
+pub fn obsolete_counts(args: Vec<OsString>) -> Vec<OsString> {
+    let Some(at) = args
+        .iter()
+        .skip(1)
+        .position(|a| COMMANDS.iter().any(|c| a == c))
+        .map(|i| i + 1)
+    else {
+        return args;
+    };
+    if args[at] != "head" && args[at] != "tail" {
+        return args;
+    }
+    let mut out = Vec::with_capacity(args.len() + 1);
+    let mut words = args.into_iter();
+    out.extend(words.by_ref().take(at + 1));
+    let mut literal = false;
+    for word in words {
+        let count = word
+            .to_str()
+            .and_then(|w| w.strip_prefix('-'))
+            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .map(str::to_owned);
+        let after_flag = out
+            .last()
+            .is_some_and(|p| ["-n", "--lines", "-c", "--bytes"].iter().any(|f| p == f));
+        literal |= word == "--";
+        match count {
+            Some(n) if !literal && !after_flag => {
+                out.push(OsString::from("-n"));
+                out.push(OsString::from(n));
+            }
+            _ => out.push(word),
+        }
+    }
+    out
+}
+
 /// Parses and runs.
 pub fn main() -> ExitCode {
     let app = app();
-    let args = dispatch_args(std::env::args_os().collect());
+    let args = obsolete_counts(dispatch_args(std::env::args_os().collect()));
     let cli: Cli = match app.parse_from(args) {
         Ok(cli) => cli,
         Err(code) => return code,
@@ -270,6 +318,56 @@ mod tests {
         assert_eq!(
             dispatch_args(args(&["aoi-coreutils", "ls"])),
             args(&["aoi-coreutils", "ls"])
+        );
+    }
+
+    #[test]
+    fn head_and_tail_take_the_obsolete_count_form() {
+        let args = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        let cases: [(&[&str], &[&str]); 6] = [
+            (&["x", "head", "-5", "f"], &["x", "head", "-n", "5", "f"]),
+            (
+                &["x", "--output", "jsonl", "tail", "-20"],
+                &["x", "--output", "jsonl", "tail", "-n", "20"],
+            ),
+            // The value of -n keeps its sign: all but the last five.
+            (&["x", "head", "-n", "-5"], &["x", "head", "-n", "-5"]),
+            // After `--` it is a file name.
+            (&["x", "head", "--", "-5"], &["x", "head", "--", "-5"]),
+            // Other commands are left as they are.
+            (&["x", "ls", "-1"], &["x", "ls", "-1"]),
+            (&["x", "head", "-", "-x5"], &["x", "head", "-", "-x5"]),
+        ];
+        for (given, want) in cases {
+            assert_eq!(obsolete_counts(args(given)), args(want), "{given:?}");
+        }
+    }
+
+    #[test]
+    fn every_command_is_described_by_its_own_doc() {
+        use clap::CommandFactory;
+        let about = |cli: &clap::Command, name: &str| {
+            cli.find_subcommand(name)
+                .and_then(|c| c.get_about())
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        };
+        let listed = Cli::command();
+        let mut cli = Cli::command();
+        cli.build();
+        for name in COMMANDS {
+            let built = about(&cli, name);
+            assert!(
+                !built.is_empty() && !built.contains("flags") && !built.contains("(§"),
+                "{name}: {built}"
+            );
+            // The root's list (unbuilt) says what the command's own help (built) says.
+            assert_eq!(about(&listed, name), built, "{name}");
+        }
+        let ls = cli.find_subcommand("ls").and_then(|c| c.get_about());
+        assert_eq!(
+            ls.map(ToString::to_string).as_deref(),
+            Some("List directory contents (bounded; sorted by name unless -t or -S)")
         );
     }
 

@@ -44,7 +44,9 @@ use crate::common::{
 /// The command's name, in events and messages.
 const NAME: &str = "du";
 
-/// `du` flags.
+/// Disk usage of directory trees (bounded; largest first).
+// The command's description, which `aoi-coreutils du --help`, `capabilities` and MCP
+// show: a deferred subcommand takes it from here (see `app::Command`).
 #[derive(Debug, Clone, Args)]
 pub struct DuArgs {
     /// Files or directories to measure (default: the current directory).

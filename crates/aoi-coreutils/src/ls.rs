@@ -27,7 +27,9 @@ use crate::common::{
 };
 use crate::entry::{Entry, Kind};
 
-/// `ls` flags.
+/// List directory contents (bounded; sorted by name unless -t or -S).
+// The command's description, which `aoi-coreutils ls --help`, `capabilities` and MCP
+// show: a deferred subcommand takes it from here (see `app::Command`).
 #[derive(Debug, Clone, Args)]
 pub struct LsArgs {
     /// Files or directories to list (default: the current directory).

@@ -32,7 +32,9 @@ use crate::entry::{Entry, Kind};
 /// The command's name, in events and messages.
 const NAME: &str = "stat";
 
-/// `stat` flags.
+/// Describe files in detail: size, blocks, inode, links, mode, owner, times.
+// The command's description, which `aoi-coreutils stat --help`, `capabilities` and MCP
+// show: a deferred subcommand takes it from here (see `app::Command`).
 #[derive(Debug, Clone, Args)]
 pub struct StatArgs {
     /// Files to describe.

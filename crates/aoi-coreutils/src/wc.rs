@@ -47,7 +47,9 @@ use crate::common::{human_exit, io_error, path_text, say_error};
 /// Bytes per read.
 const BUFFER_BYTES: usize = 256 * 1024;
 
-/// `wc` flags.
+/// Print newline, word, byte, character counts and line widths, as GNU wc.
+// The command's description, which `aoi-coreutils wc --help`, `capabilities` and MCP
+// show: a deferred subcommand takes it from here (see `app::Command`).
 #[derive(Debug, Clone, Args)]
 pub struct WcArgs {
     /// Files to count, in order (`-` or none: standard input).

@@ -25,7 +25,9 @@ use crate::entry::Kind;
 const EEXIST: i32 = 17;
 const ENOTDIR: i32 = 20;
 
-/// `mkdir` flags.
+/// Make directories (-p parents, -m mode; --dry-run plans, --idempotency-key replays).
+// The command's description, which `aoi-coreutils mkdir --help`, `capabilities` and MCP
+// show: a deferred subcommand takes it from here (see `app::Command`).
 #[derive(Debug, Clone, Args)]
 pub struct MkdirArgs {
     /// Directories to make.

@@ -33,7 +33,9 @@ use super::{
 use crate::common::path_text;
 use crate::entry::Kind;
 
-/// `rm` flags.
+/// Remove files and trees (-r): destructive, refuses without --confirm (and --confirm-count N).
+// The command's description, which `aoi-coreutils rm --help`, `capabilities` and MCP
+// show: a deferred subcommand takes it from here (see `app::Command`).
 #[derive(Debug, Clone, Args)]
 pub struct RmArgs {
     /// Files (and, with -r, directories) to remove.

@@ -23,7 +23,9 @@ use super::{fs_error, quote, Change, Changed, Created};
 use crate::common::{epoch_ms, iso8601, path_text};
 use crate::entry::Kind;
 
-/// `touch` flags.
+/// Set file times, creating missing files (-c, -d DATE, -r REF; --dry-run plans).
+// The command's description, which `aoi-coreutils touch --help`, `capabilities` and MCP
+// show: a deferred subcommand takes it from here (see `app::Command`).
 #[derive(Debug, Clone, Args)]
 pub struct TouchArgs {
     /// Files to touch.
