@@ -14,6 +14,12 @@
 //! that sorts at or before it (without descending into subtrees that lie wholly before it),
 //! so paging visits every entry exactly once even when entries elsewhere come or go.
 //!
+//! The operand's subtrees are walked by one thread per core (`--threads N`, as `fd -j`), each
+//! in that order, and handed out in turn, so any number of threads gives the same items in
+//! the same order. At most two subtrees per thread are walked ahead of the output, each only
+//! as far as a page can reach. `--follow` walks in one thread: loop detection needs every
+//! directory from the operand down.
+//!
 //! Filters all have to hold: `--name` globs the name, `--glob` the path (as shown, or below
 //! the operand; `!GLOB` excludes), `--regex` searches the name (the shown path with
 //! `--full-path`), `--type`, `--size`, `--newer-than` / `--older-than` (modification time).
@@ -60,7 +66,9 @@ use crate::entry::Entry;
 /// The command's name, in events and messages.
 const NAME: &str = "find";
 
-/// `find` flags.
+/// Find entries in directory trees, gitignore-aware like fd (bounded; sorted by path).
+// The command's description, which `aoi-coreutils find --help`, `capabilities` and MCP
+// show: a deferred subcommand takes it from here (see `app::Command`).
 #[derive(Debug, Clone, Args)]
 pub struct FindArgs {
     /// Where to search (default: the current directory).
@@ -111,6 +119,10 @@ pub struct FindArgs {
     /// error `SYMLINK_LOOP`).
     #[arg(short = 'L', long)]
     pub follow: bool,
+    /// Walk with N threads, as `fd -j` (default: one per core). The order and the entries are
+    /// the same with any N.
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
     #[command(flatten)]
     pub bounds: Bounds,
 }
@@ -639,12 +651,15 @@ fn operands(args: &FindArgs) -> Vec<(PathBuf, bool)> {
 }
 
 /// Walks every operand in order, after `resume`, calling `visit` with each item until it
-/// says stop. Returns true when an operand could not be read (the run failed).
+/// says stop. `budget` is the most items `visit` takes (a page and one more), which bounds
+/// what a parallel walk holds. Returns true when an operand could not be read (the run
+/// failed).
 fn walk(
     args: &FindArgs,
     filters: &Filters,
     resume: Option<&Position>,
     want_metadata: bool,
+    budget: usize,
     visit: &mut dyn FnMut(Found) -> bool,
 ) -> bool {
     let mut failed = false;
@@ -655,22 +670,219 @@ fn walk(
             Some(c) if c.operand == operand => Some(c),
             _ => None,
         };
-        if let Err(e) = metadata(&root, args.follow) {
-            failed = true;
-            let position = Position {
-                operand,
-                path: root.clone(),
-                rank: 0,
-            };
-            if resume.is_some_and(|c| !c.after(&root, 0)) {
+        let root_metadata = match metadata(&root, args.follow) {
+            Ok(m) => m,
+            Err(e) => {
+                failed = true;
+                let position = Position {
+                    operand,
+                    path: root.clone(),
+                    rank: 0,
+                };
+                if resume.is_some_and(|c| !c.after(&root, 0)) {
+                    continue;
+                }
+                if !visit(Found::Error(position, io_error(shown(&root, strip), &e))) {
+                    return failed;
+                }
                 continue;
             }
-            if !visit(Found::Error(position, io_error(shown(&root, strip), &e))) {
-                return failed;
-            }
-            continue;
+        };
+        let tree = Tree {
+            args,
+            resume,
+            look: Look {
+                filters,
+                root: &root,
+                strip,
+                operand,
+                metadata: need_metadata || want_metadata,
+                follow: args.follow,
+            },
+        };
+        let go_on = match workers(args, &root_metadata) {
+            Some(threads) => tree.walk_parallel(threads, budget, &mut failed, visit),
+            None => tree.walk_from(
+                &root,
+                0,
+                args.max_depth,
+                false,
+                &mut failed,
+                &mut |s| match s {
+                    Step::Found(found) => visit(found),
+                    // Only a split walk hands out subtrees; this one is not split.
+                    Step::Descend(_) => true,
+                },
+            ),
+        };
+        if !go_on {
+            return failed;
         }
-        let mut builder = WalkBuilder::new(&root);
+    }
+    failed
+}
+
+/// How many threads walk an operand's subtrees, or `None` to walk it in one: a directory
+/// operand with subtrees below its entries, on more than one core, without `--follow`
+/// (whose loop detection needs the whole chain of directories from the operand down).
+fn workers(args: &FindArgs, root: &Metadata) -> Option<usize> {
+    let threads = match args.threads {
+        Some(n) => usize::from(n),
+        None => std::thread::available_parallelism().map_or(1, usize::from),
+    };
+    let deep = args.max_depth.is_none_or(|d| d > 1);
+    (threads > 1 && deep && !args.follow && root.is_dir()).then_some(threads)
+}
+
+/// One item of a walk, or (in a split walk) a directory below the operand whose subtree is
+/// walked on its own, the directory itself included.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a step goes straight into `visit` or a page's vector; a box would cost an allocation per entry"
+)]
+enum Step {
+    Found(Found),
+    Descend(PathBuf),
+}
+
+/// The walk of one operand.
+struct Tree<'a> {
+    args: &'a FindArgs,
+    resume: Option<&'a Position>,
+    look: Look<'a>,
+}
+
+impl Tree<'_> {
+    /// The operand's own entries in order, its subtrees walked by `threads` threads, each
+    /// subtree in order, and handed to `visit` in order: the same items as one walk. At most
+    /// `2 × threads` subtrees are walked ahead of `visit`, and each holds at most `budget`
+    /// items, so a page of a huge tree costs no more than a page.
+    fn walk_parallel(
+        &self,
+        threads: usize,
+        budget: usize,
+        failed: &mut bool,
+        visit: &mut dyn FnMut(Found) -> bool,
+    ) -> bool {
+        use std::sync::atomic::AtomicUsize;
+        use std::sync::{Condvar, Mutex};
+
+        let root = self.look.root;
+        // The operand's own entries; once `budget` of them are in, no later step is needed.
+        let mut steps = Vec::new();
+        let mut entries = 0usize;
+        self.walk_from(root, 0, Some(1), true, failed, &mut |s| {
+            entries += usize::from(matches!(s, Step::Found(_)));
+            steps.push(s);
+            entries < budget
+        });
+        // The workers read the directories, `visit` takes the entries.
+        let (mut direct, dirs): (Vec<Option<Found>>, Vec<Option<PathBuf>>) = steps
+            .into_iter()
+            .map(|s| match s {
+                Step::Found(found) => (Some(found), None),
+                Step::Descend(dir) => (None, Some(dir)),
+            })
+            .unzip();
+        let below = self.args.max_depth.map(|d| d - 1);
+        let window = 2 * threads;
+        // `done[i]`: the items of step i's subtree once walked; `taken`: steps `visit` has
+        // had, which bounds how far ahead the workers go.
+        let state = Mutex::new((
+            (0..dirs.len())
+                .map(|_| None)
+                .collect::<Vec<Option<Vec<Found>>>>(),
+            0usize,
+        ));
+        let changed = Condvar::new();
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let lock = || {
+            state
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, AtomicOrdering::Relaxed);
+                    if i >= dirs.len() || stop.load(AtomicOrdering::Relaxed) {
+                        return;
+                    }
+                    let Some(dir) = &dirs[i] else {
+                        continue;
+                    };
+                    {
+                        let mut s = lock();
+                        while i >= s.1 + window && !stop.load(AtomicOrdering::Relaxed) {
+                            s = changed
+                                .wait(s)
+                                .unwrap_or_else(std::sync::PoisonError::into_inner);
+                        }
+                    }
+                    if stop.load(AtomicOrdering::Relaxed) {
+                        return;
+                    }
+                    let mut items = Vec::new();
+                    let mut never = false;
+                    self.walk_from(dir, 1, below, false, &mut never, &mut |s| {
+                        if let Step::Found(found) = s {
+                            items.push(found);
+                        }
+                        items.len() < budget && !stop.load(AtomicOrdering::Relaxed)
+                    });
+                    lock().0[i] = Some(items);
+                    changed.notify_all();
+                });
+            }
+            let mut go_on = true;
+            for (i, entry) in direct.iter_mut().enumerate() {
+                let items = match entry.take() {
+                    Some(found) => vec![found],
+                    None => {
+                        let mut s = lock();
+                        loop {
+                            if let Some(items) = s.0[i].take() {
+                                break items;
+                            }
+                            s = changed
+                                .wait(s)
+                                .unwrap_or_else(std::sync::PoisonError::into_inner);
+                        }
+                    }
+                };
+                lock().1 = i + 1;
+                changed.notify_all();
+                if !items.into_iter().all(&mut *visit) {
+                    go_on = false;
+                    break;
+                }
+            }
+            // Under the lock, so that no worker checks `stop` and then misses the wake-up.
+            let guard = lock();
+            stop.store(true, AtomicOrdering::Relaxed);
+            drop(guard);
+            changed.notify_all();
+            go_on
+        })
+    }
+
+    /// Walks `start` (the operand, or a directory below it at depth `offset`) in order, to
+    /// `max_depth` below it, after the cursor, calling `visit` until it says stop. `split`:
+    /// a directory at depth 1 is a [`Step::Descend`], not an entry. Returns false when
+    /// `visit` stopped the walk.
+    fn walk_from(
+        &self,
+        start: &Path,
+        offset: usize,
+        max_depth: Option<usize>,
+        split: bool,
+        failed: &mut bool,
+        visit: &mut dyn FnMut(Step) -> bool,
+    ) -> bool {
+        let args = self.args;
+        let resume = self.resume;
+        let mut builder = WalkBuilder::new(start);
         let ignore = !args.no_ignore;
         builder
             .hidden(!args.hidden)
@@ -680,7 +892,7 @@ fn walk(
             .git_global(ignore)
             .git_exclude(ignore)
             .follow_links(args.follow)
-            .max_depth(args.max_depth)
+            .max_depth(max_depth)
             // Siblings share their parent's path, so comparing whole paths by bytes orders
             // them by name, without parsing components.
             .sort_by_file_path(|a, b| a.as_os_str().as_bytes().cmp(b.as_os_str().as_bytes()));
@@ -699,29 +911,29 @@ fn walk(
         for result in builder.build() {
             let found = match result {
                 Ok(ent) => {
-                    let depth = ent.depth();
+                    let depth = ent.depth() + offset;
                     let file_type = ent.file_type();
+                    let is_dir = file_type.is_some_and(|t| t.is_dir());
+                    if split && depth == 1 && is_dir {
+                        // Its subtree (itself first) is walked on its own, cursor and all.
+                        if !visit(Step::Descend(ent.into_path())) {
+                            return false;
+                        }
+                        continue;
+                    }
                     if !past.load(AtomicOrdering::Relaxed) {
                         if resume.is_some_and(|c| !c.after(ent.path(), 0)) {
-                            if file_type.is_some_and(|t| t.is_dir()) {
+                            if is_dir {
                                 last_dir = Some(ent.path().to_path_buf());
                             }
                             continue;
                         }
                         past.store(true, AtomicOrdering::Relaxed);
                     }
-                    if file_type.is_some_and(|t| t.is_dir()) {
+                    if is_dir {
                         last_dir = Some(ent.path().to_path_buf());
                     }
-                    let look = Look {
-                        filters,
-                        root: &root,
-                        strip,
-                        operand,
-                        metadata: need_metadata || want_metadata,
-                        follow: args.follow,
-                    };
-                    match look.hit(ent.into_path(), depth, file_type) {
+                    match self.look.hit(ent.into_path(), depth, file_type) {
                         Some(hit) => Found::Entry(hit),
                         None => continue,
                     }
@@ -737,28 +949,20 @@ fn walk(
                         }
                         past.store(true, AtomicOrdering::Relaxed);
                     }
-                    if path == root {
-                        failed = true;
+                    if path == self.look.root {
+                        *failed = true;
                     }
                     if let Some(link) = args.follow.then(|| dangling(&err, &path)).flatten() {
-                        let look = Look {
-                            filters,
-                            root: &root,
-                            strip,
-                            operand,
-                            metadata: need_metadata || want_metadata,
-                            follow: args.follow,
-                        };
-                        let depth = err.depth().unwrap_or(0);
-                        match look.hit(path, depth, Some(link)) {
+                        let depth = err.depth().unwrap_or(0) + offset;
+                        match self.look.hit(path, depth, Some(link)) {
                             Some(hit) => Found::Entry(hit),
                             None => continue,
                         }
                     } else {
-                        let error = walk_error(&err, shown(&path, strip));
+                        let error = walk_error(&err, shown(&path, self.look.strip));
                         Found::Error(
                             Position {
-                                operand,
+                                operand: self.look.operand,
                                 path,
                                 rank,
                             },
@@ -767,12 +971,12 @@ fn walk(
                     }
                 }
             };
-            if !visit(found) {
-                return failed;
+            if !visit(Step::Found(found)) {
+                return false;
             }
         }
+        true
     }
-    failed
 }
 
 /// How the walk of one operand turns a path into a [`Hit`].
@@ -917,37 +1121,44 @@ pub fn run(app: &App, global: &GlobalArgs, args: FindArgs) -> ExitCode {
         let mut more = false;
         let mut cut = false;
         let mut failure: Option<EmitError> = None;
-        let failed = walk(&args, &filters, resume.as_ref(), true, &mut |found| {
-            if count >= limit {
-                more = true;
-                return false;
-            }
-            let (written, position) = match found {
-                Found::Entry(mut hit) => {
-                    let written = match hit.entry(&mut names, args.follow) {
-                        Ok(entry) => out.emit(&entry),
-                        Err(error) => out.error(&error),
-                    };
-                    (written, hit.position)
+        let failed = walk(
+            &args,
+            &filters,
+            resume.as_ref(),
+            true,
+            limit.saturating_add(1),
+            &mut |found| {
+                if count >= limit {
+                    more = true;
+                    return false;
                 }
-                Found::Error(position, error) => (out.error(&error), position),
-            };
-            match written {
-                Ok(()) => {
-                    count += 1;
-                    last = Some(position);
-                    true
+                let (written, position) = match found {
+                    Found::Entry(mut hit) => {
+                        let written = match hit.entry(&mut names, args.follow) {
+                            Ok(entry) => out.emit(&entry),
+                            Err(error) => out.error(&error),
+                        };
+                        (written, hit.position)
+                    }
+                    Found::Error(position, error) => (out.error(&error), position),
+                };
+                match written {
+                    Ok(()) => {
+                        count += 1;
+                        last = Some(position);
+                        true
+                    }
+                    Err(EmitError::ByteLimit) => {
+                        cut = true;
+                        false
+                    }
+                    Err(e) => {
+                        failure = Some(e);
+                        false
+                    }
                 }
-                Err(EmitError::ByteLimit) => {
-                    cut = true;
-                    false
-                }
-                Err(e) => {
-                    failure = Some(e);
-                    false
-                }
-            }
-        });
+            },
+        );
         if let Some(e) = failure {
             return Err(e.into());
         }
@@ -979,38 +1190,45 @@ fn human(args: &FindArgs, codec: &CursorCodec, color_allowed: bool) -> ExitCode 
     let mut more = false;
     let mut last: Option<Position> = None;
     let mut written: io::Result<()> = Ok(());
-    walk(args, &filters, resume.as_ref(), color, &mut |found| {
-        if count >= limit {
-            more = true;
-            return false;
-        }
-        let position = match found {
-            Found::Entry(hit) => {
-                match hit.shown().to_str() {
-                    Some(text) => {
-                        let line = write_line(&mut out, text, &hit, color);
-                        if let Err(e) = line {
-                            written = Err(e);
-                            return false;
+    walk(
+        args,
+        &filters,
+        resume.as_ref(),
+        color,
+        limit.saturating_add(1),
+        &mut |found| {
+            if count >= limit {
+                more = true;
+                return false;
+            }
+            let position = match found {
+                Found::Entry(hit) => {
+                    match hit.shown().to_str() {
+                        Some(text) => {
+                            let line = write_line(&mut out, text, &hit, color);
+                            if let Err(e) = line {
+                                written = Err(e);
+                                return false;
+                            }
+                        }
+                        None => {
+                            errors += 1;
+                            say_error(NAME, &not_utf8(hit.shown()));
                         }
                     }
-                    None => {
-                        errors += 1;
-                        say_error(NAME, &not_utf8(hit.shown()));
-                    }
+                    hit.position
                 }
-                hit.position
-            }
-            Found::Error(position, error) => {
-                errors += 1;
-                say_error(NAME, &error);
-                position
-            }
-        };
-        count += 1;
-        last = Some(position);
-        true
-    });
+                Found::Error(position, error) => {
+                    errors += 1;
+                    say_error(NAME, &error);
+                    position
+                }
+            };
+            count += 1;
+            last = Some(position);
+            true
+        },
+    );
     let written = written.and_then(|()| out.flush());
     drop(out);
     if more {

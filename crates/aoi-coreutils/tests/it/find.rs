@@ -113,11 +113,7 @@ fn entries_are_those_gnu_find_lists_in_path_order() {
 #[test]
 fn hidden_and_ignored_entries_are_left_out_by_default() {
     let s = Scratch::new("find-ignore");
-    let git = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&s.0)
-        .status();
-    assert!(git.is_ok_and(|st| st.success()), "git init");
+    s.git_init();
     s.file(".gitignore", b"*.log\nbuild/\n");
     s.file("keep.txt", b"");
     s.file("debug.log", b"");
@@ -375,7 +371,31 @@ fn a_100k_entry_directory_is_listed_whole_and_paged_exactly_once() {
     assert_eq!(code, 0);
     let all = paths(&events);
     assert_eq!(all.len(), 100_000);
-    assert_eq!(all.len(), gnu_find(&s.0, &["many", "-mindepth", "1"]).len());
+    let gnu = gnu_find(&s.0, &["many", "-mindepth", "1"]);
+    assert_eq!(all.iter().cloned().collect::<BTreeSet<_>>(), gnu);
+    // `ls` of the same directory, unbounded, prints what GNU `ls` prints, byte for byte.
+    let ours = run(
+        &s.0,
+        &[
+            "ls",
+            "many",
+            "--limit",
+            "1000000",
+            "--max-bytes",
+            "100000000",
+        ],
+    );
+    let theirs = Command::new("ls")
+        .arg("many")
+        .current_dir(&s.0)
+        .env("LC_ALL", "C")
+        .output()
+        .expect("GNU ls runs");
+    assert_eq!(ours.status.code(), Some(0));
+    assert!(
+        ours.stdout == theirs.stdout,
+        "ls of 100k entries differs from GNU ls"
+    );
     let mut seen = Vec::new();
     let mut cursor: Option<String> = None;
     let mut pages = 0;
@@ -462,4 +482,86 @@ fn human_output_is_one_path_per_line_with_controls_escaped() {
     let out = run(&s.0, &["find", "--hidden", "--limit", "3"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 3);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--cursor"));
+}
+
+/// What a run lists, in order: each entry's path and each item error's target.
+fn items(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e["type"].as_str() {
+            Some("entry") => e["path"].as_str().map(str::to_owned),
+            Some("aoi:error") => e["target"].as_str().map(|t| format!("error:{t}")),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn any_number_of_threads_walks_the_same_items_in_the_same_order_and_pages() {
+    let s = Scratch::new("find-threads");
+    s.git_init();
+    s.file(".gitignore", b"/build\n*.log\n");
+    for top in ["a", "b b", "c", "d-e", "d"] {
+        for mid in ["x", "y"] {
+            s.file(&format!("{top}/{mid}/one.txt"), b"1");
+            s.file(&format!("{top}/{mid}/two.log"), b"2");
+            s.file(&format!("{top}/{mid}/deep/three.rs"), b"3");
+        }
+        s.file(
+            &format!("{top}/build/kept"),
+            b"an unanchored name is not /build",
+        );
+    }
+    s.file("build/out.o", b"");
+    s.file("top.txt", b"");
+    s.file(".hidden/inner", b"");
+    s.file("c/.ignore", b"y/\n");
+    s.file("locked/inside", b"");
+    s.lock("locked");
+    let walk = |threads: &str, extra: &[&str]| {
+        let mut args = vec!["find", "--threads", threads, "--output", "jsonl"];
+        args.extend(extra);
+        let (code, events) = parse(&run_unprivileged(&s.0, &args));
+        assert_eq!(code, 0, "{events:?}");
+        events
+    };
+    for extra in [
+        &[][..],
+        &["--hidden"],
+        &["--max-depth", "2"],
+        &["--min-depth", "3", "--type", "f"],
+    ] {
+        let all = [extra, &UNBOUNDED[..]].concat();
+        let one = items(&walk("1", &all));
+        assert!(one.contains(&"error:locked".to_owned()), "{one:?}");
+        assert!(one.contains(&"a/build/kept".to_owned()) || extra.len() == 2);
+        assert!(!one
+            .iter()
+            .any(|p| p.starts_with("build") || p.ends_with(".log")));
+        assert!(!one.iter().any(|p| p.starts_with("c/y")), "c/.ignore holds");
+        for threads in ["2", "5"] {
+            assert_eq!(
+                items(&walk(threads, &all)),
+                one,
+                "--threads {threads} {extra:?}"
+            );
+        }
+        // Pages of 3 visit the same items, each once.
+        let mut paged = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let mut args = vec!["--limit", "3"];
+            args.extend(extra);
+            if let Some(c) = &cursor {
+                args.extend(["--cursor", c.as_str()]);
+            }
+            let events = walk("5", &args);
+            paged.extend(items(&events));
+            match summary(&events)["next_cursor"].as_str() {
+                Some(c) => cursor = Some(c.to_owned()),
+                None => break,
+            }
+        }
+        assert_eq!(paged, one, "paged {extra:?}");
+    }
 }
