@@ -93,15 +93,36 @@ const CHUNK_BYTES: usize = 256 * 1024;
 /// Chunks of one file in flight between its worker and the writer.
 const CHUNKS_IN_FLIGHT: usize = 4;
 
-/// `grep` flags.
+/// Search file contents for a pattern (bounded; gitignore-aware; sorted).
+// The command's description, which `aoi-coreutils grep --help`, `capabilities` and MCP
+// show: a deferred subcommand takes it from here (see `app::Command`).
 #[derive(Debug, Clone, Args)]
 pub struct GrepArgs {
-    /// The pattern: a regular expression (Rust `regex` syntax), or a literal with -F.
-    #[arg(value_name = "PATTERN")]
-    pub pattern: String,
+    /// The pattern: a regular expression (Rust `regex` syntax), or a literal with -F. With
+    /// -e, every word here is a path.
+    #[arg(value_name = "PATTERN", required_unless_present = "regexp")]
+    pub pattern: Option<String>,
     /// Files or directories to search (default: the current directory).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// A pattern (repeatable: a line matching any of them is selected), as GNU grep -e.
+    #[arg(
+        short = 'e',
+        long = "regexp",
+        value_name = "PATTERN",
+        allow_hyphen_values = true
+    )]
+    pub regexp: Vec<String>,
+    /// Accepted for GNU habits: patterns are always extended (`a|b`, `x+`, `(y)`).
+    #[arg(
+        short = 'E',
+        long = "extended-regexp",
+        conflicts_with = "fixed_strings"
+    )]
+    pub extended: bool,
+    /// Accepted for GNU habits (`grep -rn`): directories are always searched recursively.
+    #[arg(short = 'r', long = "recursive")]
+    pub recursive: bool,
     /// Match case-insensitively.
     #[arg(short = 'i', long = "ignore-case")]
     pub ignore_case: bool,
@@ -277,7 +298,7 @@ impl DomainEvent for FileMatch<'_> {
 /// What decides which items exist and in what order, which a cursor is bound to.
 #[derive(Debug, Serialize)]
 struct Shape {
-    pattern: String,
+    patterns: Vec<String>,
     paths: Vec<String>,
     ignore_case: bool,
     fixed_strings: bool,
@@ -357,7 +378,7 @@ enum Mode {
 
 fn shape(args: &GrepArgs, operands: &[PathBuf], before: usize, after: usize) -> Shape {
     Shape {
-        pattern: args.pattern.clone(),
+        patterns: args.regexp.clone(),
         paths: operands.iter().map(|p| path_key(p.as_os_str())).collect(),
         ignore_case: args.ignore_case,
         fixed_strings: args.fixed_strings,
@@ -391,7 +412,15 @@ fn operands(args: &GrepArgs) -> Vec<PathBuf> {
 // Running
 
 /// Runs `grep`.
-pub fn run(app: &App, global: &GlobalArgs, args: GrepArgs) -> ExitCode {
+pub fn run(app: &App, global: &GlobalArgs, mut args: GrepArgs) -> ExitCode {
+    // From here on `regexp` holds every pattern: with -e the first word is a path.
+    if let Some(first) = args.pattern.take() {
+        if args.regexp.is_empty() {
+            args.regexp.push(first);
+        } else {
+            args.paths.insert(0, PathBuf::from(first));
+        }
+    }
     let ops = operands(&args);
     let (before, after) = context_lines(&args);
     let codec = CursorCodec::new(NAME, &shape(&args, &ops, before, after));
@@ -447,7 +476,7 @@ fn prepare(
         .fixed_strings(args.fixed_strings)
         .word(args.word)
         .line_terminator(Some(b'\n'))
-        .build(&args.pattern)
+        .build_many(&args.regexp)
         .map_err(|e| {
             ErrorEvent::new(
                 Category::Usage,
@@ -642,6 +671,9 @@ struct Shared {
     order: Mutex<Order>,
     /// A writer took a file's chunks: its worker may go on.
     drained: Condvar,
+    /// Workers waiting on `drained` (counted under `order`), so a writer only makes the
+    /// wake-up system call when one waits: most files never fill `CHUNKS_IN_FLIGHT`.
+    drain_waiting: AtomicUsize,
 }
 
 impl Shared {
@@ -710,10 +742,12 @@ impl Shared {
                 .get(&index)
                 .is_some_and(|f| f.chunks.len() >= CHUNKS_IN_FLIGHT)
         {
-            order = match self
+            self.drain_waiting.fetch_add(1, Ordering::SeqCst);
+            let waited = self
                 .drained
-                .wait_timeout(order, std::time::Duration::from_millis(10))
-            {
+                .wait_timeout(order, std::time::Duration::from_millis(10));
+            self.drain_waiting.fetch_sub(1, Ordering::SeqCst);
+            order = match waited {
                 Ok((guard, _)) => guard,
                 Err(_) => return,
             };
@@ -747,7 +781,9 @@ impl Shared {
             let info = Arc::clone(&file.info);
             order.busy = true;
             drop(order);
-            self.drained.notify_all();
+            if self.drain_waiting.load(Ordering::SeqCst) > 0 {
+                self.drained.notify_all();
+            }
             let go_on = write_batch(page, plan, next, &info, &batch);
             order = match self.order.lock() {
                 Ok(order) => order,
@@ -834,6 +870,7 @@ where
         window_moved: Condvar::new(),
         order: Mutex::new(Order::default()),
         drained: Condvar::new(),
+        drain_waiting: AtomicUsize::new(0),
     };
     let page = Mutex::new(PageState {
         writer,

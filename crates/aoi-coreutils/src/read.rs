@@ -123,7 +123,9 @@ pub struct ReadBounds {
     pub binary: bool,
 }
 
-/// `cat` flags.
+/// Print files (bounded: 64 KiB of content per run, resumable with --cursor).
+// The command's description, which `aoi-coreutils cat --help`, `capabilities` and MCP
+// show: a deferred subcommand takes it from here (see `app::Command`).
 #[derive(Debug, Clone, Args)]
 pub struct CatArgs {
     /// Files to read, in order (`-` or none: standard input).
@@ -138,7 +140,10 @@ pub struct CatArgs {
     pub bounds: ReadBounds,
 }
 
-/// `head` flags.
+/// Print the first lines or bytes of files (bounded; GNU -n/-c).
+///
+/// The command's description (`aoi-coreutils head --help`, `capabilities` and MCP show
+/// it. It is here, not on the variant, because the subcommands are deferred.)
 #[derive(Debug, Clone, Args)]
 pub struct HeadArgs {
     /// Files to read, in order (`-` or none: standard input).
@@ -155,6 +160,37 @@ pub struct HeadArgs {
           value_parser = parse_count)]
     pub bytes: Option<Count>,
 
+    #[command(flatten)]
+    pub part: Part,
+}
+
+/// Print the last lines or bytes of files (bounded; GNU -n/-c, -n +K).
+///
+/// The command's description (`aoi-coreutils tail --help`, `capabilities` and MCP show
+/// it. It is here, not on the variant, because the subcommands are deferred.)
+#[derive(Debug, Clone, Args)]
+pub struct TailArgs {
+    /// Files to read, in order (`-` or none: standard input).
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// The last NUM lines (default 10); `+NUM`: from line NUM on.
+    #[arg(short = 'n', long = "lines", value_name = "[+]NUM", allow_hyphen_values = true,
+          value_parser = parse_count, conflicts_with = "bytes")]
+    pub lines: Option<Count>,
+
+    /// The last NUM bytes; `+NUM`: from byte NUM on.
+    #[arg(short = 'c', long = "bytes", value_name = "[+]NUM", allow_hyphen_values = true,
+          value_parser = parse_count)]
+    pub bytes: Option<Count>,
+
+    #[command(flatten)]
+    pub part: Part,
+}
+
+/// What `head` and `tail` share besides their counts: headers, a line range, the bounds.
+#[derive(Debug, Clone, Args)]
+pub struct Part {
     /// Never print `==> name <==` headers.
     #[arg(short = 'q', long = "quiet", visible_alias = "silent")]
     pub quiet: bool,
@@ -172,38 +208,11 @@ pub struct HeadArgs {
     pub bounds: ReadBounds,
 }
 
-/// `tail` flags.
-#[derive(Debug, Clone, Args)]
-pub struct TailArgs {
-    /// Files to read, in order (`-` or none: standard input).
-    #[arg(value_name = "FILE")]
-    pub files: Vec<PathBuf>,
-
-    /// The last NUM lines (default 10); `+NUM`: from line NUM on.
-    #[arg(short = 'n', long = "lines", value_name = "[+]NUM", allow_hyphen_values = true,
-          value_parser = parse_count, conflicts_with = "bytes")]
-    pub lines: Option<Count>,
-
-    /// The last NUM bytes; `+NUM`: from byte NUM on.
-    #[arg(short = 'c', long = "bytes", value_name = "[+]NUM", allow_hyphen_values = true,
-          value_parser = parse_count)]
-    pub bytes: Option<Count>,
-
-    /// Never print `==> name <==` headers.
-    #[arg(short = 'q', long = "quiet", visible_alias = "silent")]
-    pub quiet: bool,
-
-    /// Always print `==> name <==` headers.
-    #[arg(short = 'v', long = "verbose")]
-    pub verbose: bool,
-
-    /// Only lines A to B, 1-based and inclusive (`A:B`, `A:` to the end, `:B`, or `A`).
-    #[arg(long = "line-range", value_name = "A:B", value_parser = parse_line_range,
-          conflicts_with_all = ["lines", "bytes"])]
-    pub line_range: Option<LineRange>,
-
-    #[command(flatten)]
-    pub bounds: ReadBounds,
+impl Part {
+    /// Whether each file gets a `==> name <==` header: `-v`, or more than one file and no `-q`.
+    fn headers(&self, files: usize) -> bool {
+        !self.quiet && (self.verbose || files > 1)
+    }
 }
 
 /// Lines `first` to `last`, 1-based and inclusive (`last: None`: to the end).
@@ -422,7 +431,7 @@ impl Select {
     }
 
     fn head(args: &HeadArgs) -> Select {
-        if let Some(range) = args.line_range {
+        if let Some(range) = args.part.line_range {
             return Select::range(range);
         }
         match (args.bytes, args.lines) {
@@ -444,7 +453,7 @@ impl Select {
     }
 
     fn tail(args: &TailArgs) -> Select {
-        if let Some(range) = args.line_range {
+        if let Some(range) = args.part.line_range {
             return Select::range(range);
         }
         match (args.bytes, args.lines) {
@@ -1367,9 +1376,9 @@ pub fn run_head(app: &App, global: &GlobalArgs, args: HeadArgs) -> ExitCode {
     let request = Request {
         files: operands(&args.files),
         select: Select::head(&args),
-        bounds: &args.bounds,
+        bounds: &args.part.bounds,
     };
-    let headers = !args.quiet && (args.verbose || request.files.len() > 1);
+    let headers = args.part.headers(request.files.len());
     run(app, global, "head", &request, headers)
 }
 
@@ -1378,9 +1387,9 @@ pub fn run_tail(app: &App, global: &GlobalArgs, args: TailArgs) -> ExitCode {
     let request = Request {
         files: operands(&args.files),
         select: Select::tail(&args),
-        bounds: &args.bounds,
+        bounds: &args.part.bounds,
     };
-    let headers = !args.quiet && (args.verbose || request.files.len() > 1);
+    let headers = args.part.headers(request.files.len());
     run(app, global, "tail", &request, headers)
 }
 
@@ -1466,11 +1475,12 @@ fn human(command: &str, request: &Request<'_>, codec: &CursorCodec, headers: boo
                 ),
                 None => "raise --max-bytes to read more of standard input".to_owned(),
             };
-            let _ = writeln!(
-                io::stderr(),
-                "aoi-coreutils {command}: stopped after {} bytes (--max-bytes); {more}",
+            // One write, not one per piece: stderr is unbuffered.
+            let line = format!(
+                "aoi-coreutils {command}: stopped after {} bytes (--max-bytes); {more}\n",
                 report.bytes
             );
+            let _ = io::stderr().write_all(line.as_bytes());
         }
     }
     human_exit(&format!("aoi-coreutils {command}"), written, report.errors)

@@ -460,3 +460,34 @@ fn no_match_is_a_success_with_count_0_and_exit_1_for_a_person() {
     assert_ne!(code, 0);
     assert_eq!(of_type(&events, "aoi:error")[0]["code"], "PATTERN_INVALID");
 }
+
+#[test]
+fn gnu_habits_grep_rn_e_and_e_patterns_are_understood() {
+    let s = Scratch::new("grep-habits");
+    s.file("src/a.rs", b"// TODO one\nfn main() {}\n// FIXME two\n");
+    s.file("src/b.rs", b"-v is a flag\n");
+    // `grep -rn` and `grep -E 'a|b'`: recursion is the default, patterns are extended.
+    let (code, events) = machine(&s.0, &["grep", "-rn", "-E", "TODO|FIXME", "src"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        hits(&events),
+        [("src/a.rs".to_owned(), 1), ("src/a.rs".to_owned(), 3)]
+    );
+    // Several -e patterns, a pattern that starts with `-`, and the first word a path.
+    let (code, events) = machine(
+        &s.0,
+        &["grep", "-e", "TODO", "-e", "-v is", "src/a.rs", "src/b.rs"],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        hits(&events),
+        [("src/a.rs".to_owned(), 1), ("src/b.rs".to_owned(), 1)]
+    );
+    // Neither a pattern nor -e: a usage error, not a search for nothing.
+    let (code, events) = machine(&s.0, &["grep"]);
+    assert_eq!(code, 64);
+    assert_eq!(of_type(&events, "aoi:error")[0]["category"], "usage");
+    // -E and -F contradict each other.
+    let (code, _) = machine(&s.0, &["grep", "-E", "-F", "x"]);
+    assert_eq!(code, 64);
+}

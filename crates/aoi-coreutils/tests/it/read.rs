@@ -344,6 +344,9 @@ fn head_and_tail_write_the_bytes_gnu_writes() {
         ("tail", &["-c", "4"]),
         ("tail", &["-c", "+3"]),
         ("tail", &["-n", "-1"]),
+        // The obsolete count form agents type: `head -5`, `tail -2`.
+        ("head", &["-5"]),
+        ("tail", &["-2"]),
     ];
     for (tool, flags) in cases {
         for file in files {
@@ -352,6 +355,13 @@ fn head_and_tail_write_the_bytes_gnu_writes() {
             let theirs = gnu(&s.0, tool, &args);
             assert_eq!(ours.stdout, theirs.stdout, "{tool} {args:?}");
             assert_eq!(ours.status.code(), Some(0), "{tool} {args:?}");
+        }
+        // GNU takes the obsolete form for one file only ("option used in invalid context").
+        if flags
+            .first()
+            .is_some_and(|f| f[1..].bytes().all(|b| b.is_ascii_digit()))
+        {
+            continue;
         }
         // Several files: `==> name <==` headers, a blank line between.
         let args = [*flags, &files[..]].concat();
