@@ -23,13 +23,15 @@ use serde_json::json;
 
 use super::journal::{run as run_journal, Applied, Journal, Spec, Step};
 use super::{
-    destinations, exists_error, fs_error, inside, operand_keys, path_error, quote, same_file,
-    sorted_names, working_dir, Copied,
+    clobber, destinations, fs_error, inside, operand_keys, path_error, quote, same_file,
+    sorted_names, working_dir, Clobber, Copied,
 };
 use crate::common::path_text;
 use crate::entry::Kind;
 
-/// `cp` flags.
+/// Copy files and trees (-r); an existing destination is a conflict unless -f or -n.
+// The command's description, which `aoi-coreutils cp --help`, `capabilities` and MCP
+// show: a deferred subcommand takes it from here (see `app::Command`).
 #[derive(Debug, Clone, Args)]
 pub struct CpArgs {
     /// Sources, then the destination (a directory to copy into, or the copy's path).
@@ -162,20 +164,14 @@ fn copy_entry(
     }
     if let Some(there) = &existing {
         let followed = fs::metadata(to).ok();
-        if same_file(meta, there) || followed.is_some_and(|f| same_file(meta, &f)) {
-            return journal.item_error(path_error(
-                Category::Validation,
-                "SAME_FILE",
-                src,
-                format!("{} and {} are the same file", quote(src), quote(to)),
-            ));
-        }
-        if options.no_clobber {
-            journal.skip();
-            return Ok(());
-        }
-        if !options.force {
-            return journal.item_error(exists_error(to));
+        let same = same_file(meta, there) || followed.is_some_and(|f| same_file(meta, &f));
+        match clobber(src, to, same, options.no_clobber, options.force) {
+            Clobber::Refuse(error) => return journal.item_error(*error),
+            Clobber::Skip => {
+                journal.skip();
+                return Ok(());
+            }
+            Clobber::Replace => {}
         }
         if there.is_dir() {
             return journal.item_error(path_error(

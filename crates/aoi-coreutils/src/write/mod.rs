@@ -121,6 +121,37 @@ pub fn exists_error(to: &Path) -> ErrorEvent {
     .hint("pass -f to replace it, or -n to leave it and skip")
 }
 
+/// What `cp` and `mv` do about a destination that exists: the source itself is refused
+/// (`SAME_FILE`), `-n` skips it, without `-f` it is refused (`DESTINATION_EXISTS`), and with
+/// `-f` it is replaced.
+#[derive(Debug)]
+pub enum Clobber {
+    /// An item error instead of the copy or move.
+    Refuse(Box<ErrorEvent>),
+    /// Leave the destination and go on (`-n`).
+    Skip,
+    /// Replace the destination (`-f`).
+    Replace,
+}
+
+/// The [`Clobber`] decision for `src` onto the existing `to`.
+pub fn clobber(src: &Path, to: &Path, same: bool, no_clobber: bool, force: bool) -> Clobber {
+    if same {
+        Clobber::Refuse(Box::new(path_error(
+            Category::Validation,
+            "SAME_FILE",
+            src,
+            format!("{} and {} are the same file", quote(src), quote(to)),
+        )))
+    } else if no_clobber {
+        Clobber::Skip
+    } else if !force {
+        Clobber::Refuse(Box::new(exists_error(to)))
+    } else {
+        Clobber::Replace
+    }
+}
+
 /// The working directory as a request component: what relative operands mean.
 pub fn working_dir() -> Value {
     std::env::current_dir()

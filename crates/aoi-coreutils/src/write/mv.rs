@@ -20,8 +20,8 @@ use serde_json::json;
 use super::cp::copy_preserving;
 use super::journal::{run as run_journal, Applied, Journal, Spec, Step};
 use super::{
-    destinations, exists_error, fs_error, inside, is_dot, operand_keys, path_error, quote,
-    same_file, working_dir, Moved,
+    clobber, destinations, fs_error, inside, is_dot, operand_keys, path_error, quote, same_file,
+    working_dir, Clobber, Moved,
 };
 use crate::common::path_text;
 use crate::entry::Kind;
@@ -29,7 +29,9 @@ use crate::entry::Kind;
 /// EXDEV: a rename across file systems (18 on Linux, the BSDs and macOS alike).
 const EXDEV: i32 = 18;
 
-/// `mv` flags.
+/// Move or rename (across file systems too); an existing destination is a conflict unless -f or -n.
+// The command's description, which `aoi-coreutils mv --help`, `capabilities` and MCP
+// show: a deferred subcommand takes it from here (see `app::Command`).
 #[derive(Debug, Clone, Args)]
 pub struct MvArgs {
     /// Sources, then the destination (a directory to move into, or the new path).
@@ -106,20 +108,19 @@ fn move_operand(
     }
     let existing = fs::symlink_metadata(to).ok();
     if let Some(there) = &existing {
-        if same_file(&meta, there) {
-            return journal.item_error(path_error(
-                Category::Validation,
-                "SAME_FILE",
-                src,
-                format!("{} and {} are the same file", quote(src), quote(to)),
-            ));
-        }
-        if args.no_clobber {
-            journal.skip();
-            return Ok(());
-        }
-        if !args.force {
-            return journal.item_error(exists_error(to));
+        match clobber(
+            src,
+            to,
+            same_file(&meta, there),
+            args.no_clobber,
+            args.force,
+        ) {
+            Clobber::Refuse(error) => return journal.item_error(*error),
+            Clobber::Skip => {
+                journal.skip();
+                return Ok(());
+            }
+            Clobber::Replace => {}
         }
         if there.is_dir() != meta.is_dir() {
             let message = if there.is_dir() {
