@@ -4,6 +4,7 @@
 mod du;
 mod find;
 mod grep;
+mod human;
 mod ls;
 mod read;
 mod stat;

@@ -114,6 +114,16 @@ impl Scratch {
             .expect("chmod 000");
     }
 
+    /// Makes the directory a git repository (`git init`), so `.gitignore` applies, as it does
+    /// for fd and ripgrep only inside one.
+    pub fn git_init(&self) {
+        let git = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&self.0)
+            .status();
+        assert!(git.is_ok_and(|st| st.success()), "git init");
+    }
+
     /// Writes a file (creating parents).
     pub fn file(&self, rel: &str, body: &[u8]) -> PathBuf {
         let path = self.path(rel);
@@ -143,4 +153,24 @@ fn ulid_like() -> u128 {
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     t ^ u128::from(N.fetch_add(1, Ordering::Relaxed))
+}
+
+/// A human-mode run as a snapshot reads it: the exit code, then stdout and stderr, with the
+/// owner and group names of `ls -l` (whoever runs the tests) replaced by `OWNER GROUP`.
+pub fn transcript(out: &Output) -> String {
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let owner = |flag: &str| {
+        Command::new("id")
+            .arg(flag)
+            .output()
+            .map(|o| text(&o.stdout).trim().to_owned())
+            .unwrap_or_default()
+    };
+    let names = format!(" {} {} ", owner("-un"), owner("-gn"));
+    format!(
+        "exit: {}\n--- stdout\n{}--- stderr\n{}",
+        out.status.code().unwrap_or(-1),
+        text(&out.stdout).replace(&names, " OWNER GROUP "),
+        text(&out.stderr)
+    )
 }
