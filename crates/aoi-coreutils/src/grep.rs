@@ -25,9 +25,10 @@
 //!   the window's offset in the line, submatches rebased into it (those not wholly inside are
 //!   dropped; a first submatch longer than the window is cut to it).
 //! - `context`: a line of `-A`/`-B`/`-C` context, with the same fields but `submatches`.
-//! - `binary_file`: the file holds a NUL byte (as ripgrep decides: the search stops at the
-//!   block of input that holds it, so a NUL in the first 64 KiB means nothing of the file is
-//!   searched); its lines are never written. One per binary file, counted as an item (in
+//! - `binary_file`: the file holds a NUL byte. A file of up to 2 MiB is read whole and
+//!   searched up to the line that holds its first NUL; a larger one is read in 64 KiB blocks
+//!   and searched up to the block that holds it (ripgrep's rule). A NUL in the first line
+//!   means nothing of the file is searched; the line that holds it is never written. One per binary file, counted as an item (in
 //!   human mode a note on stderr).
 //! - `file_count` (`-c`): the number of selected lines of a file that has any.
 //! - `file_match` (`-l`): a file with at least one selected line.
@@ -49,7 +50,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::ffi::OsStr;
 use std::fs::File;
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, IsTerminal, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -1093,6 +1094,8 @@ fn work<W: ItemWriter>(
             _ => plan.max_count,
         })
         .build();
+    // The worker's buffer for files read whole (`search_file`).
+    let mut whole = Vec::new();
     loop {
         if shared.stop.load(Ordering::Relaxed) {
             return;
@@ -1147,7 +1150,9 @@ fn work<W: ItemWriter>(
                 } else {
                     match File::open(&path) {
                         Ok(file) => {
-                            if let Err(e) = searcher.search_file(matcher, &file, &mut sink) {
+                            let searched =
+                                search_file(&mut searcher, matcher, &file, &mut whole, &mut sink);
+                            if let Err(e) = searched {
                                 sink.push(Kind::Error(Box::new(io_error(&path, &e))));
                             }
                         }
@@ -1157,6 +1162,71 @@ fn work<W: ItemWriter>(
             }
         }
         sink.finish();
+    }
+}
+
+/// Files up to this size are read whole, in one `read` for most, and searched as one slice:
+/// 16 times fewer system calls than `grep-searcher`'s 64 KiB blocks, and the file still fits
+/// a core's 2 MiB L2 cache. Larger files, and files whose size says nothing (0 in `/proc`),
+/// are read in blocks.
+const WHOLE_FILE_MAX: u64 = 2 << 20;
+
+/// Searches an open file. A file read whole is searched up to the line that holds its first
+/// NUL byte, which is then reported (`binary_file`); a file read in blocks, up to the 64 KiB
+/// block that holds it (`grep-searcher`'s rule, as ripgrep's).
+fn search_file<S: Sink<Error = io::Error> + BinaryAt>(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    file: &File,
+    whole: &mut Vec<u8>,
+    mut sink: S,
+) -> io::Result<()> {
+    let size = file.metadata()?;
+    if !size.is_file() || size.len() == 0 || size.len() > WHOLE_FILE_MAX {
+        return searcher.search_file(matcher, file, sink);
+    }
+    // One byte more than the size, to see the end of the file in the same buffer.
+    let want = usize::try_from(size.len())
+        .unwrap_or(usize::MAX)
+        .saturating_add(1);
+    if whole.len() < want {
+        whole.resize(want, 0);
+    }
+    let mut filled = 0;
+    let mut reader = file;
+    while filled < want {
+        match reader.read(&mut whole[filled..want]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if filled == want {
+        // It grew since its size was read: what is read so far, then the rest in blocks.
+        let rest = io::Cursor::new(&whole[..filled]).chain(reader);
+        return searcher.search_reader(matcher, rest, sink);
+    }
+    let data = &whole[..filled];
+    let text = match memchr::memchr(0, data) {
+        Some(nul) => {
+            sink.binary_at(nul as u64);
+            &data[..memchr::memrchr(b'\n', &data[..nul]).map_or(0, |eol| eol + 1)]
+        }
+        None => data,
+    };
+    searcher.search_slice(matcher, text, sink)
+}
+
+/// A sink told where a file read whole holds its first NUL byte, which `grep-searcher` does
+/// not see in a slice it is given without it.
+trait BinaryAt {
+    fn binary_at(&mut self, offset: u64);
+}
+
+impl<W: ItemWriter> BinaryAt for &mut Collect<'_, '_, '_, W> {
+    fn binary_at(&mut self, offset: u64) {
+        self.binary_at = Some(offset);
     }
 }
 
@@ -1177,6 +1247,8 @@ struct Collect<'a, 'p, 'w, W: ItemWriter> {
     count: u64,
     /// Match ranges of the current line.
     found: Vec<(usize, usize)>,
+    /// The first NUL byte of a file read whole (`search_file`).
+    binary_at: Option<u64>,
 }
 
 impl<'a, 'p, 'w, W: ItemWriter> Collect<'a, 'p, 'w, W> {
@@ -1199,6 +1271,7 @@ impl<'a, 'p, 'w, W: ItemWriter> Collect<'a, 'p, 'w, W> {
             skip,
             count: 0,
             found: Vec::new(),
+            binary_at: None,
         }
     }
 
@@ -1429,7 +1502,7 @@ impl<W: ItemWriter> Sink for &mut Collect<'_, '_, '_, W> {
             Mode::Files if self.count > 0 => self.push(Kind::FileMatch),
             _ => {}
         }
-        if let Some(offset) = finish.binary_byte_offset() {
+        if let Some(offset) = finish.binary_byte_offset().or(self.binary_at) {
             self.push(Kind::Binary(offset));
         }
         Ok(())

@@ -324,6 +324,28 @@ fn a_binary_file_is_reported_not_dumped() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "text.txt:TODO\n");
 }
 
+/// A file of up to 2 MiB is read whole: the lines before the one holding its first NUL byte
+/// are searched wherever the NUL is, not only those before a 64 KiB block that holds it.
+#[test]
+fn a_late_nul_stops_the_search_at_its_line() {
+    let s = Scratch::new("grep-late-nul");
+    let mut blob = b"TODO first\n".to_vec();
+    blob.extend(b"filler line\n".repeat(7_000)); // 84 KB: past the first 64 KiB block
+    blob.extend(b"TODO before the nul\n");
+    let line_of_nul = blob.len();
+    blob.extend(b"TODO \x00 on the nul line\nTODO after\n");
+    s.file("late.bin", &blob);
+    let (code, events) = machine(&s.0, &["grep", "TODO"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        hits(&events),
+        [("late.bin".to_owned(), 1), ("late.bin".to_owned(), 7_002)]
+    );
+    let binary = of_type(&events, "binary_file");
+    assert_eq!(binary.len(), 1);
+    assert_eq!(binary[0]["byte_offset"], line_of_nul + 5);
+}
+
 #[test]
 fn a_gitignored_file_is_skipped_unless_no_ignore() {
     let s = Scratch::new("grep-ignore");
