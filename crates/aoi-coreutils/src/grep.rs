@@ -28,8 +28,8 @@
 //! - `binary_file`: the file holds a NUL byte. A file of up to 2 MiB is read whole and
 //!   searched up to the line that holds its first NUL; a larger one is read in 64 KiB blocks
 //!   and searched up to the block that holds it (ripgrep's rule). A NUL in the first line
-//!   means nothing of the file is searched; the line that holds it is never written. One per binary file, counted as an item (in
-//!   human mode a note on stderr).
+//!   means nothing of the file is searched; the line that holds it is never written. One per
+//!   binary file, counted as an item (in human mode a note on stderr).
 //! - `file_count` (`-c`): the number of selected lines of a file that has any.
 //! - `file_match` (`-l`): a file with at least one selected line.
 //!
@@ -1174,12 +1174,12 @@ const WHOLE_FILE_MAX: u64 = 2 << 20;
 /// Searches an open file. A file read whole is searched up to the line that holds its first
 /// NUL byte, which is then reported (`binary_file`); a file read in blocks, up to the 64 KiB
 /// block that holds it (`grep-searcher`'s rule, as ripgrep's).
-fn search_file<S: Sink<Error = io::Error> + BinaryAt>(
+fn search_file<W: ItemWriter>(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
     file: &File,
     whole: &mut Vec<u8>,
-    mut sink: S,
+    sink: &mut Collect<'_, '_, '_, W>,
 ) -> io::Result<()> {
     let size = file.metadata()?;
     if !size.is_file() || size.len() == 0 || size.len() > WHOLE_FILE_MAX {
@@ -1210,24 +1210,12 @@ fn search_file<S: Sink<Error = io::Error> + BinaryAt>(
     let data = &whole[..filled];
     let text = match memchr::memchr(0, data) {
         Some(nul) => {
-            sink.binary_at(nul as u64);
+            sink.binary_at = Some(nul as u64);
             &data[..memchr::memrchr(b'\n', &data[..nul]).map_or(0, |eol| eol + 1)]
         }
         None => data,
     };
     searcher.search_slice(matcher, text, sink)
-}
-
-/// A sink told where a file read whole holds its first NUL byte, which `grep-searcher` does
-/// not see in a slice it is given without it.
-trait BinaryAt {
-    fn binary_at(&mut self, offset: u64);
-}
-
-impl<W: ItemWriter> BinaryAt for &mut Collect<'_, '_, '_, W> {
-    fn binary_at(&mut self, offset: u64) {
-        self.binary_at = Some(offset);
-    }
 }
 
 /// Collects one file's items into chunks and delivers them for writing.
@@ -1247,7 +1235,8 @@ struct Collect<'a, 'p, 'w, W: ItemWriter> {
     count: u64,
     /// Match ranges of the current line.
     found: Vec<(usize, usize)>,
-    /// The first NUL byte of a file read whole (`search_file`).
+    /// The first NUL byte of a file read whole (`search_file`), which `grep-searcher` does not
+    /// see in the slice it is given, cut before that line.
     binary_at: Option<u64>,
 }
 
