@@ -2,6 +2,7 @@
 //! file's problem (§9.1), path text, times, owner names, and writing a page as events or as
 //! text for a person.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::{self, Write};
@@ -264,12 +265,30 @@ pub fn iso8601(ms: i64) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    if !(0..=9999).contains(&y) {
+        return format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+            rem / 3600,
+            rem % 3600 / 60,
+            rem % 60
+        );
+    }
+    // Every entry carries one: written digit by digit, without the formatting machinery.
+    let mut text = *b"0000-00-00T00:00:00.000Z";
+    let mut put = |at: usize, width: usize, mut n: i64| {
+        for i in (at..at + width).rev() {
+            text[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+    };
+    put(0, 4, y);
+    put(5, 2, i64::from(m));
+    put(8, 2, i64::from(d));
+    put(11, 2, rem / 3600);
+    put(14, 2, rem % 3600 / 60);
+    put(17, 2, rem % 60);
+    put(20, 3, millis);
+    String::from_utf8_lossy(&text).into_owned()
 }
 
 /// The proleptic Gregorian date of a day count from 1970-01-01.
@@ -360,8 +379,12 @@ pub fn say_error(command: &str, error: &ErrorEvent) {
 }
 
 /// `text` with C0/C1 controls and DEL shown as `\xNN` escapes, for a terminal.
-pub fn escape_controls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    // C0 and DEL are single bytes; C1 (U+0080..U+009F) is encoded as 0xC2 0x80..0x9F.
+    if !text.bytes().any(|b| b < 0x20 || b == 0x7f || b == 0xc2) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         if c.is_control() {
             out.push_str(&format!("\\x{:02x}", u32::from(c)));
@@ -369,7 +392,7 @@ pub fn escape_controls(text: &str) -> String {
             out.push(c);
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 /// The note a human-mode page ends with when it was cut: how to get the rest.
@@ -395,6 +418,8 @@ mod tests {
         assert_eq!(iso8601(951_782_400_123), "2000-02-29T00:00:00.123Z");
         assert_eq!(iso8601(1_796_170_425_678), "2026-12-02T00:13:45.678Z");
         assert_eq!(iso8601(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(iso8601(253_402_300_800_000), "10000-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(-62_135_596_800_001), "0000-12-31T23:59:59.999Z");
     }
 
     #[test]

@@ -1239,12 +1239,7 @@ fn human(args: &FindArgs, codec: &CursorCodec, color_allowed: bool) -> ExitCode 
 }
 
 fn write_line(out: &mut impl Write, text: &str, hit: &Hit, color: bool) -> io::Result<()> {
-    let has_controls = text.bytes().any(|b| b < 0x20 || b == 0x7f || b == 0xc2);
-    let text: std::borrow::Cow<'_, str> = if has_controls {
-        escape_controls(text).into()
-    } else {
-        text.into()
-    };
+    let text = escape_controls(text);
     match color.then(|| color_code(hit)).flatten() {
         Some(code) => writeln!(out, "\x1b[{code}m{text}\x1b[0m"),
         None => writeln!(out, "{text}"),

@@ -132,13 +132,23 @@ fn operands(args: &LsArgs) -> Vec<PathBuf> {
 /// A position: the item's ordinal in the whole listing and its path, so a page resumes after
 /// the same entry even when entries before it came or went.
 fn position(ordinal: u64, path: &Path) -> String {
-    format!("{ordinal}/{}", path_key(path.as_os_str()))
+    let mut key = ordinal.to_string();
+    key.push('/');
+    key.push_str(&path_key(path.as_os_str()));
+    key
 }
 
-/// Lists one page.
-/// A page and, for each of its items, the directory it was listed in (`None` for an operand).
-type Listing = (Page<Entry>, Vec<Option<PathBuf>>);
+/// A run of consecutive items of a page listed in the same directory (`None`: operands).
+#[derive(Debug)]
+struct Group {
+    dir: Option<PathBuf>,
+    items: usize,
+}
 
+/// A page and the directories its items were listed in, as runs in page order.
+type Listing = (Page<Entry>, Vec<Group>);
+
+/// Lists one page.
 fn list(args: &LsArgs, codec: &CursorCodec) -> Result<Listing, ErrorEvent> {
     let limit = args.bounds.checked_limit()?;
     let after = args.bounds.position(codec)?;
@@ -156,13 +166,12 @@ fn list(args: &LsArgs, codec: &CursorCodec) -> Result<Listing, ErrorEvent> {
         }
     };
     let mut stale_at: Option<u64> = None;
-    let mut groups: Vec<Option<PathBuf>> = Vec::new();
-    let mut visit = |path: PathBuf,
-                     item: Result<Found, ErrorEvent>,
+    let mut groups: Vec<Group> = Vec::new();
+    let mut visit = |path: &Path,
+                     item: Result<&Found, ErrorEvent>,
                      page: &mut Page<Entry>,
                      group: Option<&Path>| {
         ordinal += 1;
-        let key = position(ordinal, &path);
         if let Some((n, k)) = &resume {
             if ordinal < *n {
                 return true;
@@ -179,11 +188,18 @@ fn list(args: &LsArgs, codec: &CursorCodec) -> Result<Listing, ErrorEvent> {
             page.more = true;
             return false;
         }
+        let key = position(ordinal, path);
         match item.and_then(|f| Entry::new(&f.path, Path::new(&f.name), &f.metadata, &mut names)) {
             Ok(entry) => page.event(key, entry),
             Err(error) => page.error(key, error),
         }
-        groups.push(group.map(Path::to_path_buf));
+        match groups.last_mut() {
+            Some(last) if last.dir.as_deref() == group => last.items += 1,
+            _ => groups.push(Group {
+                dir: group.map(Path::to_path_buf),
+                items: 1,
+            }),
+        }
         true
     };
 
@@ -212,13 +228,13 @@ fn list(args: &LsArgs, codec: &CursorCodec) -> Result<Listing, ErrorEvent> {
             Err(e) => {
                 page.failed = true;
                 let error = io_error(&path, &e);
-                if !visit(path, Err(error), &mut page, None) {
+                if !visit(&path, Err(error), &mut page, None) {
                     return Ok((page, groups));
                 }
             }
         }
     }
-    walk_rest(args, files, dirs, &mut page, &mut visit);
+    walk_rest(args, files, dirs, limit, &mut page, &mut visit);
     if stale_at.is_some() {
         return Err(stale());
     }
@@ -236,21 +252,21 @@ fn stale() -> ErrorEvent {
 }
 
 type Visit<'a> =
-    dyn FnMut(PathBuf, Result<Found, ErrorEvent>, &mut Page<Entry>, Option<&Path>) -> bool + 'a;
+    dyn FnMut(&Path, Result<&Found, ErrorEvent>, &mut Page<Entry>, Option<&Path>) -> bool + 'a;
 
 /// Visits the files given as operands, then each directory's entries (and, with -R, its
-/// subdirectories'), until `visit` says stop.
+/// subdirectories'), until `visit` says stop (a page holds at most `limit` items).
 fn walk_rest(
     args: &LsArgs,
     mut files: Vec<Found>,
     dirs: Vec<PathBuf>,
+    limit: usize,
     page: &mut Page<Entry>,
     visit: &mut Visit<'_>,
 ) {
     sort(&mut files, args);
-    for f in files {
-        let path = f.path.clone();
-        if !visit(path, Ok(f), page, None) {
+    for f in &files {
+        if !visit(&f.path, Ok(f), page, None) {
             return;
         }
     }
@@ -264,13 +280,15 @@ fn walk_rest(
                 if top {
                     page.failed = true;
                 }
-                if !visit(dir.clone(), Err(io_error(&dir, &e)), page, None) {
+                if !visit(&dir, Err(io_error(&dir, &e)), page, None) {
                     return;
                 }
                 continue;
             }
         };
         let mut subdirs = Vec::new();
+        page.items
+            .reserve(entries.len().min(limit.saturating_sub(page.len())));
         for found in entries {
             let descend = args.recursive
                 && found.metadata.is_dir()
@@ -279,8 +297,7 @@ fn walk_rest(
             if descend {
                 subdirs.push(found.path.clone());
             }
-            let path = found.path.clone();
-            if !visit(path, Ok(found), page, Some(&dir)) {
+            if !visit(&found.path, Ok(&found), page, Some(&dir)) {
                 return;
             }
         }
@@ -311,11 +328,12 @@ fn read_dir(dir: &Path, args: &LsArgs) -> io::Result<Vec<Found>> {
         if name.as_bytes().first() == Some(&b'.') && !(args.all || args.almost_all) {
             continue;
         }
-        let path = join(dir, &name);
-        // An entry that vanished between readdir and lstat is skipped, as ls does.
-        let Ok(metadata) = fs::symlink_metadata(&path) else {
+        // An entry that vanished between readdir and lstat is skipped, as ls does. (The
+        // metadata is the entry's own, not followed, taken relative to the open directory.)
+        let Ok(metadata) = entry.metadata() else {
             continue;
         };
+        let path = join(dir, &name);
         out.push(Found {
             path,
             name,
@@ -335,27 +353,53 @@ fn join(dir: &Path, name: &OsStr) -> PathBuf {
     }
 }
 
+/// What `sort` compares, in order, and the item's index: the -t or -S number, the name's
+/// first eight bytes, the name.
+type SortKey<'a> = ((i64, i64), u64, &'a [u8], usize);
+
+/// Sorts by name, or newest or largest first (then by name), reversed with -r.
 fn sort(items: &mut [Found], args: &LsArgs) {
-    let by_name = |a: &Found, b: &Found| a.name.as_bytes().cmp(b.name.as_bytes());
-    if args.by_size {
-        items.sort_by(|a, b| {
-            b.metadata
-                .len()
-                .cmp(&a.metadata.len())
-                .then_with(|| by_name(a, b))
-        });
-    } else if args.by_time {
-        items.sort_by(|a, b| {
-            let t = |m: &Metadata| (m.mtime(), m.mtime_nsec());
-            t(&b.metadata)
-                .cmp(&t(&a.metadata))
-                .then_with(|| by_name(a, b))
-        });
-    } else {
-        items.sort_by(by_name);
-    }
+    // A `Found` is large (its metadata): sort small keys that point at the names, then move
+    // each `Found` once. The first key is the number -t or -S sorts on (negated: largest
+    // first), then the name's first eight bytes, so most comparisons touch no name.
+    let primary = |m: &Metadata| -> (i64, i64) {
+        if args.by_size {
+            (-i64::try_from(m.len()).unwrap_or(i64::MAX), 0)
+        } else if args.by_time {
+            (-m.mtime(), -m.mtime_nsec())
+        } else {
+            (0, 0)
+        }
+    };
+    let mut keys: Vec<SortKey<'_>> = items
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let name = f.name.as_bytes();
+            let mut head = [0u8; 8];
+            let n = name.len().min(8);
+            head[..n].copy_from_slice(&name[..n]);
+            (primary(&f.metadata), u64::from_be_bytes(head), name, i)
+        })
+        .collect();
+    keys.sort_unstable_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
     if args.reverse {
-        items.reverse();
+        keys.reverse();
+    }
+    let mut order: Vec<usize> = keys.into_iter().map(|k| k.3).collect();
+    // In place, one cycle of the permutation at a time: the item at `i` is to be the one now
+    // at `order[i]`; a placed position is marked by `order[i] == i`.
+    for start in 0..order.len() {
+        let mut at = start;
+        loop {
+            let from = order[at];
+            order[at] = at;
+            if from == start || from == at {
+                break;
+            }
+            items.swap(at, from);
+            at = from;
+        }
     }
 }
 
@@ -379,9 +423,12 @@ fn human(args: &LsArgs, codec: &CursorCodec) -> ExitCode {
     let terminal = io::stdout().is_terminal();
     let color = terminal && aoi::surface::color::env_allows();
     let mut out = io::BufWriter::new(io::stdout().lock());
-    let written = write_human(&mut out, args, page, &groups, terminal, color);
+    let written = write_human(&mut out, args, &page, &groups, terminal, color);
     let written = written.and_then(|()| out.flush());
     drop(out);
+    // The process ends here: freeing every entry of a large listing one by one would only
+    // delay the exit (as GNU ls, which frees none).
+    std::mem::forget(page);
     if more {
         more_note("ls", next.as_deref());
     }
@@ -391,48 +438,50 @@ fn human(args: &LsArgs, codec: &CursorCodec) -> ExitCode {
 fn write_human(
     out: &mut impl Write,
     args: &LsArgs,
-    page: Page<Entry>,
-    dirs: &[Option<PathBuf>],
+    page: &Page<Entry>,
+    groups: &[Group],
     terminal: bool,
     color: bool,
 ) -> io::Result<()> {
-    // Group the entries by directory, in order; files given as operands form a group of
-    // their own with no header.
-    let mut groups: Vec<(Option<String>, Vec<Entry>)> = Vec::new();
+    // The entries of each directory, in order, with its header; files given as operands
+    // form a group of their own with no header. Errors go to stderr as they come.
     let operand_dirs = operands(args).len() > 1 || args.recursive;
-    for ((_, item), dir) in page.items.into_iter().zip(dirs) {
-        match item {
-            Item::Error(e) => say_error("ls", &e),
-            Item::Event(entry) => {
-                let dir = dir.as_deref().map(|d| header(d, args));
-                match groups.last_mut() {
-                    Some((d, list)) if *d == dir => list.push(entry),
-                    _ => groups.push((dir, vec![entry])),
-                }
+    let now_ms = crate::common::epoch_ms(std::time::SystemTime::now());
+    let mut items = page.items.iter();
+    let mut entries: Vec<&Entry> = Vec::new();
+    let mut first = true;
+    for group in groups {
+        entries.clear();
+        for (_, item) in items.by_ref().take(group.items) {
+            match item {
+                Item::Error(e) => say_error("ls", e),
+                Item::Event(entry) => entries.push(entry),
             }
         }
-    }
-    let now_ms = crate::common::epoch_ms(std::time::SystemTime::now());
-    for (i, (dir, entries)) in groups.iter().enumerate() {
-        if i > 0 {
+        if entries.is_empty() {
+            continue;
+        }
+        if !first {
             writeln!(out)?;
         }
-        if let Some(dir) = dir {
+        first = false;
+        if let Some(dir) = &group.dir {
             if operand_dirs {
-                writeln!(out, "{}:", escape_controls(dir))?;
+                writeln!(out, "{}:", escape_controls(&header(dir, args)))?;
             }
         }
         if args.long {
-            if dir.is_some() {
+            if group.dir.is_some() {
                 let blocks: u64 = entries.iter().map(|e| e.disk_bytes / 1024).sum();
                 writeln!(out, "total {blocks}")?;
             }
-            long_lines(out, entries, now_ms, color)?;
+            long_lines(out, &entries, now_ms, color)?;
         } else if terminal && !args.one_per_line {
-            columns(out, entries, color)?;
+            columns(out, &entries, color)?;
         } else {
-            for e in entries {
-                writeln!(out, "{}", painted(e, color))?;
+            for e in &entries {
+                write_name(out, e, color)?;
+                out.write_all(b"\n")?;
             }
         }
     }
@@ -449,74 +498,101 @@ fn header(dir: &Path, args: &LsArgs) -> String {
     }
 }
 
-fn painted(entry: &Entry, color: bool) -> String {
-    let name = escape_controls(&entry.name);
-    if !color {
-        return name;
-    }
-    let code = match entry.kind {
+/// The SGR colour of an entry's name as GNU `ls` paints it by default, if any.
+fn colour(entry: &Entry) -> Option<&'static str> {
+    Some(match entry.kind {
         Kind::Dir => "01;34",
         Kind::Symlink => "01;36",
         Kind::Fifo => "33",
         Kind::Socket => "01;35",
         Kind::BlockDevice | Kind::CharDevice => "01;33",
         Kind::File if entry.permissions.contains('x') => "01;32",
-        Kind::File => return name,
-    };
-    format!("\x1b[{code}m{name}\x1b[0m")
+        Kind::File => return None,
+    })
 }
 
-fn long_lines(out: &mut impl Write, entries: &[Entry], now_ms: i64, color: bool) -> io::Result<()> {
-    let width =
-        |f: &dyn Fn(&Entry) -> String| entries.iter().map(|e| f(e).len()).max().unwrap_or(0);
-    let links = width(&|e| e.nlink.to_string());
-    let owner = width(&|e| e.owner.clone());
-    let group = width(&|e| e.group.clone());
-    let size = width(&|e| e.size.to_string());
+/// Writes an entry's name, escaped, in its colour when `color`.
+fn write_name(out: &mut impl Write, entry: &Entry, color: bool) -> io::Result<()> {
+    let name = escape_controls(&entry.name);
+    match colour(entry).filter(|_| color) {
+        Some(code) => write!(out, "\x1b[{code}m{name}\x1b[0m"),
+        None => out.write_all(name.as_bytes()),
+    }
+}
+
+fn long_lines(
+    out: &mut impl Write,
+    entries: &[&Entry],
+    now_ms: i64,
+    color: bool,
+) -> io::Result<()> {
+    let widest = |f: &dyn Fn(&Entry) -> usize| entries.iter().map(|e| f(e)).max().unwrap_or(0);
+    let links = widest(&|e| digits(e.nlink));
+    let owner = widest(&|e| e.owner.len());
+    let group = widest(&|e| e.group.len());
+    let size = widest(&|e| digits(e.size));
     for e in entries {
-        let mut line = format!(
-            "{} {:>links$} {:<owner$} {:<group$} {:>size$} {} {}",
+        write!(
+            out,
+            "{} {:>links$} {:<owner$} {:<group$} {:>size$} {} ",
             e.permissions,
             e.nlink,
             e.owner,
             e.group,
             e.size,
-            ls_time(e.modified_ms, now_ms),
-            painted(e, color),
-        );
+            LsTime {
+                ms: e.modified_ms,
+                now_ms
+            },
+        )?;
+        write_name(out, e, color)?;
         if let Some(target) = &e.target {
-            line.push_str(" -> ");
-            line.push_str(&escape_controls(target));
+            out.write_all(b" -> ")?;
+            out.write_all(escape_controls(target).as_bytes())?;
         }
-        writeln!(out, "{line}")?;
+        out.write_all(b"\n")?;
     }
     Ok(())
 }
 
-/// `ls -l`'s time: `Dec  2 01:23` within six months, `Dec  2  2025` otherwise (UTC).
-pub fn ls_time(ms: i64, now_ms: i64) -> String {
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let secs = ms.div_euclid(1000);
-    let (y, m, d) = crate::common::civil_from_days(secs.div_euclid(86_400));
-    let month = MONTHS[(m - 1) as usize];
-    let six_months_ms = 31_556_952_000 / 2;
-    if now_ms - ms > six_months_ms || ms - now_ms > 60_000 * 60 {
-        format!("{month} {d:>2}  {y}")
-    } else {
-        let rem = secs.rem_euclid(86_400);
-        format!("{month} {d:>2} {:02}:{:02}", rem / 3600, rem % 3600 / 60)
+/// How many decimal digits `n` takes.
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// A modification time `ms` as `ls -l` shows it at `now_ms`: `Dec  2 01:23` within six
+/// months, `Dec  2  2025` otherwise (UTC).
+struct LsTime {
+    ms: i64,
+    now_ms: i64,
+}
+
+impl std::fmt::Display for LsTime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const MONTHS: [&str; 12] = [
+            "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+        ];
+        let (ms, now_ms) = (self.ms, self.now_ms);
+        let secs = ms.div_euclid(1000);
+        let (y, m, d) = crate::common::civil_from_days(secs.div_euclid(86_400));
+        let month = MONTHS[(m - 1) as usize];
+        let six_months_ms = 31_556_952_000 / 2;
+        if now_ms - ms > six_months_ms || ms - now_ms > 60_000 * 60 {
+            write!(f, "{month} {d:>2}  {y}")
+        } else {
+            let rem = secs.rem_euclid(86_400);
+            write!(f, "{month} {d:>2} {:02}:{:02}", rem / 3600, rem % 3600 / 60)
+        }
     }
 }
 
 /// Names in columns, top to bottom then left to right, as `ls` on a terminal.
-fn columns(out: &mut impl Write, entries: &[Entry], color: bool) -> io::Result<()> {
+fn columns(out: &mut impl Write, entries: &[&Entry], color: bool) -> io::Result<()> {
     use unicode_width::UnicodeWidthStr;
     let width = terminal_size::terminal_size()
         .map(|(w, _)| usize::from(w.0))
         .unwrap_or(80);
-    let names: Vec<String> = entries.iter().map(|e| escape_controls(&e.name)).collect();
+    let names: Vec<_> = entries.iter().map(|e| escape_controls(&e.name)).collect();
     let widths: Vec<usize> = names.iter().map(|n| n.width()).collect();
     let n = names.len();
     let mut rows = 1;
@@ -538,19 +614,21 @@ fn columns(out: &mut impl Write, entries: &[Entry], color: bool) -> io::Result<(
         }
         rows += 1;
     }
+    let mut line = Vec::new();
     for r in 0..rows {
-        let mut line = String::new();
+        line.clear();
         for (c, w) in col_widths.iter().enumerate() {
             let Some(i) = Some(c * rows + r).filter(|i| *i < n) else {
                 continue;
             };
             let last = c + 1 == col_widths.len() || (c + 1) * rows + r >= n;
-            line.push_str(&painted(&entries[i], color));
+            write_name(&mut line, entries[i], color)?;
             if !last {
-                line.push_str(&" ".repeat(w - widths[i] + 2));
+                line.resize(line.len() + w - widths[i] + 2, b' ');
             }
         }
-        writeln!(out, "{line}")?;
+        line.push(b'\n');
+        out.write_all(&line)?;
     }
     Ok(())
 }

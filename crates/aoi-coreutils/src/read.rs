@@ -1311,7 +1311,8 @@ impl<W: Write> Sink for Text<'_, W> {
         };
         self.out.write_all(b"==> ")?;
         if self.terminal {
-            let shown = crate::common::escape_controls(&String::from_utf8_lossy(raw));
+            let lossy = String::from_utf8_lossy(raw);
+            let shown = crate::common::escape_controls(&lossy);
             self.out.write_all(shown.as_bytes())?;
         } else {
             self.out.write_all(raw)?;

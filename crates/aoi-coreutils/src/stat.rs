@@ -172,7 +172,7 @@ fn human(args: &StatArgs, codec: &CursorCodec) -> ExitCode {
 
 /// The text GNU `stat` prints for one file by default.
 fn gnu_text(entry: &Entry, m: &Metadata) -> String {
-    let mut file = escape_controls(&entry.path);
+    let mut file = escape_controls(&entry.path).into_owned();
     if let Some(target) = &entry.target {
         file.push_str(" -> ");
         file.push_str(&escape_controls(target));

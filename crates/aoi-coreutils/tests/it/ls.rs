@@ -89,6 +89,58 @@ fn an_unreadable_subdirectory_is_an_item_error_and_the_walk_goes_on() {
 }
 
 #[test]
+fn sorts_by_name_time_and_size_are_those_of_gnu_ls() {
+    // Names that share their first eight bytes or are prefixes of others, sizes and times
+    // with ties (broken by name), as `LC_ALL=C ls` orders them.
+    let s = Scratch::new("ls-sorts");
+    let names = [
+        "abc",
+        "abcdefgh",
+        "abcdefghij",
+        "abcdefghi",
+        "abcdefgh~",
+        "B",
+        "a b",
+        "zz",
+        "é",
+        "_",
+    ];
+    for (i, name) in names.iter().enumerate() {
+        s.file(name, &vec![b'x'; i % 3 * 10]);
+        let time = std::time::UNIX_EPOCH
+            + std::time::Duration::from_secs(1_700_000_000 + (i % 4) as u64 * 60);
+        let file = std::fs::File::options()
+            .write(true)
+            .open(s.path(name))
+            .unwrap();
+        file.set_modified(time).unwrap();
+    }
+    for args in [
+        &["-1"][..],
+        &["-t"],
+        &["-S"],
+        &["-r"],
+        &["-tr"],
+        &["-Sr"],
+        &["-lt"],
+    ] {
+        let ours = run(&s.0, &[&["ls"][..], args].concat());
+        let gnu = std::process::Command::new("ls")
+            .args(args)
+            .current_dir(&s.0)
+            .env("LC_ALL", "C")
+            .env("TZ", "UTC")
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stdout),
+            String::from_utf8_lossy(&gnu.stdout),
+            "ls {args:?}"
+        );
+    }
+}
+
+#[test]
 fn long_human_output_is_the_gnu_ls_output() {
     let s = Scratch::new("ls-gnu");
     s.file("a.txt", b"hello\n");
