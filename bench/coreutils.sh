@@ -11,7 +11,8 @@
 #
 #   bench/coreutils.sh
 #
-# Environment: RUNS (default 5) timed runs per command, WARMUP (default 1), ROUNDS (default 3)
+# Environment: RUNS (default 5) timed runs per command of `wc`, QUICK_RUNS (default 20) of the
+# comparisons that take well under a second (grep, find, ls), WARMUP (default 1), ROUNDS (default 3)
 # rounds of each comparison, alternating the two commands between rounds (the ratio quoted is
 # the median of the rounds' ratios, so a burst of load in one round moves it little); CORPUS_MB (default
 # 1100) the grep corpus size; FILES (default 200000) the find tree's files; NO_INSTALL=1 uses rg
@@ -23,6 +24,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 RUNS=${RUNS:-5}
+QUICK_RUNS=${QUICK_RUNS:-20}
 WARMUP=${WARMUP:-1}
 ROUNDS=${ROUNDS:-3}
 DATA=$ROOT/bench/data/coreutils
@@ -137,16 +139,16 @@ bench() { # name, peer command, our command: ROUNDS rounds, the order swapped ev
 }
 
 cd "$DATA"
-bench grep-literal \
+RUNS=$QUICK_RUNS bench grep-literal \
     "$RG --json -F needle_in_haystack corpus" \
     "$CU grep --output jsonl -F needle_in_haystack corpus ${LIFT[*]}"
-bench grep-regex \
+RUNS=$QUICK_RUNS bench grep-regex \
     "$RG --json 'error[0-9]+: code 5[0-9]{2}' corpus" \
     "$CU grep --output jsonl 'error[0-9]+: code 5[0-9]{2}' corpus ${LIFT[*]}"
-bench find \
+RUNS=$QUICK_RUNS bench find \
     "$FD --no-ignore --hidden . tree" \
     "$CU find tree --no-ignore --hidden ${LIFT[*]}"
-bench ls-l \
+RUNS=$QUICK_RUNS bench ls-l \
     "ls -l flat" \
     "$CU ls -l flat ${LIFT[*]}"
 bench wc \

@@ -353,20 +353,20 @@ fn join(dir: &Path, name: &OsStr) -> PathBuf {
     }
 }
 
-/// What `sort` compares, in order, and the item's index: the -t or -S number, the name's
-/// first eight bytes, the name.
+/// What `sort` compares, in order, and the item's index: the -t or -S number (descending),
+/// the name's first eight bytes, the name.
 type SortKey<'a> = ((i64, i64), u64, &'a [u8], usize);
 
 /// Sorts by name, or newest or largest first (then by name), reversed with -r.
 fn sort(items: &mut [Found], args: &LsArgs) {
-    // A `Found` is large (its metadata): sort small keys that point at the names, then move
-    // each `Found` once. The first key is the number -t or -S sorts on (negated: largest
+    // A `Found` is large (its metadata): sort small keys that point at the names, then
+    // permute the items in place. The first key is the number -t or -S sorts on (largest
     // first), then the name's first eight bytes, so most comparisons touch no name.
     let primary = |m: &Metadata| -> (i64, i64) {
         if args.by_size {
-            (-i64::try_from(m.len()).unwrap_or(i64::MAX), 0)
+            (i64::try_from(m.len()).unwrap_or(i64::MAX), 0)
         } else if args.by_time {
-            (-m.mtime(), -m.mtime_nsec())
+            (m.mtime(), m.mtime_nsec())
         } else {
             (0, 0)
         }
@@ -382,7 +382,7 @@ fn sort(items: &mut [Found], args: &LsArgs) {
             (primary(&f.metadata), u64::from_be_bytes(head), name, i)
         })
         .collect();
-    keys.sort_unstable_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+    keys.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| (a.1, a.2).cmp(&(b.1, b.2))));
     if args.reverse {
         keys.reverse();
     }
