@@ -124,19 +124,7 @@ fn sorts_by_name_time_and_size_are_those_of_gnu_ls() {
         &["-Sr"],
         &["-lt"],
     ] {
-        let ours = run(&s.0, &[&["ls"][..], args].concat());
-        let gnu = std::process::Command::new("ls")
-            .args(args)
-            .current_dir(&s.0)
-            .env("LC_ALL", "C")
-            .env("TZ", "UTC")
-            .output()
-            .unwrap();
-        assert_eq!(
-            String::from_utf8_lossy(&ours.stdout),
-            String::from_utf8_lossy(&gnu.stdout),
-            "ls {args:?}"
-        );
+        assert_same_as_gnu_ls(&s, args);
     }
 }
 
@@ -156,19 +144,24 @@ fn long_human_output_is_the_gnu_ls_output() {
         &["-ltr"],
         &["-A"],
     ] {
-        let ours = run(&s.0, &[&["ls"][..], args].concat());
-        let gnu = std::process::Command::new("ls")
-            .args(args)
-            .current_dir(&s.0)
-            .env("LC_ALL", "C")
-            .env("TZ", "UTC")
-            .output()
-            .unwrap();
-        assert_eq!(
-            String::from_utf8_lossy(&ours.stdout),
-            String::from_utf8_lossy(&gnu.stdout),
-            "ls {args:?}"
-        );
-        assert_eq!(ours.status.code(), Some(0));
+        assert_same_as_gnu_ls(&s, args);
     }
+}
+
+/// `aoi-coreutils ls ARGS` in `s` prints what `LC_ALL=C TZ=UTC ls ARGS` prints, and succeeds.
+fn assert_same_as_gnu_ls(s: &Scratch, args: &[&str]) {
+    let ours = run(&s.0, &[&["ls"][..], args].concat());
+    let gnu = std::process::Command::new("ls")
+        .args(args)
+        .current_dir(&s.0)
+        .env("LC_ALL", "C")
+        .env("TZ", "UTC")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&ours.stdout),
+        String::from_utf8_lossy(&gnu.stdout),
+        "ls {args:?}"
+    );
+    assert_eq!(ours.status.code(), Some(0), "ls {args:?}");
 }
