@@ -346,6 +346,132 @@ fn a_late_nul_stops_the_search_at_its_line() {
     assert_eq!(binary[0]["byte_offset"], line_of_nul + 5);
 }
 
+/// A file of about 1.3 MB, read in several pieces: "needle" on lines of every length,
+/// on the line that crosses the first 256 KiB piece's end and at the end of a line longer
+/// than a piece.
+fn pieced_file() -> Vec<u8> {
+    let mut blob = Vec::new();
+    let mut n: u64 = 0;
+    while blob.len() < 1_300_000 {
+        n += 1;
+        let len = (n * 7919) % 97;
+        let mut line = vec![b'a' + (n % 26) as u8; len as usize];
+        if n.is_multiple_of(211) {
+            line.extend(b" needle");
+        }
+        if blob.len() < 262_100 && blob.len() + line.len() + 60 > 262_144 {
+            // The line that holds the piece's end: the match sits across it.
+            line = vec![b'z'; 262_144 - blob.len() - 3];
+            line.extend(b"needle across the piece's end");
+        }
+        if n == 9_000 {
+            line = vec![b'y'; 300_000];
+            line.extend(b" needle at the end of a long line");
+        }
+        blob.extend(&line);
+        blob.push(b'\n');
+    }
+    blob
+}
+
+#[test]
+fn matches_across_read_pieces_have_gnu_grep_line_numbers_and_offsets() {
+    let s = Scratch::new("grep-pieces");
+    let blob = pieced_file();
+    s.file("big.txt", &blob);
+    let lift = ["--limit", "1000000", "--max-bytes", "1000000000"];
+    let gnu = |args: &[&str]| {
+        let out = std::process::Command::new("grep")
+            .args(args)
+            .arg("big.txt")
+            .current_dir(&s.0)
+            .env("LC_ALL", "C")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let expected: Vec<(u64, u64)> = gnu(&["-n", "-b", "needle"])
+        .lines()
+        .map(|l| {
+            let mut parts = l.splitn(3, ':');
+            let line = parts.next().unwrap().parse().unwrap();
+            (line, parts.next().unwrap().parse().unwrap())
+        })
+        .collect();
+    assert!(expected.len() > 50, "{}", expected.len());
+    assert!(expected
+        .iter()
+        .any(|&(_, at)| at < 262_144 && at + 300 > 262_144));
+    let (code, events) = machine(&s.0, &[&["grep", "needle", "big.txt"][..], &lift].concat());
+    assert_eq!(code, 0);
+    let ours: Vec<(u64, u64)> = of_type(&events, "match")
+        .iter()
+        .map(|e| {
+            (
+                e["line_number"].as_u64().unwrap(),
+                e["byte_offset"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(ours, expected);
+    // Counts with and without -v, across every piece.
+    for flags in [&["-c"][..], &["-c", "-v"]] {
+        let (_, events) = machine(
+            &s.0,
+            &[&["grep"][..], flags, &["needle", "big.txt"], &lift].concat(),
+        );
+        let count = &of_type(&events, "file_count")[0]["count"];
+        let want: u64 = gnu(&[flags, &["needle"][..]].concat())
+            .trim()
+            .parse()
+            .unwrap();
+        assert_eq!(count.as_u64(), Some(want), "{flags:?}");
+    }
+}
+
+#[test]
+fn a_match_only_in_the_last_piece_is_found_and_a_nul_in_a_later_piece_stops_at_its_line() {
+    let s = Scratch::new("grep-pieces-nul");
+    let mut tail = b"x".repeat(200).to_vec();
+    tail.push(b'\n');
+    let mut last = tail.repeat(4_000); // 804 KB
+    last.extend(b"the only TODO\n");
+    s.file("last.txt", &last);
+    let (_, events) = machine(&s.0, &["grep", "-l", "TODO", "last.txt"]);
+    assert_eq!(of_type(&events, "file_match").len(), 1);
+    let (_, events) = machine(&s.0, &["grep", "TODO", "last.txt"]);
+    assert_eq!(hits(&events), [("last.txt".to_owned(), 4_001)]);
+
+    let mut blob = Vec::new();
+    for i in 0..3_000 {
+        blob.extend(format!("TODO {i:04} {}\n", "f".repeat(190)).as_bytes());
+    }
+    // About 600 KB in: past two pieces.
+    let line_of_nul = blob.len();
+    blob.extend(b"TODO \x00 on the nul line\nTODO after\n");
+    s.file("late.bin", &blob);
+    let (code, events) = machine(
+        &s.0,
+        &[
+            "grep",
+            "TODO",
+            "late.bin",
+            "--limit",
+            "100000",
+            "--max-bytes",
+            "100000000",
+        ],
+    );
+    assert_eq!(code, 0);
+    let lines: Vec<u64> = hits(&events).into_iter().map(|(_, n)| n).collect();
+    assert_eq!(lines, (1..=3_000).collect::<Vec<u64>>());
+    let binary = of_type(&events, "binary_file");
+    assert_eq!(binary.len(), 1);
+    assert_eq!(binary[0]["byte_offset"], line_of_nul + 5);
+    let (_, events) = machine(&s.0, &["grep", "-c", "TODO", "late.bin"]);
+    assert_eq!(of_type(&events, "file_count")[0]["count"], 3_000);
+}
+
 #[test]
 fn a_gitignored_file_is_skipped_unless_no_ignore() {
     let s = Scratch::new("grep-ignore");
