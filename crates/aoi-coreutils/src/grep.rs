@@ -1203,8 +1203,8 @@ fn search_file<W: ItemWriter>(
     // outside its piece: no context lines, and no `-m` (which `grep-searcher` counts per
     // search).
     let plan = sink.plan;
-    let by_piece =
-        (plan.mode != Mode::Lines || plan.before + plan.after == 0) && plan.max_count.is_none();
+    let by_piece = (plan.mode != Mode::Lines || (plan.before == 0 && plan.after == 0))
+        && plan.max_count.is_none();
     let mut filled = 0;
     let mut searched = 0;
     let mut nul = None;

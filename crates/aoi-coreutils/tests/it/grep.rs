@@ -225,6 +225,16 @@ fn context_lines_surround_matches() {
 }
 
 #[test]
+fn the_largest_context_counts_are_taken_as_the_whole_file() {
+    let s = Scratch::new("grep-context-max");
+    s.file("f.txt", b"a\nb\nc\n");
+    let max = u64::MAX.to_string();
+    let out = run(&s.0, &["grep", "-A", &max, "-B", &max, "b", "f.txt"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "a\nb\nc\n");
+}
+
+#[test]
 fn invert_word_case_and_fixed_strings_select_as_grep_does() {
     let s = Scratch::new("grep-flags");
     s.file("f.txt", b"foo\nfoobar\nFOO bar\na.c\nabc\n");
