@@ -1,6 +1,6 @@
 //! The `entry` event: one file system entry, as `ls -l`, `find` and `stat` describe it.
 
-use std::fs::{self, Metadata};
+use std::fs::{self, FileType, Metadata};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
@@ -33,7 +33,11 @@ pub enum Kind {
 impl Kind {
     /// The kind of `metadata` (from `symlink_metadata`: a link is a link).
     pub fn of(metadata: &Metadata) -> Kind {
-        let t = metadata.file_type();
+        Kind::of_type(metadata.file_type())
+    }
+
+    /// The kind of a file type (a link is a link).
+    pub fn of_type(t: FileType) -> Kind {
         if t.is_symlink() {
             Kind::Symlink
         } else if t.is_dir() {
@@ -48,6 +52,19 @@ impl Kind {
             Kind::CharDevice
         } else {
             Kind::File
+        }
+    }
+
+    /// The SGR colour GNU `ls` and `find`'s listing paint a name of this kind in by default,
+    /// if any; a regular file is painted only when `executable`.
+    pub fn colour(self, executable: bool) -> Option<&'static str> {
+        match self {
+            Kind::Dir => Some("01;34"),
+            Kind::Symlink => Some("01;36"),
+            Kind::Fifo => Some("33"),
+            Kind::Socket => Some("01;35"),
+            Kind::BlockDevice | Kind::CharDevice => Some("01;33"),
+            Kind::File => executable.then_some("01;32"),
         }
     }
 
@@ -219,6 +236,16 @@ pub fn modified_ms(metadata: &Metadata) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn colours_are_gnu_ls_defaults() {
+        assert_eq!(Kind::Dir.colour(false), Some("01;34"));
+        assert_eq!(Kind::Symlink.colour(false), Some("01;36"));
+        assert_eq!(Kind::Fifo.colour(false), Some("33"));
+        assert_eq!(Kind::CharDevice.colour(false), Some("01;33"));
+        assert_eq!(Kind::File.colour(true), Some("01;32"));
+        assert_eq!(Kind::File.colour(false), None);
+    }
 
     #[test]
     fn permission_strings_are_those_of_ls() {

@@ -39,7 +39,7 @@ use std::ffi::OsStr;
 use std::fs::{self, FileType, Metadata};
 use std::io::{self, IsTerminal, Write};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
@@ -61,7 +61,7 @@ use crate::common::{
     epoch_ms, escape_controls, human_exit, io_error, more_note, not_utf8, path_key, say_error,
     Bounds, Names,
 };
-use crate::entry::Entry;
+use crate::entry::{Entry, Kind};
 
 /// The command's name, in events and messages.
 const NAME: &str = "find";
@@ -1248,22 +1248,8 @@ fn write_line(out: &mut impl Write, text: &str, hit: &Hit, color: bool) -> io::R
 
 /// The `ls` colour of an entry's kind.
 fn color_code(hit: &Hit) -> Option<&'static str> {
-    let t = hit.file_type?;
-    if t.is_dir() {
-        Some("01;34")
-    } else if t.is_symlink() {
-        Some("01;36")
-    } else if t.is_fifo() {
-        Some("33")
-    } else if t.is_socket() {
-        Some("01;35")
-    } else if t.is_block_device() || t.is_char_device() {
-        Some("01;33")
-    } else {
-        let executable =
-            matches!(&hit.metadata, Some(Ok(m)) if m.permissions().mode() & 0o111 != 0);
-        executable.then_some("01;32")
-    }
+    let executable = matches!(&hit.metadata, Some(Ok(m)) if m.permissions().mode() & 0o111 != 0);
+    Kind::of_type(hit.file_type?).colour(executable)
 }
 
 #[cfg(test)]

@@ -1216,10 +1216,8 @@ fn search_file<W: ItemWriter>(
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                sink.defer_finish = false;
-                return Err(e);
-            }
+            // The file's items end with the error (`work`), not with `finish`.
+            Err(e) => return Err(e),
         };
         let new = filled..filled + n;
         filled += n;

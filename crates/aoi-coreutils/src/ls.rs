@@ -25,7 +25,7 @@ use crate::common::{
     escape_controls, human_exit, io_error, more_note, path_key, say_error, Bounds, Item, Names,
     Page,
 };
-use crate::entry::{Entry, Kind};
+use crate::entry::Entry;
 
 /// List directory contents (bounded; sorted by name unless -t or -S).
 // The command's description, which `aoi-coreutils ls --help`, `capabilities` and MCP
@@ -498,23 +498,11 @@ fn header(dir: &Path, args: &LsArgs) -> String {
     }
 }
 
-/// The SGR colour of an entry's name as GNU `ls` paints it by default, if any.
-fn colour(entry: &Entry) -> Option<&'static str> {
-    Some(match entry.kind {
-        Kind::Dir => "01;34",
-        Kind::Symlink => "01;36",
-        Kind::Fifo => "33",
-        Kind::Socket => "01;35",
-        Kind::BlockDevice | Kind::CharDevice => "01;33",
-        Kind::File if entry.permissions.contains('x') => "01;32",
-        Kind::File => return None,
-    })
-}
-
 /// Writes an entry's name, escaped, in its colour when `color`.
 fn write_name(out: &mut impl Write, entry: &Entry, color: bool) -> io::Result<()> {
     let name = escape_controls(&entry.name);
-    match colour(entry).filter(|_| color) {
+    let executable = entry.permissions.contains('x');
+    match entry.kind.colour(executable).filter(|_| color) {
         Some(code) => write!(out, "\x1b[{code}m{name}\x1b[0m"),
         None => out.write_all(name.as_bytes()),
     }
