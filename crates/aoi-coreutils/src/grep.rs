@@ -4,8 +4,9 @@
 //! Directories are walked with the `ignore` crate as ripgrep walks them: `.gitignore`,
 //! `.ignore` and hidden files are skipped unless `--no-ignore` / `--hidden` say otherwise, and
 //! symbolic links are not followed below an operand. Files are searched with
-//! `grep-searcher` (no memory map: a file of up to 2 MiB is read into one buffer in 256 KiB
-//! pieces, each piece's lines searched as it comes; a larger one in 64 KiB blocks) by one
+//! `grep-searcher` (no memory map: a file of up to 2 MiB is read in 256 KiB pieces, each
+//! piece's lines searched as it comes, or read whole where context lines or `-m` need it;
+//! a larger one in 64 KiB blocks) by one
 //! worker per core, and whichever worker holds the next file in order writes what is ready
 //! (ripgrep's shape: no thread only writes, no file's results wait for a thread to wake).
 //! Workers render the line text and submatches as JSON themselves, so writing copies them.
@@ -26,7 +27,7 @@
 //!   the window's offset in the line, submatches rebased into it (those not wholly inside are
 //!   dropped; a first submatch longer than the window is cut to it).
 //! - `context`: a line of `-A`/`-B`/`-C` context, with the same fields but `submatches`.
-//! - `binary_file`: the file holds a NUL byte. A file of up to 2 MiB is read whole and
+//! - `binary_file`: the file holds a NUL byte. A file of up to 2 MiB (when its search began) is
 //!   searched up to the line that holds its first NUL; a larger one is read in 64 KiB blocks
 //!   and searched up to the block that holds it (ripgrep's rule). A NUL in the first line
 //!   means nothing of the file is searched; the line that holds it is never written. One per
@@ -1084,19 +1085,24 @@ fn work<W: ItemWriter>(
     page: &Mutex<PageState<'_, W>>,
 ) {
     let lines = plan.mode == Mode::Lines;
-    let mut searcher = SearcherBuilder::new()
+    let mut builder = SearcherBuilder::new();
+    builder
         .line_number(true)
-        .binary_detection(BinaryDetection::quit(0))
         .before_context(if lines { plan.before } else { 0 })
         .after_context(if lines { plan.after } else { 0 })
         .invert_match(plan.invert)
         .max_matches(match plan.mode {
             Mode::Files => Some(1),
             _ => plan.max_count,
-        })
-        .build();
-    // The worker's buffer for files read whole (`search_file`).
-    let mut whole = Vec::new();
+        });
+    let mut searchers = Searchers {
+        blocks: builder.binary_detection(BinaryDetection::quit(0)).build(),
+        // Slices are of bytes `search_file` has already looked through for a NUL: a second
+        // look (`grep-searcher` checks a slice's first 64 KiB) would find none.
+        slices: builder.binary_detection(BinaryDetection::none()).build(),
+    };
+    // The worker's buffer for the files `search_file` reads itself.
+    let mut buf = Vec::new();
     loop {
         if shared.stop.load(Ordering::Relaxed) {
             return;
@@ -1152,7 +1158,7 @@ fn work<W: ItemWriter>(
                     match File::open(&path) {
                         Ok(file) => {
                             let searched =
-                                search_file(&mut searcher, matcher, &file, &mut whole, &mut sink);
+                                search_file(&mut searchers, matcher, &file, &mut buf, &mut sink);
                             if let Err(e) = searched {
                                 sink.push(Kind::Error(Box::new(io_error(&path, &e))));
                             }
@@ -1166,38 +1172,38 @@ fn work<W: ItemWriter>(
     }
 }
 
-/// Files up to this size are read whole into one buffer and searched as slices of it: a
-/// quarter of the system calls of `grep-searcher`'s 64 KiB blocks, and no copy of a line
-/// that crosses a block. Larger files, and files whose size says nothing (0 in `/proc`),
-/// are read in blocks.
+/// Files up to this size are read by `search_file` itself and searched as slices: up to the
+/// line that holds a NUL, with fewer system calls than `grep-searcher`'s 64 KiB blocks.
+/// Larger files, and files whose size says nothing (0 in `/proc`), are read in blocks.
 const WHOLE_FILE_MAX: u64 = 2 << 20;
 
-/// How much of a file read whole one `read` asks for. Each piece is looked through for a
-/// NUL and, unless context lines or `-m` need the whole file at once, its complete lines
-/// are searched while it is still in a core's cache (a 1 MiB file searched as one slice
-/// after one read ran every pass over it from memory).
+/// How much of a file one `read` asks for. Each piece is looked through for a NUL once and,
+/// unless context lines or `-m` need the whole file at once, its complete lines are searched
+/// as it comes and the line it ends inside moved to the front of the buffer for the next, so
+/// the buffer stays one piece and a line long (as `grep-searcher`'s does). 64, 128 and
+/// 256 KiB measured the same within the bench machine's noise (`bench/README.md`).
 const READ_PIECE: usize = 256 << 10;
 
-/// Searches an open file. A file read whole is searched up to the line that holds its first
-/// NUL byte, which is then reported (`binary_file`); a file read in blocks, up to the 64 KiB
-/// block that holds it (`grep-searcher`'s rule, as ripgrep's).
+/// A worker's two searchers: one for slices `search_file` has checked for a NUL itself, one
+/// that checks the blocks it reads.
+struct Searchers {
+    slices: Searcher,
+    blocks: Searcher,
+}
+
+/// Searches an open file. A file of up to `WHOLE_FILE_MAX` is searched up to the line that
+/// holds its first NUL byte, which is then reported (`binary_file`); a larger one, up to the
+/// 64 KiB block that holds it (`grep-searcher`'s rule, as ripgrep's).
 fn search_file<W: ItemWriter>(
-    searcher: &mut Searcher,
+    searchers: &mut Searchers,
     matcher: &RegexMatcher,
     file: &File,
-    whole: &mut Vec<u8>,
+    buf: &mut Vec<u8>,
     sink: &mut Collect<'_, '_, '_, W>,
 ) -> io::Result<()> {
     let size = file.metadata()?;
     if !size.is_file() || size.len() == 0 || size.len() > WHOLE_FILE_MAX {
-        return searcher.search_file(matcher, file, sink);
-    }
-    // One byte more than the size, to see the end of the file in the same buffer.
-    let want = usize::try_from(size.len())
-        .unwrap_or(usize::MAX)
-        .saturating_add(1);
-    if whole.len() < want {
-        whole.resize(want, 0);
+        return searchers.blocks.search_file(matcher, file, sink);
     }
     // Pieces are searched as they come only where a line's result does not depend on lines
     // outside its piece: no context lines, and no `-m` (which `grep-searcher` counts per
@@ -1205,14 +1211,32 @@ fn search_file<W: ItemWriter>(
     let plan = sink.plan;
     let by_piece = (plan.mode != Mode::Lines || (plan.before == 0 && plan.after == 0))
         && plan.max_count.is_none();
+    if by_piece {
+        search_by_piece(&mut searchers.slices, matcher, file, buf, sink)
+    } else {
+        search_whole(searchers, matcher, file, size.len(), buf, sink)
+    }
+}
+
+/// Reads `file` in pieces into the front of `buf` and searches the complete lines of each as
+/// it comes; the last search, of what follows the last line end, closes the file's results.
+fn search_by_piece<W: ItemWriter>(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    mut file: &File,
+    buf: &mut Vec<u8>,
+    sink: &mut Collect<'_, '_, '_, W>,
+) -> io::Result<()> {
+    // `buf[..filled]` is the file from `sink.base_offset` on, read and not yet searched: the
+    // start of a line not yet ended.
     let mut filled = 0;
-    let mut searched = 0;
     let mut nul = None;
-    let mut reader = file;
     sink.defer_finish = true;
-    while filled < want && nul.is_none() && !sink.halted {
-        let end = want.min(filled + READ_PIECE);
-        let n = match reader.read(&mut whole[filled..end]) {
+    while !sink.halted {
+        if buf.len() < filled + READ_PIECE {
+            buf.resize(filled + READ_PIECE, 0);
+        }
+        let n = match file.read(&mut buf[filled..filled + READ_PIECE]) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -1221,14 +1245,16 @@ fn search_file<W: ItemWriter>(
         };
         let new = filled..filled + n;
         filled += n;
-        nul = memchr::memchr(0, &whole[new.clone()]).map(|at| new.start + at);
-        if by_piece && nul.is_none() {
-            // What was read before this piece and not searched holds no line end.
-            if let Some(eol) = memchr::memrchr(b'\n', &whole[new.clone()]) {
-                let upto = new.start + eol + 1;
-                search_piece(searcher, matcher, &whole[searched..upto], sink)?;
-                searched = upto;
-            }
+        if let Some(at) = memchr::memchr(0, &buf[new.clone()]) {
+            nul = Some(new.start + at);
+            break;
+        }
+        // What was read before this piece holds no line end.
+        if let Some(eol) = memchr::memrchr(b'\n', &buf[new]) {
+            let upto = filled - n + eol + 1;
+            search_piece(searcher, matcher, &buf[..upto], sink)?;
+            buf.copy_within(upto..filled, 0);
+            filled -= upto;
         }
     }
     // The last search, which also closes the file's results (counts, the binary note).
@@ -1237,17 +1263,52 @@ fn search_file<W: ItemWriter>(
         return searcher.search_slice(matcher, &[], sink);
     }
     if let Some(nul) = nul {
+        sink.binary_at = Some(sink.base_offset + nul as u64);
+        let cut = memchr::memrchr(b'\n', &buf[..nul]).map_or(0, |eol| eol + 1);
+        return searcher.search_slice(matcher, &buf[..cut], sink);
+    }
+    searcher.search_slice(matcher, &buf[..filled], sink)
+}
+
+/// Reads `file`, of `len` bytes when its size was read, into `buf` whole (context lines and
+/// `-m` need it at once), looking through each piece for a NUL, and searches it as one slice.
+fn search_whole<W: ItemWriter>(
+    searchers: &mut Searchers,
+    matcher: &RegexMatcher,
+    mut file: &File,
+    len: u64,
+    buf: &mut Vec<u8>,
+    sink: &mut Collect<'_, '_, '_, W>,
+) -> io::Result<()> {
+    // One byte more than the size, to see the end of the file in the same buffer.
+    let want = usize::try_from(len).unwrap_or(usize::MAX).saturating_add(1);
+    if buf.len() < want {
+        buf.resize(want, 0);
+    }
+    let mut filled = 0;
+    let mut nul = None;
+    while filled < want && nul.is_none() {
+        let end = want.min(filled + READ_PIECE);
+        let n = match file.read(&mut buf[filled..end]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        nul = memchr::memchr(0, &buf[filled..filled + n]).map(|at| filled + at);
+        filled += n;
+    }
+    if let Some(nul) = nul {
         sink.binary_at = Some(nul as u64);
-        let cut = memchr::memrchr(b'\n', &whole[searched..nul])
-            .map_or(searched, |eol| searched + eol + 1);
-        return searcher.search_slice(matcher, &whole[searched..cut], sink);
+        let cut = memchr::memrchr(b'\n', &buf[..nul]).map_or(0, |eol| eol + 1);
+        return searchers.slices.search_slice(matcher, &buf[..cut], sink);
     }
     if filled == want {
         // It grew since its size was read: what is read so far, then the rest in blocks.
-        let rest = io::Cursor::new(&whole[searched..filled]).chain(reader);
-        return searcher.search_reader(matcher, rest, sink);
+        let rest = io::Cursor::new(&buf[..filled]).chain(file);
+        return searchers.blocks.search_reader(matcher, rest, sink);
     }
-    searcher.search_slice(matcher, &whole[searched..filled], sink)
+    searchers.slices.search_slice(matcher, &buf[..filled], sink)
 }
 
 /// Searches `piece`, whole lines of a file, and moves the sink's line and byte bases past
@@ -1290,7 +1351,7 @@ struct Collect<'a, 'p, 'w, W: ItemWriter> {
     count: u64,
     /// Match ranges of the current line.
     found: Vec<(usize, usize)>,
-    /// The first NUL byte of a file read whole (`search_file`), which `grep-searcher` does not
+    /// The first NUL byte of a file `search_file` read itself, which `grep-searcher` does not
     /// see in the slice it is given, cut before that line.
     binary_at: Option<u64>,
     /// Lines and bytes of the file before the slice being searched (`search_piece`).

@@ -482,6 +482,36 @@ fn a_match_only_in_the_last_piece_is_found_and_a_nul_in_a_later_piece_stops_at_i
     assert_eq!(of_type(&events, "file_count")[0]["count"], 3_000);
 }
 
+/// A NUL far into a line longer than a read piece, the line begun in an earlier piece: the
+/// offset is the NUL's in the file, the lines before it are searched, and the same holds
+/// when context lines have the file read whole.
+#[test]
+fn a_nul_in_a_line_carried_across_pieces_has_its_offset_in_the_file() {
+    let s = Scratch::new("grep-carried-nul");
+    let mut blob = Vec::new();
+    for i in 0..1_000 {
+        blob.extend(format!("TODO {i:04} {}\n", "g".repeat(150)).as_bytes());
+    }
+    blob.extend(b"TODO long ");
+    blob.extend(b"h".repeat(400_000));
+    let nul = blob.len();
+    blob.extend(b"\x00 TODO\nTODO after\n");
+    s.file("carried.bin", &blob);
+    let lift = ["--limit", "100000", "--max-bytes", "100000000"];
+    for flags in [&[][..], &["-C", "1"]] {
+        let (code, events) = machine(
+            &s.0,
+            &[&["grep"][..], flags, &["TODO", "carried.bin"], &lift].concat(),
+        );
+        assert_eq!(code, 0, "{flags:?}");
+        let lines: Vec<u64> = hits(&events).into_iter().map(|(_, n)| n).collect();
+        assert_eq!(lines, (1..=1_000).collect::<Vec<u64>>(), "{flags:?}");
+        let binary = of_type(&events, "binary_file");
+        assert_eq!(binary.len(), 1, "{flags:?}");
+        assert_eq!(binary[0]["byte_offset"], nul, "{flags:?}");
+    }
+}
+
 #[test]
 fn a_gitignored_file_is_skipped_unless_no_ignore() {
     let s = Scratch::new("grep-ignore");
