@@ -4,11 +4,13 @@
 //! Directories are walked with the `ignore` crate as ripgrep walks them: `.gitignore`,
 //! `.ignore` and hidden files are skipped unless `--no-ignore` / `--hidden` say otherwise, and
 //! symbolic links are not followed below an operand. Files are searched with
-//! `grep-searcher` (no memory map: a file of up to 2 MiB is read in 256 KiB pieces, each
-//! piece's lines searched as it comes, or read whole where context lines or `-m` need it;
-//! a larger one in 64 KiB blocks) by one
-//! worker per core, and whichever worker holds the next file in order writes what is ready
-//! (ripgrep's shape: no thread only writes, no file's results wait for a thread to wake).
+//! `grep-searcher` by one worker per core. A regular file of 512 KiB or more is mapped into
+//! memory (`mapped.rs`: a file cut short while mapped is an item error, `FILE_CHANGED`, not a
+//! `SIGBUS`) and searched whole up to 2 MiB, in 256 KiB pieces past that; `--no-mmap`, or a
+//! file that cannot be mapped, is read: up to 2 MiB in 256 KiB pieces (each piece's lines
+//! searched as it comes, or the file read whole where context lines or `-m` need it), a
+//! larger one in 64 KiB blocks. Whichever worker holds the next file in order writes what is
+//! ready (ripgrep's shape: no thread only writes, no file's results wait for a thread to wake).
 //! Workers render the line text and submatches as JSON themselves, so writing copies them.
 //! The order is: operands as given, each operand's files in path order (component by
 //! component, bytes, as `rg --sort path`), lines in file order. A cursor names the last item
@@ -27,19 +29,20 @@
 //!   the window's offset in the line, submatches rebased into it (those not wholly inside are
 //!   dropped; a first submatch longer than the window is cut to it).
 //! - `context`: a line of `-A`/`-B`/`-C` context, with the same fields but `submatches`.
-//! - `binary_file`: the file holds a NUL byte. A file of up to 2 MiB (when its search began) is
-//!   searched up to the line that holds its first NUL; a larger one is read in 64 KiB blocks
-//!   and searched up to the block that holds it (ripgrep's rule). A NUL in the first line
-//!   means nothing of the file is searched; the line that holds it is never written. One per
-//!   binary file, counted as an item (in human mode a note on stderr).
+//! - `binary_file`: the file holds a NUL byte. A mapped file, or a file of up to 2 MiB (when
+//!   its search began), is searched up to the line that holds its first NUL; a larger one
+//!   read in 64 KiB blocks, up to the block that holds it (ripgrep's rule). A NUL in the
+//!   first line means nothing of the file is searched; the line that holds it is never
+//!   written. One per binary file, counted as an item (in human mode a note on stderr).
 //! - `file_count` (`-c`): the number of selected lines of a file that has any.
 //! - `file_match` (`-l`): a file with at least one selected line.
 //!
 //! `--limit` counts every item (matches, context lines, binary files, counts, item errors).
-//! A file that cannot be read is an item-scope `aoi:error` and the walk goes on (§9.1); an
-//! operand that does not exist fails the run. No match at all is a success with `count: 0`;
-//! in human mode the exit status is GNU grep's: 0 when a line was selected, 1 when none was,
-//! 2 when an error occurred.
+//! A file that cannot be read is an item-scope `aoi:error` and the walk goes on (§9.1), as is
+//! a file another process cut short while it was mapped (`conflict`, `FILE_CHANGED`: what was
+//! found before the cut stands, nothing after it is reported); an operand that does not exist
+//! fails the run. No match at all is a success with `count: 0`; in human mode the exit status
+//! is GNU grep's: 0 when a line was selected, 1 when none was, 2 when an error occurred.
 //!
 //! ```text
 //! $ aoi-coreutils grep -n TODO src --output jsonl
@@ -78,7 +81,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::common::{io_error, more_note, not_utf8, path_key, say_error, Bounds};
+use crate::common::{display, io_error, more_note, not_utf8, path_key, say_error, Bounds};
+use crate::mapped::{Mapped, Watch};
 
 /// The command's name, in events, cursors and messages.
 const NAME: &str = "grep";
@@ -172,6 +176,11 @@ pub struct GrepArgs {
     /// Stop searching a file after N selected lines.
     #[arg(short = 'm', long = "max-count", value_name = "N")]
     pub max_count: Option<u64>,
+    /// Read every file instead of mapping the larger ones into memory (as ripgrep's
+    /// --no-mmap): slower, the same results but for a binary file over 2 MiB, then cut at
+    /// the 64 KiB block of its first NUL rather than at its line.
+    #[arg(long = "no-mmap")]
+    pub no_mmap: bool,
     #[command(flatten)]
     pub bounds: Bounds,
 }
@@ -369,6 +378,8 @@ struct Plan {
     no_ignore: bool,
     invert: bool,
     max_count: Option<u64>,
+    /// Regular files of `MAP_MIN` bytes or more are mapped, not read.
+    mmap: bool,
 }
 
 /// What is reported per file.
@@ -508,6 +519,7 @@ fn prepare(
         no_ignore: args.no_ignore,
         invert: args.invert,
         max_count: args.max_count,
+        mmap: !args.no_mmap,
     };
     Ok((plan, matcher, overrides))
 }
@@ -1160,7 +1172,7 @@ fn work<W: ItemWriter>(
                             let searched =
                                 search_file(&mut searchers, matcher, &file, &mut buf, &mut sink);
                             if let Err(e) = searched {
-                                sink.push(Kind::Error(Box::new(io_error(&path, &e))));
+                                sink.push(Kind::Error(Box::new(search_error(&path, &e))));
                             }
                         }
                         Err(e) => sink.push(Kind::Error(Box::new(io_error(&path, &e)))),
@@ -1172,16 +1184,24 @@ fn work<W: ItemWriter>(
     }
 }
 
-/// Files up to this size are read by `search_file` itself and searched as slices: up to the
-/// line that holds a NUL, with fewer system calls than `grep-searcher`'s 64 KiB blocks.
-/// Larger files, and files whose size says nothing (0 in `/proc`), are read in blocks.
+/// Regular files of at least this size are mapped (`mapped.rs`) and searched where the kernel
+/// holds their pages, with no copy; smaller ones are read, which costs less than a map's
+/// set-up, page faults and tear-down: on the bench machine maps were slower for 128 KiB
+/// files, even at 512 KiB and faster from 1 MiB (`bench/README.md`).
+const MAP_MIN: u64 = 512 << 10;
+
+/// Files up to this size that are not mapped are read by `search_file` itself and searched as
+/// slices: up to the line that holds a NUL, with fewer system calls than `grep-searcher`'s
+/// 64 KiB blocks. Larger files, and files whose size says nothing (0 in `/proc`), are read in
+/// blocks.
 const WHOLE_FILE_MAX: u64 = 2 << 20;
 
-/// How much of a file one `read` asks for. Each piece is looked through for a NUL once and,
-/// unless context lines or `-m` need the whole file at once, its complete lines are searched
-/// as it comes and the line it ends inside moved to the front of the buffer for the next, so
-/// the buffer stays one piece and a line long (as `grep-searcher`'s does). 64, 128 and
-/// 256 KiB measured the same within the bench machine's noise (`bench/README.md`).
+/// How much of a file one `read` asks for, or one step through a map takes. Each piece is
+/// looked through for a NUL once and, unless context lines or `-m` need the whole file at
+/// once, its complete lines are searched as it comes; a read buffer moves the line a piece
+/// ends inside to its front for the next, so it stays one piece and a line long (as
+/// `grep-searcher`'s does). 64, 128 and 256 KiB measured the same within the bench machine's
+/// noise (`bench/README.md`).
 const READ_PIECE: usize = 256 << 10;
 
 /// A worker's two searchers: one for slices `search_file` has checked for a NUL itself, one
@@ -1191,8 +1211,9 @@ struct Searchers {
     blocks: Searcher,
 }
 
-/// Searches an open file. A file of up to `WHOLE_FILE_MAX` is searched up to the line that
-/// holds its first NUL byte, which is then reported (`binary_file`); a larger one, up to the
+/// Searches an open file. A regular file that can be mapped (of `MAP_MIN` bytes or more), or
+/// read by `search_file` itself (up to `WHOLE_FILE_MAX`), is searched up to the line that
+/// holds its first NUL byte, which is then reported (`binary_file`); any other, up to the
 /// 64 KiB block that holds it (`grep-searcher`'s rule, as ripgrep's).
 fn search_file<W: ItemWriter>(
     searchers: &mut Searchers,
@@ -1201,8 +1222,9 @@ fn search_file<W: ItemWriter>(
     buf: &mut Vec<u8>,
     sink: &mut Collect<'_, '_, '_, W>,
 ) -> io::Result<()> {
-    let size = file.metadata()?;
-    if !size.is_file() || size.len() == 0 || size.len() > WHOLE_FILE_MAX {
+    let meta = file.metadata()?;
+    let len = meta.len();
+    if !meta.is_file() || len == 0 {
         return searchers.blocks.search_file(matcher, file, sink);
     }
     // Pieces are searched as they come only where a line's result does not depend on lines
@@ -1211,63 +1233,220 @@ fn search_file<W: ItemWriter>(
     let plan = sink.plan;
     let by_piece = (plan.mode != Mode::Lines || (plan.before == 0 && plan.after == 0))
         && plan.max_count.is_none();
-    if by_piece {
-        search_by_piece(&mut searchers.slices, matcher, file, buf, sink)
+    let mapped = if plan.mmap && len >= MAP_MIN {
+        usize::try_from(len)
+            .ok()
+            .and_then(|len| Mapped::new(file, len))
     } else {
-        search_whole(searchers, matcher, file, size.len(), buf, sink)
+        None
+    };
+    if let Some(map) = mapped {
+        sink.watch = Some(map.watch());
+        // One search of the whole file where it fits in a core's cache after the look for a
+        // NUL (no line counted but up to a match), in pieces where it would not.
+        let searched = if by_piece && len > WHOLE_FILE_MAX {
+            search_by_piece(&mut searchers.slices, matcher, Pieces::mapped(&map), sink)
+        } else {
+            search_whole_map(&mut searchers.slices, matcher, &map, sink)
+        };
+        sink.watch = None;
+        if map.shrank() {
+            return Err(io::Error::other(Shrank));
+        }
+        return searched;
+    }
+    if len > WHOLE_FILE_MAX {
+        return searchers.blocks.search_file(matcher, file, sink);
+    }
+    if by_piece {
+        search_by_piece(
+            &mut searchers.slices,
+            matcher,
+            Pieces::read(file, buf),
+            sink,
+        )
+    } else {
+        search_whole(searchers, matcher, file, len, buf, sink)
     }
 }
 
-/// Reads `file` in pieces into the front of `buf` and searches the complete lines of each as
-/// it comes; the last search, of what follows the last line end, closes the file's results.
+/// The error a search ends with when its mapped file shrank under it (`Mapped::shrank`).
+#[derive(Debug)]
+struct Shrank;
+
+impl std::fmt::Display for Shrank {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the file was cut short while it was searched")
+    }
+}
+
+impl std::error::Error for Shrank {}
+
+/// The item error of a file whose search ended in `err`.
+fn search_error(path: &Path, err: &io::Error) -> ErrorEvent {
+    if err.get_ref().is_some_and(|e| e.is::<Shrank>()) {
+        return ErrorEvent::new(
+            Category::Conflict,
+            Code::from_static("FILE_CHANGED"),
+            format!("{}: {Shrank}", display(path)),
+        )
+        .item()
+        .target(path.to_string_lossy().into_owned())
+        .hint("search it again once nothing is writing to it");
+    }
+    io_error(path, err)
+}
+
+/// A file's bytes as `search_by_piece` takes them: `held()` is the file from the sink's
+/// `base_offset` on, as far as it has come, its last `fresh` bytes new since the last `more`.
+enum Pieces<'f> {
+    /// A map: the held bytes are `bytes[start..end]`.
+    Mapped {
+        map: &'f Mapped,
+        start: usize,
+        end: usize,
+    },
+    /// Reads into the front of `buf`: the held bytes are `buf[..filled]`.
+    Read {
+        file: &'f File,
+        buf: &'f mut Vec<u8>,
+        filled: usize,
+    },
+}
+
+impl<'f> Pieces<'f> {
+    fn mapped(map: &'f Mapped) -> Self {
+        Pieces::Mapped {
+            map,
+            start: 0,
+            end: 0,
+        }
+    }
+
+    fn read(file: &'f File, buf: &'f mut Vec<u8>) -> Self {
+        Pieces::Read {
+            file,
+            buf,
+            filled: 0,
+        }
+    }
+
+    fn held(&self) -> &[u8] {
+        match self {
+            Pieces::Mapped { map, start, end } => &map.bytes()[*start..*end],
+            Pieces::Read { buf, filled, .. } => &buf[..*filled],
+        }
+    }
+
+    /// Takes in up to `READ_PIECE` more bytes; how many (0 at the end of the file, or when a
+    /// mapped file was found cut short).
+    fn more(&mut self) -> io::Result<usize> {
+        match self {
+            Pieces::Mapped { map, end, .. } => {
+                let n = (map.bytes().len() - *end).min(READ_PIECE);
+                *end += n;
+                Ok(n)
+            }
+            Pieces::Read { file, buf, filled } => {
+                if buf.len() < *filled + READ_PIECE {
+                    buf.resize(*filled + READ_PIECE, 0);
+                }
+                loop {
+                    match (&**file).read(&mut buf[*filled..*filled + READ_PIECE]) {
+                        Ok(n) => {
+                            *filled += n;
+                            return Ok(n);
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Lets go of the first `n` held bytes, searched.
+    fn consume(&mut self, n: usize) {
+        match self {
+            Pieces::Mapped { start, .. } => *start += n,
+            Pieces::Read { buf, filled, .. } => {
+                buf.copy_within(n..*filled, 0);
+                *filled -= n;
+            }
+        }
+    }
+}
+
+/// Takes a file in pieces and searches the complete lines of each as it comes; the last
+/// search, of what follows the last line end, closes the file's results. Each byte is looked
+/// through for a NUL once, as it comes.
 fn search_by_piece<W: ItemWriter>(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
-    mut file: &File,
-    buf: &mut Vec<u8>,
+    mut pieces: Pieces<'_>,
     sink: &mut Collect<'_, '_, '_, W>,
 ) -> io::Result<()> {
-    // `buf[..filled]` is the file from `sink.base_offset` on, read and not yet searched: the
-    // start of a line not yet ended.
-    let mut filled = 0;
     let mut nul = None;
     sink.defer_finish = true;
     while !sink.halted {
-        if buf.len() < filled + READ_PIECE {
-            buf.resize(filled + READ_PIECE, 0);
-        }
-        let n = match file.read(&mut buf[filled..filled + READ_PIECE]) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            // The file's items end with the error (`work`), not with `finish`.
-            Err(e) => return Err(e),
-        };
-        let new = filled..filled + n;
-        filled += n;
-        if let Some(at) = memchr::memchr(0, &buf[new.clone()]) {
-            nul = Some(new.start + at);
+        // The file's items end with a read error (`work`), not with `finish`.
+        let n = pieces.more()?;
+        if n == 0 || sink.shrank() {
             break;
         }
-        // What was read before this piece holds no line end.
-        if let Some(eol) = memchr::memrchr(b'\n', &buf[new]) {
-            let upto = filled - n + eol + 1;
-            search_piece(searcher, matcher, &buf[..upto], sink)?;
-            buf.copy_within(upto..filled, 0);
-            filled -= upto;
+        let held = pieces.held();
+        let new = held.len() - n;
+        if let Some(at) = memchr::memchr(0, &held[new..]) {
+            nul = Some(new + at);
+            break;
+        }
+        // What was held before this piece holds no line end.
+        if let Some(eol) = memchr::memrchr(b'\n', &held[new..]) {
+            let upto = new + eol + 1;
+            search_piece(searcher, matcher, &held[..upto], sink)?;
+            pieces.consume(upto);
         }
     }
     // The last search, which also closes the file's results (counts, the binary note).
     sink.defer_finish = false;
+    let held = pieces.held();
     if sink.halted {
         return searcher.search_slice(matcher, &[], sink);
     }
-    if let Some(nul) = nul {
-        sink.binary_at = Some(sink.base_offset + nul as u64);
-        let cut = memchr::memrchr(b'\n', &buf[..nul]).map_or(0, |eol| eol + 1);
-        return searcher.search_slice(matcher, &buf[..cut], sink);
+    match nul {
+        Some(nul) => search_before_nul(searcher, matcher, held, nul, sink),
+        None => searcher.search_slice(matcher, held, sink),
     }
-    searcher.search_slice(matcher, &buf[..filled], sink)
+}
+
+/// Searches `bytes` up to the line that holds the NUL at `nul`, noted for `finish`.
+fn search_before_nul<W: ItemWriter>(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    bytes: &[u8],
+    nul: usize,
+    sink: &mut Collect<'_, '_, '_, W>,
+) -> io::Result<()> {
+    sink.binary_at = Some(sink.base_offset + nul as u64);
+    let cut = memchr::memrchr(b'\n', &bytes[..nul]).map_or(0, |eol| eol + 1);
+    searcher.search_slice(matcher, &bytes[..cut], sink)
+}
+
+/// Searches a mapped file as one slice (context lines and `-m` need it at once), up to the
+/// line of its first NUL.
+fn search_whole_map<W: ItemWriter>(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    map: &Mapped,
+    sink: &mut Collect<'_, '_, '_, W>,
+) -> io::Result<()> {
+    let bytes = map.bytes();
+    match memchr::memchr(0, bytes) {
+        // Zeros where a shrunk file was cut: nothing past them is searched.
+        Some(_) if map.shrank() => searcher.search_slice(matcher, &[], sink),
+        Some(nul) => search_before_nul(searcher, matcher, bytes, nul, sink),
+        None => searcher.search_slice(matcher, bytes, sink),
+    }
 }
 
 /// Reads `file`, of `len` bytes when its size was read, into `buf` whole (context lines and
@@ -1299,9 +1478,7 @@ fn search_whole<W: ItemWriter>(
         filled += n;
     }
     if let Some(nul) = nul {
-        sink.binary_at = Some(nul as u64);
-        let cut = memchr::memrchr(b'\n', &buf[..nul]).map_or(0, |eol| eol + 1);
-        return searchers.slices.search_slice(matcher, &buf[..cut], sink);
+        return search_before_nul(&mut searchers.slices, matcher, &buf[..filled], nul, sink);
     }
     if filled == want {
         // It grew since its size was read: what is read so far, then the rest in blocks.
@@ -1364,6 +1541,9 @@ struct Collect<'a, 'p, 'w, W: ItemWriter> {
     /// The line number and start, within the slice being searched, of the last line the
     /// searcher gave the sink.
     seen: Option<(u64, u64)>,
+    /// The mark of the map being searched: once it is set, the bytes may be zeros that were
+    /// never in the file, and nothing more of it is kept.
+    watch: Option<Watch>,
 }
 
 impl<'a, 'p, 'w, W: ItemWriter> Collect<'a, 'p, 'w, W> {
@@ -1392,7 +1572,15 @@ impl<'a, 'p, 'w, W: ItemWriter> Collect<'a, 'p, 'w, W> {
             defer_finish: false,
             halted: false,
             seen: None,
+            watch: None,
         }
+    }
+
+    /// Whether the mapped file being searched was found cut short; the search then stops.
+    fn shrank(&mut self) -> bool {
+        let shrank = self.watch.is_some_and(Watch::shrank);
+        self.halted |= shrank;
+        shrank
     }
 
     /// Past the items this page can use: the cursor's, plus a page, plus one to know there
@@ -1589,6 +1777,9 @@ impl<W: ItemWriter> Sink for &mut Collect<'_, '_, '_, W> {
     type Error = io::Error;
 
     fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        if self.shrank() {
+            return Ok(false);
+        }
         self.seen = mat.line_number().map(|n| (n, mat.absolute_byte_offset()));
         let keep = match self.plan.mode {
             Mode::Files => {
@@ -1611,6 +1802,9 @@ impl<W: ItemWriter> Sink for &mut Collect<'_, '_, '_, W> {
     }
 
     fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
+        if self.shrank() {
+            return Ok(false);
+        }
         self.seen = ctx.line_number().map(|n| (n, ctx.absolute_byte_offset()));
         let keep = self.line(
             false,
@@ -1623,7 +1817,7 @@ impl<W: ItemWriter> Sink for &mut Collect<'_, '_, '_, W> {
     }
 
     fn finish(&mut self, _: &Searcher, finish: &SinkFinish) -> Result<(), io::Error> {
-        if self.defer_finish {
+        if self.defer_finish || self.shrank() {
             return Ok(());
         }
         match self.plan.mode {

@@ -21,6 +21,7 @@ pub mod entry;
 pub mod find;
 pub mod grep;
 pub mod ls;
+mod mapped;
 pub mod read;
 pub mod stat;
 pub mod wc;

@@ -8,7 +8,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use serde_json::Value;
 
-use crate::support::{machine, of_type, parse, run, run_unprivileged, summary, Scratch};
+use crate::support::{bin, machine, of_type, parse, run, run_unprivileged, summary, Scratch};
 
 /// `(path, line_number)` of every `match` event.
 fn hits(events: &[Value]) -> Vec<(String, u64)> {
@@ -356,13 +356,13 @@ fn a_late_nul_stops_the_search_at_its_line() {
     assert_eq!(binary[0]["byte_offset"], line_of_nul + 5);
 }
 
-/// A file of about 1.3 MB, read in several pieces: "needle" on lines of every length,
-/// on the line that crosses the first 256 KiB piece's end and at the end of a line longer
-/// than a piece.
-fn pieced_file() -> Vec<u8> {
+/// A file of about `size` bytes, searched in several pieces: "needle" on lines of every
+/// length, on the line that crosses the first 256 KiB piece's end and at the end of a line
+/// longer than a piece.
+fn pieced_file(size: usize) -> Vec<u8> {
     let mut blob = Vec::new();
     let mut n: u64 = 0;
-    while blob.len() < 1_300_000 {
+    while blob.len() < size {
         n += 1;
         let len = (n * 7919) % 97;
         let mut line = vec![b'a' + (n % 26) as u8; len as usize];
@@ -384,11 +384,11 @@ fn pieced_file() -> Vec<u8> {
     blob
 }
 
+/// Every way a file is searched: mapped whole (up to 2 MiB) or in pieces (larger), and with
+/// `--no-mmap` read in pieces (up to 2 MiB) or by `grep-searcher` in blocks (larger).
 #[test]
-fn matches_across_read_pieces_have_gnu_grep_line_numbers_and_offsets() {
+fn matches_across_pieces_have_gnu_grep_line_numbers_and_offsets() {
     let s = Scratch::new("grep-pieces");
-    let blob = pieced_file();
-    s.file("big.txt", &blob);
     let lift = ["--limit", "1000000", "--max-bytes", "1000000000"];
     let gnu = |args: &[&str]| {
         let out = std::process::Command::new("grep")
@@ -400,45 +400,50 @@ fn matches_across_read_pieces_have_gnu_grep_line_numbers_and_offsets() {
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    let expected: Vec<(u64, u64)> = gnu(&["-n", "-b", "needle"])
-        .lines()
-        .map(|l| {
-            let mut parts = l.splitn(3, ':');
-            let line = parts.next().unwrap().parse().unwrap();
-            (line, parts.next().unwrap().parse().unwrap())
-        })
-        .collect();
-    assert!(expected.len() > 50, "{}", expected.len());
-    assert!(expected
-        .iter()
-        .any(|&(_, at)| at < 262_144 && at + 300 > 262_144));
-    let (code, events) = machine(&s.0, &[&["grep", "needle", "big.txt"][..], &lift].concat());
-    assert_eq!(code, 0);
-    let ours: Vec<(u64, u64)> = of_type(&events, "match")
-        .iter()
-        .map(|e| {
-            (
-                e["line_number"].as_u64().unwrap(),
-                e["byte_offset"].as_u64().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(ours, expected);
-    // Counts with and without -v, across every piece.
-    for flags in [&["-c"][..], &["-c", "-v"]] {
-        let (_, events) = machine(
-            &s.0,
-            &[&["grep"][..], flags, &["needle", "big.txt"], &lift].concat(),
-        );
-        let count = &of_type(&events, "file_count")[0]["count"];
-        let want: u64 = gnu(&[flags, &["needle"][..]].concat())
-            .trim()
-            .parse()
-            .unwrap();
-        assert_eq!(count.as_u64(), Some(want), "{flags:?}");
+    for size in [1_300_000, 2_300_000] {
+        s.file("big.txt", &pieced_file(size));
+        let expected: Vec<(u64, u64)> = gnu(&["-n", "-b", "needle"])
+            .lines()
+            .map(|l| {
+                let mut parts = l.splitn(3, ':');
+                let line = parts.next().unwrap().parse().unwrap();
+                (line, parts.next().unwrap().parse().unwrap())
+            })
+            .collect();
+        assert!(expected.len() > 50, "{}", expected.len());
+        assert!(expected
+            .iter()
+            .any(|&(_, at)| at < 262_144 && at + 300 > 262_144));
+        for read in [&[][..], &["--no-mmap"]] {
+            let args = [&["grep", "needle", "big.txt"][..], read, &lift].concat();
+            let (code, events) = machine(&s.0, &args);
+            assert_eq!(code, 0);
+            let ours: Vec<(u64, u64)> = of_type(&events, "match")
+                .iter()
+                .map(|e| {
+                    (
+                        e["line_number"].as_u64().unwrap(),
+                        e["byte_offset"].as_u64().unwrap(),
+                    )
+                })
+                .collect();
+            assert_eq!(ours, expected, "{size} {read:?}");
+            // Counts with and without -v, across every piece.
+            for flags in [&["-c"][..], &["-c", "-v"]] {
+                let args = [&["grep"][..], flags, read, &["needle", "big.txt"], &lift].concat();
+                let (_, events) = machine(&s.0, &args);
+                let count = &of_type(&events, "file_count")[0]["count"];
+                let want: u64 = gnu(&[flags, &["needle"][..]].concat())
+                    .trim()
+                    .parse()
+                    .unwrap();
+                assert_eq!(count.as_u64(), Some(want), "{size} {read:?} {flags:?}");
+            }
+        }
     }
 }
 
+/// Mapped and read (`--no-mmap`) alike.
 #[test]
 fn a_match_only_in_the_last_piece_is_found_and_a_nul_in_a_later_piece_stops_at_its_line() {
     let s = Scratch::new("grep-pieces-nul");
@@ -447,11 +452,6 @@ fn a_match_only_in_the_last_piece_is_found_and_a_nul_in_a_later_piece_stops_at_i
     let mut last = tail.repeat(4_000); // 804 KB
     last.extend(b"the only TODO\n");
     s.file("last.txt", &last);
-    let (_, events) = machine(&s.0, &["grep", "-l", "TODO", "last.txt"]);
-    assert_eq!(of_type(&events, "file_match").len(), 1);
-    let (_, events) = machine(&s.0, &["grep", "TODO", "last.txt"]);
-    assert_eq!(hits(&events), [("last.txt".to_owned(), 4_001)]);
-
     let mut blob = Vec::new();
     for i in 0..3_000 {
         blob.extend(format!("TODO {i:04} {}\n", "f".repeat(190)).as_bytes());
@@ -460,31 +460,33 @@ fn a_match_only_in_the_last_piece_is_found_and_a_nul_in_a_later_piece_stops_at_i
     let line_of_nul = blob.len();
     blob.extend(b"TODO \x00 on the nul line\nTODO after\n");
     s.file("late.bin", &blob);
-    let (code, events) = machine(
-        &s.0,
-        &[
-            "grep",
-            "TODO",
-            "late.bin",
-            "--limit",
-            "100000",
-            "--max-bytes",
-            "100000000",
-        ],
-    );
-    assert_eq!(code, 0);
-    let lines: Vec<u64> = hits(&events).into_iter().map(|(_, n)| n).collect();
-    assert_eq!(lines, (1..=3_000).collect::<Vec<u64>>());
-    let binary = of_type(&events, "binary_file");
-    assert_eq!(binary.len(), 1);
-    assert_eq!(binary[0]["byte_offset"], line_of_nul + 5);
-    let (_, events) = machine(&s.0, &["grep", "-c", "TODO", "late.bin"]);
-    assert_eq!(of_type(&events, "file_count")[0]["count"], 3_000);
+    let lift = ["--limit", "100000", "--max-bytes", "100000000"];
+    for read in [&[][..], &["--no-mmap"]] {
+        let grep = |args: &[&str]| machine(&s.0, &[&["grep"][..], read, args].concat());
+        let (_, events) = grep(&["-l", "TODO", "last.txt"]);
+        assert_eq!(of_type(&events, "file_match").len(), 1, "{read:?}");
+        let (_, events) = grep(&["TODO", "last.txt"]);
+        assert_eq!(hits(&events), [("last.txt".to_owned(), 4_001)], "{read:?}");
+
+        let (code, events) = grep(&[&["TODO", "late.bin"][..], &lift].concat());
+        assert_eq!(code, 0);
+        let lines: Vec<u64> = hits(&events).into_iter().map(|(_, n)| n).collect();
+        assert_eq!(lines, (1..=3_000).collect::<Vec<u64>>(), "{read:?}");
+        let binary = of_type(&events, "binary_file");
+        assert_eq!(binary.len(), 1, "{read:?}");
+        assert_eq!(binary[0]["byte_offset"], line_of_nul + 5, "{read:?}");
+        let (_, events) = grep(&["-c", "TODO", "late.bin"]);
+        assert_eq!(
+            of_type(&events, "file_count")[0]["count"],
+            3_000,
+            "{read:?}"
+        );
+    }
 }
 
-/// A NUL far into a line longer than a read piece, the line begun in an earlier piece: the
-/// offset is the NUL's in the file, the lines before it are searched, and the same holds
-/// when context lines have the file read whole.
+/// A NUL far into a line longer than a piece, the line begun in an earlier piece: the offset
+/// is the NUL's in the file, the lines before it are searched, and the same holds when
+/// context lines have the file searched whole, mapped or read.
 #[test]
 fn a_nul_in_a_line_carried_across_pieces_has_its_offset_in_the_file() {
     let s = Scratch::new("grep-carried-nul");
@@ -498,17 +500,88 @@ fn a_nul_in_a_line_carried_across_pieces_has_its_offset_in_the_file() {
     blob.extend(b"\x00 TODO\nTODO after\n");
     s.file("carried.bin", &blob);
     let lift = ["--limit", "100000", "--max-bytes", "100000000"];
-    for flags in [&[][..], &["-C", "1"]] {
-        let (code, events) = machine(
-            &s.0,
-            &[&["grep"][..], flags, &["TODO", "carried.bin"], &lift].concat(),
+    for read in [&[][..], &["--no-mmap"]] {
+        for flags in [&[][..], &["-C", "1"]] {
+            let args = [&["grep"][..], read, flags, &["TODO", "carried.bin"], &lift].concat();
+            let (code, events) = machine(&s.0, &args);
+            assert_eq!(code, 0, "{flags:?}");
+            let lines: Vec<u64> = hits(&events).into_iter().map(|(_, n)| n).collect();
+            assert_eq!(
+                lines,
+                (1..=1_000).collect::<Vec<u64>>(),
+                "{read:?} {flags:?}"
+            );
+            let binary = of_type(&events, "binary_file");
+            assert_eq!(binary.len(), 1, "{read:?} {flags:?}");
+            assert_eq!(binary[0]["byte_offset"], nul, "{read:?} {flags:?}");
+        }
+    }
+}
+
+/// A file another process cuts short while it is mapped (a log rotated by `copytruncate`):
+/// the `SIGBUS` the cut raises does not kill the search; the file is an item error
+/// `FILE_CHANGED` (`conflict`) with nothing read past the cut reported, and the walk goes on.
+#[test]
+fn a_file_cut_short_while_it_is_searched_is_an_item_error_not_a_crash() {
+    let s = Scratch::new("grep-cut");
+    s.file("b.txt", b"a TODO line\n");
+    let log = s.path("a.log");
+    let line = b"TODO a line of a log that is cut short while it is searched\n";
+    // Searched in pieces (over 2 MiB), and whole (-m).
+    for flags in [&["-c"][..], &["-c", "-m", "1000000000"]] {
+        let mut cut_during_search = false;
+        for _ in 0..20 {
+            std::fs::write(&log, line.repeat(2_000_000)).unwrap(); // 120 MB
+            let mut child = std::process::Command::new(bin())
+                .args([&["grep"][..], flags, &["TODO", "--output", "jsonl"]].concat())
+                .current_dir(&s.0)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let maps = format!("/proc/{}/maps", child.id());
+            while !std::fs::read_to_string(&maps).is_ok_and(|m| m.contains("/a.log"))
+                && child.try_wait().unwrap().is_none()
+            {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+            std::fs::File::options()
+                .write(true)
+                .open(&log)
+                .unwrap()
+                .set_len(4096)
+                .unwrap();
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.code().is_some(), "{flags:?}: {:?}", out.status);
+            let (code, events) = parse(&out);
+            let count_of = |path: &str| {
+                of_type(&events, "file_count")
+                    .iter()
+                    .find(|e| e["path"] == path)
+                    .map(|e| e["count"].as_u64().unwrap())
+            };
+            assert_eq!(count_of("b.txt"), Some(1), "{flags:?}");
+            let errors = of_type(&events, "aoi:error");
+            if errors.is_empty() {
+                // The search ended before the cut.
+                assert_eq!(count_of("a.log"), Some(2_000_000), "{flags:?}");
+                continue;
+            }
+            assert_eq!(code, 0, "{flags:?}");
+            assert_eq!(errors.len(), 1, "{events:?}");
+            assert_eq!(errors[0]["code"], "FILE_CHANGED");
+            assert_eq!(errors[0]["category"], "conflict");
+            assert_eq!(errors[0]["scope"], "item");
+            assert_eq!(errors[0]["target"], "a.log");
+            assert_eq!(count_of("a.log"), None, "{flags:?}");
+            assert_eq!(summary(&events)["partial"], true);
+            cut_during_search = true;
+            break;
+        }
+        assert!(
+            cut_during_search,
+            "no cut landed during a search: {flags:?}"
         );
-        assert_eq!(code, 0, "{flags:?}");
-        let lines: Vec<u64> = hits(&events).into_iter().map(|(_, n)| n).collect();
-        assert_eq!(lines, (1..=1_000).collect::<Vec<u64>>(), "{flags:?}");
-        let binary = of_type(&events, "binary_file");
-        assert_eq!(binary.len(), 1, "{flags:?}");
-        assert_eq!(binary[0]["byte_offset"], nul, "{flags:?}");
     }
 }
 
