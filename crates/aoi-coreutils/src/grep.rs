@@ -1,16 +1,16 @@
 //! `grep`: search file contents for a pattern, bounded (§15), gitignore-aware, in a
 //! deterministic order, one `match` event per matching line.
 //!
-//! Directories are walked with the `ignore` crate as ripgrep walks them: `.gitignore`,
-//! `.ignore` and hidden files are skipped unless `--no-ignore` / `--hidden` say otherwise, and
-//! symbolic links are not followed below an operand. Files are searched with
-//! `grep-searcher` by one worker per core. A regular file of 512 KiB or more is mapped into
-//! memory (`mapped.rs`: a file cut short while mapped is an item error, `FILE_CHANGED`, not a
-//! `SIGBUS`) and searched whole up to 2 MiB, in 256 KiB pieces past that; `--no-mmap`, or a
-//! file that cannot be mapped, is read: up to 2 MiB in 256 KiB pieces (each piece's lines
-//! searched as it comes, or the file read whole where context lines or `-m` need it), a
-//! larger one in 64 KiB blocks. Whichever worker holds the next file in order writes what is
-//! ready (ripgrep's shape: no thread only writes, no file's results wait for a thread to wake).
+//! Directories are walked with the `ignore` crate as ripgrep walks them: `.gitignore`, `.ignore`
+//! and hidden files are skipped unless `--no-ignore` / `--hidden` say otherwise, and symbolic links
+//! are not followed below an operand. Files are searched with `grep-searcher` by one worker per
+//! core. A regular file of 512 KiB or more is mapped into memory (`mapped.rs`: a file cut short
+//! while mapped is an item error, `FILE_CHANGED`, not a `SIGBUS`) and searched as one slice, a NUL
+//! looked for and lines counted only as far as the search has come (`Lazy`); `--no-mmap`, or a file
+//! that cannot be mapped, is read: up to 2 MiB in 256 KiB pieces (each piece's lines searched as it
+//! comes, or the file read whole where context lines or `-m` need it), a larger one in 64 KiB
+//! blocks. Whichever worker holds the next file in order writes what is ready (ripgrep's shape: no
+//! thread only writes, no file's results wait for a thread to wake).
 //! Workers render the line text and submatches as JSON themselves, so writing copies them.
 //! The order is: operands as given, each operand's files in path order (component by
 //! component, bytes, as `rg --sort path`), lines in file order. A cursor names the last item
@@ -1112,6 +1112,8 @@ fn work<W: ItemWriter>(
         // Slices are of bytes `search_file` has already looked through for a NUL: a second
         // look (`grep-searcher` checks a slice's first 64 KiB) would find none.
         slices: builder.binary_detection(BinaryDetection::none()).build(),
+        // For `Lazy`, which counts lines and looks for a NUL itself.
+        lazy: builder.line_number(false).build(),
     };
     // The worker's buffer for the files `search_file` reads itself.
     let mut buf = Vec::new();
@@ -1196,23 +1198,23 @@ const MAP_MIN: u64 = 512 << 10;
 /// blocks.
 const WHOLE_FILE_MAX: u64 = 2 << 20;
 
-/// How much of a file one `read` asks for, or one step through a map takes. Each piece is
-/// looked through for a NUL once and, unless context lines or `-m` need the whole file at
-/// once, its complete lines are searched as it comes; a read buffer moves the line a piece
-/// ends inside to its front for the next, so it stays one piece and a line long (as
-/// `grep-searcher`'s does). 64, 128 and 256 KiB measured the same within the bench machine's
-/// noise (`bench/README.md`).
+/// How much of a file one `read` asks for. Each piece is looked through for a NUL once and,
+/// unless context lines or `-m` need the whole file at once, its complete lines are searched
+/// as it comes and the line it ends inside moved to the front of the buffer for the next, so
+/// the buffer stays one piece and a line long (as `grep-searcher`'s does). 64, 128 and
+/// 256 KiB measured the same within the bench machine's noise (`bench/README.md`).
 const READ_PIECE: usize = 256 << 10;
 
-/// A worker's two searchers: one for slices `search_file` has checked for a NUL itself, one
-/// that checks the blocks it reads.
+/// A worker's searchers: one for slices `search_file` has checked for a NUL itself, one that
+/// checks the blocks it reads, and one that counts no line, for `Lazy` (which does).
 struct Searchers {
     slices: Searcher,
     blocks: Searcher,
+    lazy: Searcher,
 }
 
-/// Searches an open file. A regular file that can be mapped (of `MAP_MIN` bytes or more), or
-/// read by `search_file` itself (up to `WHOLE_FILE_MAX`), is searched up to the line that
+/// Searches an open file. A regular file that is mapped (of `MAP_MIN` bytes or more), or read
+/// by `search_file` itself (up to `WHOLE_FILE_MAX`), is searched up to the line that
 /// holds its first NUL byte, which is then reported (`binary_file`); any other, up to the
 /// 64 KiB block that holds it (`grep-searcher`'s rule, as ripgrep's).
 fn search_file<W: ItemWriter>(
@@ -1242,13 +1244,7 @@ fn search_file<W: ItemWriter>(
     };
     if let Some(map) = mapped {
         sink.watch = Some(map.watch());
-        // One search of the whole file where it fits in a core's cache after the look for a
-        // NUL (no line counted but up to a match), in pieces where it would not.
-        let searched = if by_piece && len > WHOLE_FILE_MAX {
-            search_by_piece(&mut searchers.slices, matcher, Pieces::mapped(&map), sink)
-        } else {
-            search_whole_map(&mut searchers.slices, matcher, &map, sink)
-        };
+        let searched = search_map(searchers, matcher, &map, sink);
         sink.watch = None;
         if map.shrank() {
             return Err(io::Error::other(Shrank));
@@ -1259,12 +1255,7 @@ fn search_file<W: ItemWriter>(
         return searchers.blocks.search_file(matcher, file, sink);
     }
     if by_piece {
-        search_by_piece(
-            &mut searchers.slices,
-            matcher,
-            Pieces::read(file, buf),
-            sink,
-        )
+        search_by_piece(searchers, matcher, file, buf, sink)
     } else {
         search_whole(searchers, matcher, file, len, buf, sink)
     }
@@ -1297,126 +1288,52 @@ fn search_error(path: &Path, err: &io::Error) -> ErrorEvent {
     io_error(path, err)
 }
 
-/// A file's bytes as `search_by_piece` takes them: `held()` is the file from the sink's
-/// `base_offset` on, as far as it has come, its last `fresh` bytes new since the last `more`.
-enum Pieces<'f> {
-    /// A map: the held bytes are `bytes[start..end]`.
-    Mapped {
-        map: &'f Mapped,
-        start: usize,
-        end: usize,
-    },
-    /// Reads into the front of `buf`: the held bytes are `buf[..filled]`.
-    Read {
-        file: &'f File,
-        buf: &'f mut Vec<u8>,
-        filled: usize,
-    },
-}
-
-impl<'f> Pieces<'f> {
-    fn mapped(map: &'f Mapped) -> Self {
-        Pieces::Mapped {
-            map,
-            start: 0,
-            end: 0,
-        }
-    }
-
-    fn read(file: &'f File, buf: &'f mut Vec<u8>) -> Self {
-        Pieces::Read {
-            file,
-            buf,
-            filled: 0,
-        }
-    }
-
-    fn held(&self) -> &[u8] {
-        match self {
-            Pieces::Mapped { map, start, end } => &map.bytes()[*start..*end],
-            Pieces::Read { buf, filled, .. } => &buf[..*filled],
-        }
-    }
-
-    /// Takes in up to `READ_PIECE` more bytes; how many (0 at the end of the file, or when a
-    /// mapped file was found cut short).
-    fn more(&mut self) -> io::Result<usize> {
-        match self {
-            Pieces::Mapped { map, end, .. } => {
-                let n = (map.bytes().len() - *end).min(READ_PIECE);
-                *end += n;
-                Ok(n)
-            }
-            Pieces::Read { file, buf, filled } => {
-                if buf.len() < *filled + READ_PIECE {
-                    buf.resize(*filled + READ_PIECE, 0);
-                }
-                loop {
-                    match (&**file).read(&mut buf[*filled..*filled + READ_PIECE]) {
-                        Ok(n) => {
-                            *filled += n;
-                            return Ok(n);
-                        }
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                        Err(e) => return Err(e),
-                    }
-                }
-            }
-        }
-    }
-
-    /// Lets go of the first `n` held bytes, searched.
-    fn consume(&mut self, n: usize) {
-        match self {
-            Pieces::Mapped { start, .. } => *start += n,
-            Pieces::Read { buf, filled, .. } => {
-                buf.copy_within(n..*filled, 0);
-                *filled -= n;
-            }
-        }
-    }
-}
-
-/// Takes a file in pieces and searches the complete lines of each as it comes; the last
-/// search, of what follows the last line end, closes the file's results. Each byte is looked
-/// through for a NUL once, as it comes.
+/// Reads `file` in pieces into the front of `buf` and searches the complete lines of each as
+/// it comes (`search_lazy`, which looks through them for a NUL); the last search, of what
+/// follows the last line end, closes the file's results.
 fn search_by_piece<W: ItemWriter>(
-    searcher: &mut Searcher,
+    searchers: &mut Searchers,
     matcher: &RegexMatcher,
-    mut pieces: Pieces<'_>,
+    mut file: &File,
+    buf: &mut Vec<u8>,
     sink: &mut Collect<'_, '_, '_, W>,
 ) -> io::Result<()> {
-    let mut nul = None;
+    // `buf[..filled]` is the file from `sink.base_offset` on, read and not yet searched: the
+    // start of a line not yet ended.
+    let mut filled = 0;
     sink.defer_finish = true;
     while !sink.halted {
-        // The file's items end with a read error (`work`), not with `finish`.
-        let n = pieces.more()?;
-        if n == 0 || sink.shrank() {
-            break;
+        if buf.len() < filled + READ_PIECE {
+            buf.resize(filled + READ_PIECE, 0);
         }
-        let held = pieces.held();
-        let new = held.len() - n;
-        if let Some(at) = memchr::memchr(0, &held[new..]) {
-            nul = Some(new + at);
-            break;
+        let n = match file.read(&mut buf[filled..filled + READ_PIECE]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            // The file's items end with the error (`work`), not with `finish`.
+            Err(e) => return Err(e),
+        };
+        let new = filled..filled + n;
+        filled += n;
+        if sink.base_offset == 0 && new.start == 0 {
+            if let Some(nul) = memchr::memchr(0, &buf[..n.min(FIRST_LOOK)]) {
+                // A binary file: nothing past the first look is read.
+                sink.defer_finish = false;
+                return search_before_nul(&mut searchers.slices, matcher, &buf[..n], nul, sink);
+            }
         }
-        // What was held before this piece holds no line end.
-        if let Some(eol) = memchr::memrchr(b'\n', &held[new..]) {
-            let upto = new + eol + 1;
-            search_piece(searcher, matcher, &held[..upto], sink)?;
-            pieces.consume(upto);
+        // What was read before this piece holds no line end.
+        if let Some(eol) = memchr::memrchr(b'\n', &buf[new]) {
+            let upto = filled - n + eol + 1;
+            search_lazy(&mut searchers.lazy, matcher, &buf[..upto], sink)?;
+            buf.copy_within(upto..filled, 0);
+            filled -= upto;
         }
     }
     // The last search, which also closes the file's results (counts, the binary note).
     sink.defer_finish = false;
-    let held = pieces.held();
-    if sink.halted {
-        return searcher.search_slice(matcher, &[], sink);
-    }
-    match nul {
-        Some(nul) => search_before_nul(searcher, matcher, held, nul, sink),
-        None => searcher.search_slice(matcher, held, sink),
-    }
+    let rest = if sink.halted { &[][..] } else { &buf[..filled] };
+    search_lazy(&mut searchers.lazy, matcher, rest, sink)
 }
 
 /// Searches `bytes` up to the line that holds the NUL at `nul`, noted for `finish`.
@@ -1432,20 +1349,132 @@ fn search_before_nul<W: ItemWriter>(
     searcher.search_slice(matcher, &bytes[..cut], sink)
 }
 
-/// Searches a mapped file as one slice (context lines and `-m` need it at once), up to the
-/// line of its first NUL.
-fn search_whole_map<W: ItemWriter>(
-    searcher: &mut Searcher,
+/// How much of a file is looked through for a NUL before it is searched: a NUL here (where a
+/// binary file has one) ends the search before it begins.
+const FIRST_LOOK: usize = 64 << 10;
+
+/// Searches a mapped file as one slice, up to the line of its first NUL. Past its first
+/// `FIRST_LOOK` bytes, a NUL is looked for, and lines counted, only as far as the search has
+/// come (`Lazy`): the map is read from memory once, by the search, and a search that stops
+/// early (`-l`, a full page) reads no further.
+fn search_map<W: ItemWriter>(
+    searchers: &mut Searchers,
     matcher: &RegexMatcher,
     map: &Mapped,
     sink: &mut Collect<'_, '_, '_, W>,
 ) -> io::Result<()> {
     let bytes = map.bytes();
-    match memchr::memchr(0, bytes) {
+    match memchr::memchr(0, &bytes[..bytes.len().min(FIRST_LOOK)]) {
         // Zeros where a shrunk file was cut: nothing past them is searched.
-        Some(_) if map.shrank() => searcher.search_slice(matcher, &[], sink),
-        Some(nul) => search_before_nul(searcher, matcher, bytes, nul, sink),
-        None => searcher.search_slice(matcher, bytes, sink),
+        Some(_) if map.shrank() => searchers.slices.search_slice(matcher, &[], sink),
+        Some(nul) => search_before_nul(&mut searchers.slices, matcher, bytes, nul, sink),
+        None => search_lazy(&mut searchers.lazy, matcher, bytes, sink),
+    }
+}
+
+/// Searches `bytes`, whole lines of a file from the sink's `base_offset` on, through `Lazy`,
+/// and moves the sink's line and byte bases past them for the next.
+fn search_lazy<W: ItemWriter>(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    bytes: &[u8],
+    sink: &mut Collect<'_, '_, '_, W>,
+) -> io::Result<()> {
+    let mut lazy = Lazy {
+        sink,
+        bytes,
+        checked: 0,
+        lines: 0,
+    };
+    searcher.search_slice(matcher, bytes, &mut lazy)?;
+    let lines = lazy.lines;
+    sink.base_line += lines;
+    sink.base_offset += bytes.len() as u64;
+    Ok(())
+}
+
+/// The sink of a map's or a piece's search, between the searcher and `Collect`: before a line
+/// is taken, the bytes from where the last look ended to the line's end are looked through
+/// for a NUL and their line ends counted, a block at a time so the second look reads the
+/// first-level cache. A NUL ends the search at the line that holds it, as a look before the
+/// search would have; the search itself has read the bytes into the cache, so the file is read
+/// from memory once.
+struct Lazy<'s, 'a, 'p, 'w, W: ItemWriter> {
+    sink: &'s mut Collect<'a, 'p, 'w, W>,
+    bytes: &'s [u8],
+    /// `bytes[..checked]` holds no NUL and `lines` line ends.
+    checked: usize,
+    lines: u64,
+}
+
+/// The bytes `Lazy` looks through at once.
+const LAZY_BLOCK: usize = 16 << 10;
+
+impl<W: ItemWriter> Lazy<'_, '_, '_, '_, W> {
+    /// Looks through the bytes up to `upto`, counting line ends when `count`; false at a NUL,
+    /// which is noted for `finish` (nothing after it is searched).
+    fn look(&mut self, upto: usize, count: bool) -> bool {
+        while self.checked < upto {
+            let end = upto.min(self.checked + LAZY_BLOCK);
+            let block = &self.bytes[self.checked..end];
+            if let Some(at) = memchr::memchr(0, block) {
+                self.sink.binary_at = Some(self.sink.base_offset + (self.checked + at) as u64);
+                self.sink.halted = true;
+                return false;
+            }
+            if count {
+                self.lines += memchr::memchr_iter(b'\n', block).count() as u64;
+            }
+            self.checked = end;
+        }
+        true
+    }
+
+    /// The line number of a line at `start` of `len` bytes, once no NUL is found up to its
+    /// end; `None` to stop.
+    fn line(&mut self, start: u64, len: usize) -> Option<u64> {
+        let start = usize::try_from(start).unwrap_or(usize::MAX);
+        if !self.look(start, true) {
+            return None;
+        }
+        let number = self.sink.base_line + self.lines + 1;
+        self.look(start.saturating_add(len), true).then_some(number)
+    }
+
+    /// Hands a line at `at` in the slice to `Collect::take` once it is looked through.
+    fn take(&mut self, selected: bool, bytes: &[u8], at: u64) -> bool {
+        if self.sink.shrank() {
+            return false;
+        }
+        match self.line(at, bytes.len()) {
+            Some(n) => self
+                .sink
+                .take(selected, bytes, n, at + self.sink.base_offset),
+            None => false,
+        }
+    }
+}
+
+impl<W: ItemWriter> Sink for Lazy<'_, '_, '_, '_, W> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        Ok(self.take(true, mat.bytes(), mat.absolute_byte_offset()))
+    }
+
+    fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
+        Ok(self.take(false, ctx.bytes(), ctx.absolute_byte_offset()))
+    }
+
+    fn finish(&mut self, _: &Searcher, _: &SinkFinish) -> Result<(), io::Error> {
+        // The rest of a search that ran to the end: a NUL there is still the file's, and its
+        // lines are counted when another piece of the file follows.
+        if !self.sink.halted {
+            let more = self.sink.defer_finish;
+            self.look(self.bytes.len(), more);
+        }
+        self.sink.close(None);
+        Ok(())
     }
 }
 
@@ -1488,29 +1517,6 @@ fn search_whole<W: ItemWriter>(
     searchers.slices.search_slice(matcher, &buf[..filled], sink)
 }
 
-/// Searches `piece`, whole lines of a file, and moves the sink's line and byte bases past
-/// it for the next.
-fn search_piece<W: ItemWriter>(
-    searcher: &mut Searcher,
-    matcher: &RegexMatcher,
-    piece: &[u8],
-    sink: &mut Collect<'_, '_, '_, W>,
-) -> io::Result<()> {
-    sink.seen = None;
-    searcher.search_slice(matcher, piece, &mut *sink)?;
-    // The searcher counted the lines up to the last one it gave the sink: only the rest of
-    // the piece is counted here.
-    let (before, from) = sink
-        .seen
-        .map_or((0, 0), |(line, at)| (line.saturating_sub(1), at));
-    let rest = piece
-        .get(usize::try_from(from).unwrap_or(usize::MAX)..)
-        .unwrap_or_default();
-    sink.base_line += before + memchr::memchr_iter(b'\n', rest).count() as u64;
-    sink.base_offset += piece.len() as u64;
-    Ok(())
-}
-
 /// Collects one file's items into chunks and delivers them for writing.
 struct Collect<'a, 'p, 'w, W: ItemWriter> {
     plan: &'a Plan,
@@ -1531,16 +1537,13 @@ struct Collect<'a, 'p, 'w, W: ItemWriter> {
     /// The first NUL byte of a file `search_file` read itself, which `grep-searcher` does not
     /// see in the slice it is given, cut before that line.
     binary_at: Option<u64>,
-    /// Lines and bytes of the file before the slice being searched (`search_piece`).
+    /// Lines and bytes of the file before the slice being searched (`search_lazy`).
     base_line: u64,
     base_offset: u64,
     /// A search of one piece of a file: its end is not the file's, so `finish` waits.
     defer_finish: bool,
     /// The sink asked the search to stop: no further piece is searched.
     halted: bool,
-    /// The line number and start, within the slice being searched, of the last line the
-    /// searcher gave the sink.
-    seen: Option<(u64, u64)>,
     /// The mark of the map being searched: once it is set, the bytes may be zeros that were
     /// never in the file, and nothing more of it is kept.
     watch: Option<Watch>,
@@ -1571,7 +1574,6 @@ impl<'a, 'p, 'w, W: ItemWriter> Collect<'a, 'p, 'w, W> {
             base_offset: 0,
             defer_finish: false,
             halted: false,
-            seen: None,
             watch: None,
         }
     }
@@ -1773,62 +1775,63 @@ impl<W: ItemWriter> Collect<'_, '_, '_, W> {
     }
 }
 
-impl<W: ItemWriter> Sink for &mut Collect<'_, '_, '_, W> {
-    type Error = io::Error;
-
-    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+impl<W: ItemWriter> Collect<'_, '_, '_, W> {
+    /// Takes a selected line (`selected`) or a context line; false to stop the search, as
+    /// when the mapped file being searched was found cut short.
+    fn take(&mut self, selected: bool, bytes: &[u8], line_number: u64, byte_offset: u64) -> bool {
         if self.shrank() {
-            return Ok(false);
+            return false;
         }
-        self.seen = mat.line_number().map(|n| (n, mat.absolute_byte_offset()));
         let keep = match self.plan.mode {
-            Mode::Files => {
+            Mode::Files if selected => {
                 self.count += 1;
                 false
             }
-            Mode::Count => {
+            Mode::Count if selected => {
                 self.count += 1;
                 !self.shared.stop.load(Ordering::Relaxed)
             }
-            Mode::Lines => self.line(
-                true,
-                mat.bytes(),
-                mat.line_number().unwrap_or(0) + self.base_line,
-                mat.absolute_byte_offset() + self.base_offset,
-            ),
+            _ => self.line(selected, bytes, line_number, byte_offset),
         };
         self.halted |= !keep;
-        Ok(keep)
+        keep
     }
 
-    fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
-        if self.shrank() {
-            return Ok(false);
-        }
-        self.seen = ctx.line_number().map(|n| (n, ctx.absolute_byte_offset()));
-        let keep = self.line(
-            false,
-            ctx.bytes(),
-            ctx.line_number().unwrap_or(0) + self.base_line,
-            ctx.absolute_byte_offset() + self.base_offset,
-        );
-        self.halted |= !keep;
-        Ok(keep)
-    }
-
-    fn finish(&mut self, _: &Searcher, finish: &SinkFinish) -> Result<(), io::Error> {
+    /// Closes the file's results: its count or name, and its binary note (`block_nul`: a NUL
+    /// `grep-searcher` found in a block it read).
+    fn close(&mut self, block_nul: Option<u64>) {
         if self.defer_finish || self.shrank() {
-            return Ok(());
+            return;
         }
         match self.plan.mode {
             Mode::Count if self.count > 0 => self.push(Kind::Count(self.count)),
             Mode::Files if self.count > 0 => self.push(Kind::FileMatch),
             _ => {}
         }
-        let block_nul = finish.binary_byte_offset().map(|at| at + self.base_offset);
+        let block_nul = block_nul.map(|at| at + self.base_offset);
         if let Some(offset) = block_nul.or(self.binary_at) {
             self.push(Kind::Binary(offset));
         }
+    }
+}
+
+impl<W: ItemWriter> Sink for &mut Collect<'_, '_, '_, W> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        let (n, at) = (mat.line_number(), mat.absolute_byte_offset());
+        let (n, at) = (n.unwrap_or(0) + self.base_line, at + self.base_offset);
+        Ok(self.take(true, mat.bytes(), n, at))
+    }
+
+    fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
+        let (n, at) = (ctx.line_number(), ctx.absolute_byte_offset());
+        let (n, at) = (n.unwrap_or(0) + self.base_line, at + self.base_offset);
+        Ok(self.take(false, ctx.bytes(), n, at))
+    }
+
+    fn finish(&mut self, _: &Searcher, finish: &SinkFinish) -> Result<(), io::Error> {
+        self.close(finish.binary_byte_offset());
         Ok(())
     }
 }

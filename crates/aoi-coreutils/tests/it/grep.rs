@@ -518,6 +518,59 @@ fn a_nul_in_a_line_carried_across_pieces_has_its_offset_in_the_file() {
     }
 }
 
+/// A mapped file (512 KiB or more) is cut at the line of its first NUL wherever the NUL is: in
+/// the first look before the search, past the last match (found once the search is done), or
+/// between matches; `-c` and `-l` count only the lines before it. `--no-mmap` agrees.
+#[test]
+fn a_mapped_file_is_cut_at_the_line_of_its_first_nul_wherever_it_is() {
+    let s = Scratch::new("grep-mapped-nul");
+    let filler = b"filler line without the word\n".repeat(25_000); // 725 KB
+    let lift = ["--limit", "100000", "--max-bytes", "100000000"];
+    let cases: [(&str, Vec<u8>, Vec<u64>); 3] = [
+        (
+            "early",
+            [&b"TODO one\nTODO \x00\n"[..], &filler, b"TODO late\n"].concat(),
+            vec![1],
+        ),
+        (
+            "after",
+            [&b"TODO one\n"[..], &filler, b"TODO two\n", b"x\x00\n"].concat(),
+            vec![1, 25_002],
+        ),
+        (
+            "between",
+            [
+                &b"TODO one\n"[..],
+                &filler,
+                b"\x00\n",
+                &filler,
+                b"TODO two\n",
+            ]
+            .concat(),
+            vec![1],
+        ),
+    ];
+    for (name, blob, want) in cases {
+        let nul = blob.iter().position(|&b| b == 0).unwrap();
+        s.file(name, &blob);
+        for read in [&[][..], &["--no-mmap"]] {
+            let grep = |args: &[&str]| machine(&s.0, &[&["grep"][..], read, args, &lift].concat());
+            let (code, events) = grep(&["TODO", name]);
+            assert_eq!(code, 0, "{name} {read:?}");
+            let lines: Vec<u64> = hits(&events).into_iter().map(|(_, n)| n).collect();
+            assert_eq!(lines, want, "{name} {read:?}");
+            let binary = of_type(&events, "binary_file");
+            assert_eq!(binary.len(), 1, "{name} {read:?}");
+            assert_eq!(binary[0]["byte_offset"], nul, "{name} {read:?}");
+            let (_, events) = grep(&["-c", "TODO", name]);
+            let count = &of_type(&events, "file_count")[0]["count"];
+            assert_eq!(count.as_u64(), Some(want.len() as u64), "{name} {read:?}");
+            let (_, events) = grep(&["-l", "TODO", name]);
+            assert_eq!(of_type(&events, "file_match").len(), 1, "{name} {read:?}");
+        }
+    }
+}
+
 /// A file another process cuts short while it is mapped (a log rotated by `copytruncate`):
 /// the `SIGBUS` the cut raises does not kill the search; the file is an item error
 /// `FILE_CHANGED` (`conflict`) with nothing read past the cut reported, and the walk goes on.
