@@ -1188,8 +1188,8 @@ fn work<W: ItemWriter>(
 
 /// Regular files of at least this size are mapped (`mapped.rs`) and searched where the kernel
 /// holds their pages, with no copy; smaller ones are read, which costs less than a map's
-/// set-up, page faults and tear-down: on the bench machine maps were slower for 128 KiB
-/// files, even at 512 KiB and faster from 1 MiB (`bench/README.md`).
+/// set-up, page faults and tear-down: on the bench machine maps were slower for files of
+/// 256 KiB and less, about even from 512 KiB, faster at 4 MiB (`bench/README.md`).
 const MAP_MIN: u64 = 512 << 10;
 
 /// Files up to this size that are not mapped are read by `search_file` itself and searched as
@@ -1198,11 +1198,11 @@ const MAP_MIN: u64 = 512 << 10;
 /// blocks.
 const WHOLE_FILE_MAX: u64 = 2 << 20;
 
-/// How much of a file one `read` asks for. Each piece is looked through for a NUL once and,
-/// unless context lines or `-m` need the whole file at once, its complete lines are searched
-/// as it comes and the line it ends inside moved to the front of the buffer for the next, so
-/// the buffer stays one piece and a line long (as `grep-searcher`'s does). 64, 128 and
-/// 256 KiB measured the same within the bench machine's noise (`bench/README.md`).
+/// How much of a file `search_by_piece` reads at once. Its complete lines are searched as it
+/// comes (and looked through for a NUL, `Lazy`), and the line it ends inside moved to the
+/// front of the buffer for the next, so the buffer stays one piece and a line long (as
+/// `grep-searcher`'s does). 64, 128 and 256 KiB measured the same within the bench machine's
+/// noise (`bench/README.md`).
 const READ_PIECE: usize = 256 << 10;
 
 /// A worker's searchers: one for slices `search_file` has checked for a NUL itself, one that
@@ -1229,12 +1229,7 @@ fn search_file<W: ItemWriter>(
     if !meta.is_file() || len == 0 {
         return searchers.blocks.search_file(matcher, file, sink);
     }
-    // Pieces are searched as they come only where a line's result does not depend on lines
-    // outside its piece: no context lines, and no `-m` (which `grep-searcher` counts per
-    // search).
     let plan = sink.plan;
-    let by_piece = (plan.mode != Mode::Lines || (plan.before == 0 && plan.after == 0))
-        && plan.max_count.is_none();
     let mapped = if plan.mmap && len >= MAP_MIN {
         usize::try_from(len)
             .ok()
@@ -1244,7 +1239,7 @@ fn search_file<W: ItemWriter>(
     };
     if let Some(map) = mapped {
         sink.watch = Some(map.watch());
-        let searched = search_map(searchers, matcher, &map, sink);
+        let searched = search_all(searchers, matcher, map.bytes(), sink);
         sink.watch = None;
         if map.shrank() {
             return Err(io::Error::other(Shrank));
@@ -1254,6 +1249,11 @@ fn search_file<W: ItemWriter>(
     if len > WHOLE_FILE_MAX {
         return searchers.blocks.search_file(matcher, file, sink);
     }
+    // Pieces are searched as they come only where a line's result does not depend on lines
+    // outside its piece: no context lines, and no `-m` (which `grep-searcher` counts per
+    // search).
+    let by_piece = (plan.mode != Mode::Lines || (plan.before == 0 && plan.after == 0))
+        && plan.max_count.is_none();
     if by_piece {
         search_by_piece(searchers, matcher, file, buf, sink)
     } else {
@@ -1315,9 +1315,9 @@ fn search_by_piece<W: ItemWriter>(
         };
         let new = filled..filled + n;
         filled += n;
-        if sink.base_offset == 0 && new.start == 0 {
-            if let Some(nul) = memchr::memchr(0, &buf[..n.min(FIRST_LOOK)]) {
-                // A binary file: nothing past the first look is read.
+        if new.start == 0 && sink.base_offset == 0 {
+            // The file's first piece: a binary file's NUL, and nothing more of it is read.
+            if let Some(nul) = first_nul(&buf[..n]) {
                 sink.defer_finish = false;
                 return search_before_nul(&mut searchers.slices, matcher, &buf[..n], nul, sink);
             }
@@ -1353,20 +1353,22 @@ fn search_before_nul<W: ItemWriter>(
 /// binary file has one) ends the search before it begins.
 const FIRST_LOOK: usize = 64 << 10;
 
-/// Searches a mapped file as one slice, up to the line of its first NUL. Past its first
-/// `FIRST_LOOK` bytes, a NUL is looked for, and lines counted, only as far as the search has
-/// come (`Lazy`): the map is read from memory once, by the search, and a search that stops
-/// early (`-l`, a full page) reads no further.
-fn search_map<W: ItemWriter>(
+/// The first NUL in the first `FIRST_LOOK` bytes of a file.
+fn first_nul(bytes: &[u8]) -> Option<usize> {
+    memchr::memchr(0, &bytes[..bytes.len().min(FIRST_LOOK)])
+}
+
+/// Searches `bytes`, a whole file (mapped, or read whole), as one slice up to the line of its
+/// first NUL. Past its first `FIRST_LOOK` bytes, a NUL is looked for, and lines counted, only
+/// as far as the search has come (`Lazy`): the bytes are read from memory once, by the search,
+/// and a search that stops early (`-l`, a full page) reads no further.
+fn search_all<W: ItemWriter>(
     searchers: &mut Searchers,
     matcher: &RegexMatcher,
-    map: &Mapped,
+    bytes: &[u8],
     sink: &mut Collect<'_, '_, '_, W>,
 ) -> io::Result<()> {
-    let bytes = map.bytes();
-    match memchr::memchr(0, &bytes[..bytes.len().min(FIRST_LOOK)]) {
-        // Zeros where a shrunk file was cut: nothing past them is searched.
-        Some(_) if map.shrank() => searchers.slices.search_slice(matcher, &[], sink),
+    match first_nul(bytes) {
         Some(nul) => search_before_nul(&mut searchers.slices, matcher, bytes, nul, sink),
         None => search_lazy(&mut searchers.lazy, matcher, bytes, sink),
     }
@@ -1441,11 +1443,9 @@ impl<W: ItemWriter> Lazy<'_, '_, '_, '_, W> {
         self.look(start.saturating_add(len), true).then_some(number)
     }
 
-    /// Hands a line at `at` in the slice to `Collect::take` once it is looked through.
+    /// Hands a line at `at` in the slice to `Collect::take` once it is looked through (which
+    /// refuses it when a mapped file was cut short: a look may have read zeros).
     fn take(&mut self, selected: bool, bytes: &[u8], at: u64) -> bool {
-        if self.sink.shrank() {
-            return false;
-        }
         match self.line(at, bytes.len()) {
             Some(n) => self
                 .sink
@@ -1479,7 +1479,7 @@ impl<W: ItemWriter> Sink for Lazy<'_, '_, '_, '_, W> {
 }
 
 /// Reads `file`, of `len` bytes when its size was read, into `buf` whole (context lines and
-/// `-m` need it at once), looking through each piece for a NUL, and searches it as one slice.
+/// `-m` need it at once) and searches it as one slice (`search_all`).
 fn search_whole<W: ItemWriter>(
     searchers: &mut Searchers,
     matcher: &RegexMatcher,
@@ -1494,27 +1494,20 @@ fn search_whole<W: ItemWriter>(
         buf.resize(want, 0);
     }
     let mut filled = 0;
-    let mut nul = None;
-    while filled < want && nul.is_none() {
-        let end = want.min(filled + READ_PIECE);
-        let n = match file.read(&mut buf[filled..end]) {
+    while filled < want {
+        match file.read(&mut buf[filled..want]) {
             Ok(0) => break,
-            Ok(n) => n,
+            Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
-        };
-        nul = memchr::memchr(0, &buf[filled..filled + n]).map(|at| filled + at);
-        filled += n;
-    }
-    if let Some(nul) = nul {
-        return search_before_nul(&mut searchers.slices, matcher, &buf[..filled], nul, sink);
+        }
     }
     if filled == want {
         // It grew since its size was read: what is read so far, then the rest in blocks.
         let rest = io::Cursor::new(&buf[..filled]).chain(file);
         return searchers.blocks.search_reader(matcher, rest, sink);
     }
-    searchers.slices.search_slice(matcher, &buf[..filled], sink)
+    search_all(searchers, matcher, &buf[..filled], sink)
 }
 
 /// Collects one file's items into chunks and delivers them for writing.
@@ -1534,8 +1527,8 @@ struct Collect<'a, 'p, 'w, W: ItemWriter> {
     count: u64,
     /// Match ranges of the current line.
     found: Vec<(usize, usize)>,
-    /// The first NUL byte of a file `search_file` read itself, which `grep-searcher` does not
-    /// see in the slice it is given, cut before that line.
+    /// The first NUL byte of a file searched as slices (mapped or read by `search_file`),
+    /// which `grep-searcher` does not look for: the search ends before its line.
     binary_at: Option<u64>,
     /// Lines and bytes of the file before the slice being searched (`search_lazy`).
     base_line: u64,

@@ -18,7 +18,7 @@
 
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Once;
+use std::sync::OnceLock;
 
 /// Maps that can be registered at once: one a worker, and workers are one per core (up to
 /// this many maps; a worker finding none free reads the file instead).
@@ -49,13 +49,12 @@ static SLOT: [Slot; SLOTS] = [FREE; SLOTS];
 /// The page size, read when the handler is installed (`sysconf` is not safe in a handler).
 static PAGE: AtomicUsize = AtomicUsize::new(0);
 
-/// Whether the handler is in place.
-static HANDLED: AtomicBool = AtomicBool::new(false);
+/// Whether the handler is in place, decided once.
+static HANDLED: OnceLock<bool> = OnceLock::new();
 
-static INSTALL: Once = Once::new();
-
-/// The `SIGBUS` action before ours, written once before ours is installed.
-static mut PREVIOUS: Option<libc::sigaction> = None;
+/// The `SIGBUS` action before ours, set before ours is installed (a handler may read a
+/// `OnceLock`: an atomic load).
+static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
 
 /// A file's bytes, mapped read-only and registered with the `SIGBUS` handler.
 #[derive(Debug)]
@@ -135,30 +134,26 @@ impl Drop for Mapped {
 
 /// Installs the handler once; false when it could not be installed (maps are then not used).
 fn install() -> bool {
-    INSTALL.call_once(|| {
-        // SAFETY: `sysconf` and `sigaction` with valid arguments; `PREVIOUS` is written here,
-        // once, before the handler that reads it can run.
+    *HANDLED.get_or_init(|| {
+        // SAFETY: `sysconf` and `sigaction` with valid arguments.
         unsafe {
             let page = libc::sysconf(libc::_SC_PAGESIZE);
             if page <= 0 {
-                return;
+                return false;
             }
             PAGE.store(page as usize, Ordering::Relaxed);
+            let mut before: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(libc::SIGBUS, std::ptr::null(), &mut before) != 0 {
+                return false;
+            }
+            let _ = PREVIOUS.set(before);
             let mut ours: libc::sigaction = std::mem::zeroed();
             ours.sa_sigaction = on_bus as *const () as usize;
             ours.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
             libc::sigemptyset(&mut ours.sa_mask);
-            let mut before: libc::sigaction = std::mem::zeroed();
-            if libc::sigaction(libc::SIGBUS, std::ptr::null(), &mut before) != 0 {
-                return;
-            }
-            PREVIOUS = Some(before);
-            if libc::sigaction(libc::SIGBUS, &ours, std::ptr::null_mut()) == 0 {
-                HANDLED.store(true, Ordering::Release);
-            }
+            libc::sigaction(libc::SIGBUS, &ours, std::ptr::null_mut()) == 0
         }
-    });
-    HANDLED.load(Ordering::Acquire)
+    })
 }
 
 /// The `SIGBUS` handler. Only atomics, `mmap` and `sigaction` (system calls) are used here.
@@ -192,9 +187,7 @@ extern "C" fn on_bus(signal: libc::c_int, info: *mut libc::siginfo_t, context: *
         }
     }
     // Not a fault of ours: what would have happened without this handler.
-    // SAFETY: `PREVIOUS` was written before this handler was installed and not since.
-    let previous = unsafe { *std::ptr::addr_of!(PREVIOUS) };
-    match previous {
+    match PREVIOUS.get().copied() {
         Some(p) if p.sa_sigaction != libc::SIG_DFL && p.sa_sigaction != libc::SIG_IGN => {
             // SAFETY: the previous handler, called as the kernel would have called it.
             unsafe {
