@@ -1150,8 +1150,14 @@ mod tests {
     #[test]
     fn interrupt_reaches_the_child() -> io::Result<()> {
         let sandbox = sandbox()?;
+        // After `ready` the shell forks nothing: it waits in its `wait` builtin, which a
+        // trapped signal ends at once (POSIX), for a `sleep` that already runs as `sleep` and
+        // ignores SIGINT (an asynchronous list does). The loop of foreground `sleep 1`s this
+        // test once had forked a copy of the shell every second, and what a signal did to it
+        // depended on how far the copy had got towards `exec` when it came.
         let mut running = sandbox.spawn(&sh(
-            "trap 'echo got; exit 130' INT; echo ready; while :; do sleep 1; done",
+            "trap 'echo got; exit 130' INT; sleep 100 >/dev/null 2>&1 & s=$!; \
+             while [ \"$(cat /proc/$s/comm)\" != sleep ]; do :; done; echo ready; wait",
         ))?;
         assert_eq!(running.read_line(GUARD)?, Some(b"ready\n".to_vec()));
         running.signal(Signal::Interrupt)?;

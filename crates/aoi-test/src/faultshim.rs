@@ -17,14 +17,14 @@
 //!
 //! [`library`] builds the shim with the C compiler (`$CC`, else `cc`) once per test process and
 //! source text, under the target directory; on a machine without one, or not on Linux, it says
-//! why, and the test skips with [`skip`].
+//! why, and the test reports the missing prerequisite (`prerequisite::missing`: a failure
+//! under CI, a one-line skip elsewhere).
 //!
 //! This file uses nothing but `std`, so a crate that `aoi-test` depends on (the SDK) can
 //! include it into its own tests with `#[path]` rather than depend on `aoi-test`.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -239,13 +239,6 @@ pub fn library() -> Result<&'static Path, &'static str> {
         .as_ref()
         .map(PathBuf::as_path)
         .map_err(String::as_str)
-}
-
-/// Says, in one line of the test's output, that `test` did not run and why.
-pub fn skip(test: &str, reason: &str) {
-    // Straight to stderr, not through `eprintln!`, which the test harness captures and shows
-    // only for a failed test.
-    let _ = writeln!(std::io::stderr(), "skipped {test}: {reason}");
 }
 
 fn build() -> Result<PathBuf, String> {

@@ -5,6 +5,7 @@
 #![deny(missing_docs)]
 
 pub mod faultshim;
+pub mod prerequisite;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -20,9 +21,11 @@ use aoi::{Report, Verdict, Verifier, VerifyOptions};
 /// Integration tests live in `target/<profile>/deps/`; the workspace's binaries sit one level
 /// up. Cargo builds a package's own binaries before its integration tests, but not another
 /// package's (`aoi-fake-tool` would be missing on a clean checkout, or stale after an edit), so
-/// the first call in a test process builds every binary and example of the workspace, with the
-/// cargo that runs the tests, into the same target directory and profile; when nothing changed
-/// that is a no-op.
+/// the first call in a test run builds every binary and example of the workspace, with the
+/// cargo that runs the tests, into the same target directory and profile. A run is the
+/// `cargo test` or `cargo nextest` process that started this test binary: its other test
+/// processes (one per binary, or one per test under nextest) find the build done and do not
+/// ask cargo again.
 ///
 /// # Panics
 /// When the binary cannot be built.
@@ -43,10 +46,22 @@ pub fn workspace_bin(name: &str) -> PathBuf {
 }
 
 /// Builds the workspace's binaries and examples into `profile_dir` (`target/<profile>`), once
-/// per test process.
+/// per test run: under an exclusive lock on a stamp named after the process that runs the
+/// tests (its pid and start time, so a reused pid is another run), the first test process
+/// builds and writes the stamp; the others wait for the lock and find it.
 fn build_workspace_binaries(profile_dir: &Path) {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
+        let stamps = profile_dir.join(".workspace-bins");
+        std::fs::create_dir_all(&stamps).expect("create target/<profile>/.workspace-bins");
+        let lock = std::fs::File::create(stamps.join(".lock")).expect("create the stamps' lock");
+        // Held until this closure returns; released by the kernel if the process dies.
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
+            .expect("lock target/<profile>/.workspace-bins/.lock");
+        let stamp = run_id().map(|id| stamps.join(id));
+        if stamp.as_ref().is_some_and(|s| s.exists()) {
+            return;
+        }
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut cmd = Command::new(cargo);
         cmd.args(["build", "--workspace", "--bins", "--examples", "--quiet"]);
@@ -62,7 +77,28 @@ fn build_workspace_binaries(profile_dir: &Path) {
             status.success(),
             "building the workspace's binaries failed: {status}"
         );
+        if let Some(stamp) = stamp {
+            // Stamps of runs long over are removed as new ones are written.
+            for old in std::fs::read_dir(&stamps).into_iter().flatten().flatten() {
+                if old.file_name() != ".lock" {
+                    let _ = std::fs::remove_file(old.path());
+                }
+            }
+            std::fs::write(&stamp, b"").expect("write the build stamp");
+        }
     });
+}
+
+/// The test run this process belongs to: its parent (the `cargo test` or `cargo nextest`
+/// process) by pid and start time, read from `/proc`; `None` where `/proc` cannot tell, and
+/// then every test process builds (a no-op when nothing changed).
+fn run_id() -> Option<String> {
+    let parent = std::os::unix::process::parent_id();
+    let stat = std::fs::read_to_string(format!("/proc/{parent}/stat")).ok()?;
+    // Field 22 (starttime), counted after the `(comm)` field, which may hold spaces.
+    let after_comm = stat.rsplit_once(')')?.1;
+    let started = after_comm.split_whitespace().nth(19)?;
+    Some(format!("{parent}-{started}"))
 }
 
 /// Verifies a captured stream and returns the report.

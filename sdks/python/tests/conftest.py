@@ -1,4 +1,9 @@
-"""Shared test support: the aoi binary (AOI_BIN) and a verifier helper."""
+"""Shared test support: the aoi binary (AOI_BIN), a verifier helper, and the CI rule for skips.
+
+A test skips, saying why, when this machine lacks what it needs (the aoi binary, /dev/full,
+click). Under CI (`CI=true`, or `AOI_TEST_REQUIRE_ALL=1`) every skip is a failure instead:
+`.ci/run` installs every prerequisite, and a green run must mean that every test ran.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, Generator, List
 
 import pytest
 
@@ -42,3 +47,34 @@ def lines(stream: bytes) -> List[Dict[str, Any]]:
     """Every line of a stream, decoded (each must end in a newline)."""
     assert stream.endswith(b"\n"), stream[-200:]
     return [json.loads(x) for x in stream.decode("utf-8").splitlines()]
+
+
+def _skips_fail() -> bool:
+    """True under CI (`CI=true`) or with `AOI_TEST_REQUIRE_ALL=1`."""
+    def on(name: str) -> bool:
+        return os.environ.get(name, "").lower() in ("1", "true")
+    return on("CI") or on("AOI_TEST_REQUIRE_ALL")
+
+
+def _as_failure(report: Any) -> None:
+    """Turn a skip report into a failure that names the missing prerequisite."""
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    report.outcome = "failed"
+    report.longrepr = (f"skipped under CI, where every prerequisite is installed: {reason} "
+                       "(unset CI and AOI_TEST_REQUIRE_ALL to skip it locally)")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Generator[None, Any, None]:
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and _skips_fail() and not hasattr(report, "wasxfail"):
+        _as_failure(report)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, None]:
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and _skips_fail():
+        _as_failure(report)

@@ -3,7 +3,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::io::Write as _;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -545,14 +544,14 @@ fn mv_across_file_systems_copies_and_removes() {
     let shm = Path::new("/dev/shm");
     let s = Scratch::new("write-xdev");
     let Ok(other) = tempdir_in(shm) else {
-        let _ = writeln!(std::io::stderr(), "skipped: /dev/shm is not writable");
+        aoi_test::prerequisite::missing("mv across file systems", "a writable /dev/shm");
         return;
     };
     let same_device = fs::metadata(&other).unwrap().dev() == fs::metadata(&s.0).unwrap().dev();
     if same_device {
-        let _ = writeln!(
-            std::io::stderr(),
-            "skipped: /dev/shm is on the same file system as the temp dir"
+        aoi_test::prerequisite::missing(
+            "mv across file systems",
+            "/dev/shm on a file system other than the temp dir's",
         );
         let _ = fs::remove_dir_all(&other);
         return;

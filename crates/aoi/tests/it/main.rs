@@ -12,6 +12,11 @@ mod emitted_streams;
 #[path = "../../../aoi-test/src/faultshim.rs"]
 #[allow(dead_code)]
 mod faultshim;
+// aoi-test's prerequisite rule (a failure under CI, a one-line skip elsewhere), included the
+// same way.
+#[path = "../../../aoi-test/src/prerequisite.rs"]
+#[allow(dead_code)]
+mod prerequisite;
 mod process_end;
 mod redaction_cases;
 mod scenario;

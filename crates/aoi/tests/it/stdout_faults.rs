@@ -21,7 +21,10 @@ use crate::faultshim::{self, Errno, Fault, Report};
 use crate::scenario::identity;
 
 /// The `feed` example, built once per test process with the cargo that runs the tests, into
-/// the same target directory and profile (integration tests do not build examples).
+/// the same target directory and profile (integration tests do not build examples). The build
+/// is the workspace's, with the features the test build resolves (aoi-test's `workspace_bin`
+/// and the README's set-up command build the same): `-p aoi` alone would resolve other
+/// features and compile the dependencies a second time.
 fn feed() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
@@ -32,7 +35,7 @@ fn feed() -> &'static Path {
             .expect("test binaries live in target/<profile>/deps");
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut cmd = Command::new(cargo);
-        cmd.args(["build", "-p", "aoi", "--example", "feed", "--quiet"])
+        cmd.args(["build", "--workspace", "--bins", "--examples", "--quiet"])
             .current_dir(env!("CARGO_MANIFEST_DIR"));
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");
@@ -100,7 +103,7 @@ fn assert_lost(out: &Output, errno: Errno, context: &str) {
 #[test]
 fn every_kind_of_output_on_dev_full_exits_74_with_one_line_naming_the_cause() {
     let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
-        faultshim::skip("stdout on /dev/full", "this machine has no /dev/full");
+        crate::prerequisite::missing("stdout on /dev/full", "/dev/full");
         return;
     };
     let cases: [&[&str]; 9] = [
@@ -132,7 +135,7 @@ fn every_kind_of_output_on_dev_full_exits_74_with_one_line_naming_the_cause() {
 fn a_stream_that_fails_after_n_bytes_exits_74_and_never_0() {
     let lib = match faultshim::library() {
         Ok(lib) => lib,
-        Err(reason) => return faultshim::skip("feed with stdout failing", reason),
+        Err(reason) => return crate::prerequisite::missing("feed with stdout failing", reason),
     };
     let args = list(2000);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -191,7 +194,7 @@ fn a_stream_that_fails_after_n_bytes_exits_74_and_never_0() {
 fn a_reader_that_goes_away_ends_the_run_with_141_and_nothing_on_stderr() {
     let lib = match faultshim::library() {
         Ok(lib) => lib,
-        Err(reason) => return faultshim::skip("feed with stdout closed", reason),
+        Err(reason) => return crate::prerequisite::missing("feed with stdout closed", reason),
     };
     let args = list(2000);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();

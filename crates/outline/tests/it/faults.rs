@@ -483,7 +483,7 @@ fn shim(test: &str) -> Option<&'static Path> {
     match faultshim::library() {
         Ok(lib) => Some(lib),
         Err(reason) => {
-            faultshim::skip(test, reason);
+            aoi_test::prerequisite::missing(test, reason);
             None
         }
     }
@@ -1016,7 +1016,7 @@ fn a_machine_mode_run_on_dev_full_exits_74_and_a_write_never_starts() {
         &["doctor"],
     ] {
         let Some(run) = to_dev_full(&db, args) else {
-            faultshim::skip("stdout on /dev/full", "this machine has no /dev/full");
+            aoi_test::prerequisite::missing("stdout on /dev/full", "/dev/full");
             return;
         };
         assert_stdout_failed(
@@ -1094,6 +1094,6 @@ fn a_human_mode_run_whose_stdout_fails_does_not_exit_0() {
         }
     }
     if let Err(reason) = lib {
-        faultshim::skip("human mode with stdout failing by EIO", reason);
+        aoi_test::prerequisite::missing("human mode with stdout failing by EIO", reason);
     }
 }

@@ -85,7 +85,10 @@ fn a_database_the_user_may_only_read_is_read() {
     let probe = as_nobody(&["status"]);
     if String::from_utf8_lossy(&probe.stderr).contains("setpriv:") {
         // Not root, or no CAP_SETUID here: the permission model cannot be shown.
-        eprintln_skip("setpriv cannot change user here");
+        aoi_test::prerequisite::missing(
+            "a database the user may only read",
+            "setpriv changing to user nobody (root, or CAP_SETUID)",
+        );
         return;
     }
     for args in [
@@ -107,12 +110,6 @@ fn a_database_the_user_may_only_read_is_read() {
     assert!(String::from_utf8_lossy(&listed.stdout).contains("readable"));
     let write = as_nobody(&["create", "--title", "x"]);
     assert_ne!(write.status.code(), Some(0), "a write is refused");
-}
-
-/// Says why a test stopped early, where the harness shows it.
-fn eprintln_skip(why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "skipped: {why}");
 }
 
 #[test]
