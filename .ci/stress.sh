@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runs=${1:-5}
-export CI=true
+# The environment .ci/run gives the tests (CI=true, Python without its shim).
+source .ci/env.sh
 load_dir=$(mktemp -d "${TMPDIR:-/tmp}/aoi-stress-load.XXXXXX")
 log=$(mktemp "${TMPDIR:-/tmp}/aoi-stress-log.XXXXXX")
 
