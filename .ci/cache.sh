@@ -49,6 +49,14 @@ ci_cache_clean_workspace() {
 
 # Links target/ and fuzz/target/ to the cache (or leaves them alone when it is off or busy),
 # says at the start whether the run is warm or cold, and cleans the workspace's artifacts.
+# The dependencies a lockfile pins: its packages from a registry or a git source, each with
+# its version, checksum and dependency list; the workspace's own packages (no `source`) are
+# left out, since the cache never holds them and a change in their list of workspace
+# dependencies changes nothing the cache holds.
+ci_cache_locked_deps() {
+  awk 'BEGIN { RS = ""; ORS = "\n\n" } !/^\[\[package\]\]/ || /\nsource = / { print }' "$1"
+}
+
 ci_cache_open() {
   if [[ $ci_cache_root = off ]]; then
     echo "== cache: off (AOI_CI_CACHE=off): a cold run in the clone's target/"
@@ -66,8 +74,8 @@ ci_cache_open() {
   fi
   local rustc key_cargo key_fuzz
   rustc=$(rustc -vV)
-  key_cargo=$( (echo "$rustc"; cat Cargo.lock) | sha256sum | cut -c1-16)
-  key_fuzz=$( (echo "$rustc"; cat fuzz/Cargo.lock .ci/fuzz.sh) | sha256sum | cut -c1-16)
+  key_cargo=$( (echo "$rustc"; ci_cache_locked_deps Cargo.lock) | sha256sum | cut -c1-16)
+  key_fuzz=$( (echo "$rustc"; ci_cache_locked_deps fuzz/Cargo.lock; cat .ci/fuzz.sh) | sha256sum | cut -c1-16)
   local cargo_dir=$ci_cache_root/cargo-$key_cargo fuzz_dir=$ci_cache_root/fuzz-$key_fuzz
   local warm=()
   [[ -d $cargo_dir ]] && warm+=("cargo-$key_cargo")
