@@ -25,7 +25,7 @@ from machinemode.consumer import (
     Summary,
     WarningEvent,
     read_stream,
-    run,
+    spawn,
     split_lines,
 )
 
@@ -49,11 +49,11 @@ def stream(*events: Dict[str, Any], summary: Optional[Dict[str, Any]] = None, me
 
 
 def codes(data: bytes, **kw: Any) -> List[str]:
-    return [f.code for f in read_stream(data, **kw).outcome.violations]
+    return [f.code for f in read_stream(data, **kw).conclusion.violations]
 
 
 def verdict(data: bytes, **kw: Any) -> str:
-    return read_stream(data, **kw).outcome.verdict
+    return read_stream(data, **kw).conclusion.verdict
 
 
 def oracle(data: bytes) -> Optional[int]:
@@ -81,7 +81,8 @@ def test_events_are_typed_and_unknown_domain_types_are_kept_raw() -> None:
     assert isinstance(hit, DomainEvent) and hit.raw["id"] == "d1" and hit.envelope.seq == 1
     err = r.events[5]
     assert isinstance(err, ErrorEvent) and err.retry_after_ms == 10 and err.scope == "item"
-    assert r.outcome.verdict == FAILED and r.outcome.summary is not None and r.outcome.summary.reason == "failed"
+    summary = r.conclusion.summary
+    assert r.conclusion.verdict == FAILED and summary is not None and summary.reason == "failed"
 
 
 def test_a_conforming_success_succeeds_and_agrees_with_aoi_verify() -> None:
@@ -95,7 +96,7 @@ def test_a_conforming_success_succeeds_and_agrees_with_aoi_verify() -> None:
 def test_honest_failure_carries_reason_and_caused_by() -> None:
     """§8.3, §13.1: ok:false with a caused_by is failed, with the cause on the outcome."""
     cb = {"origin": "up", "category": "rate_limited", "code": "RL", "retryable": True, "retry_after_ms": 7200}
-    out = read_stream(stream(summary={"ok": False, "reason": "failed", "caused_by": cb})).outcome
+    out = read_stream(stream(summary={"ok": False, "reason": "failed", "caused_by": cb})).conclusion
     assert out.verdict == FAILED and out.caused_by is not None
     assert (out.caused_by.category, out.caused_by.retry_after_ms, out.caused_by.origin) == ("rate_limited", 7200, "up")
 
@@ -103,7 +104,7 @@ def test_honest_failure_carries_reason_and_caused_by() -> None:
 def test_a_process_error_is_the_cause_when_the_summary_has_none() -> None:
     """§9.1: a process-scope error ends the run; its retry fields explain the failure."""
     e = {"type": "aoi:error", "category": "unavailable", "code": "DOWN", "message": "m", "retryable": True}
-    out = read_stream(stream(e, summary={"ok": False, "reason": "failed", "error_count": 1})).outcome
+    out = read_stream(stream(e, summary={"ok": False, "reason": "failed", "error_count": 1})).conclusion
     assert out.verdict == FAILED and out.caused_by is not None and out.caused_by.code == "DOWN"
 
 
@@ -150,7 +151,7 @@ def test_crlf_and_unicode_separators_are_not_violations() -> None:
     """§2: only \\n ends a line; \\r before it is JSON whitespace (a notice)."""
     data = stream({"type": "hit", "t": "a\u2028b"}).replace(b"\n", b"\r\n")
     assert verdict(data) == SUCCEEDED
-    assert "CRLF_LINE_ENDING" in [f.code for f in read_stream(data).outcome.findings]
+    assert "CRLF_LINE_ENDING" in [f.code for f in read_stream(data).conclusion.findings]
 
 
 def test_a_repeated_key_on_a_framework_event_is_a_violation() -> None:
@@ -240,7 +241,7 @@ def test_no_envelope_at_all_is_only_a_notice() -> None:
     """§8.1: seq and run are SHOULD; without them Verifiable is not claimed."""
     data = b'{"type":"aoi:summary","ok":true,"count":0}\n'
     assert verdict(data) == SUCCEEDED
-    assert "SEQ_ABSENT" in [f.code for f in read_stream(data).outcome.findings]
+    assert "SEQ_ABSENT" in [f.code for f in read_stream(data).conclusion.findings]
 
 
 def test_counters_reconcile() -> None:
@@ -278,7 +279,7 @@ def test_an_unknown_category_forwarded_with_origin_is_routed_as_internal() -> No
     e = {"type": "aoi:error", "origin": "up", "scope": "item", "category": "novel", "code": "X", "message": "m",
          "retryable": False}
     r = read_stream(stream(e, summary={"error_count": 1}))
-    assert r.outcome.verdict == SUCCEEDED
+    assert r.conclusion.verdict == SUCCEEDED
     assert isinstance(r.events[1], ErrorEvent) and r.events[1].route == "internal"
 
 
@@ -307,18 +308,18 @@ def _script(body: str) -> List[str]:
 def test_run_yields_events_as_they_arrive_and_ends_with_the_outcome() -> None:
     """§4.1: exit 0 with ok:true is success; events arrive before the process ends."""
     data = stream({"type": "hit", "id": "a"}).decode()
-    r = run(_script(f"import sys; sys.stdout.write({data!r})"))
+    r = spawn(_script(f"import sys; sys.stdout.write({data!r})"))
     types = [e.type for e in r]
     assert types == ["aoi:meta", "hit", "aoi:summary"]
-    assert r.outcome.verdict == SUCCEEDED and r.outcome.exit_code == 0
+    assert r.conclusion.verdict == SUCCEEDED and r.conclusion.exit_code == 0
 
 
 def test_run_reports_exit_zero_without_summary_and_a_kill() -> None:
     """§4.1: exit 0 without a summary is a protocol failure; §7: a kill is not success."""
     head = stream({"type": "hit"}).decode().split("\n")[0] + "\n"
-    out = run(_script(f"import sys; sys.stdout.write({head!r})")).wait()
+    out = spawn(_script(f"import sys; sys.stdout.write({head!r})")).wait()
     assert out.verdict == VIOLATION and out.rule == "SUMMARY_MISSING"
-    out = run(_script(f"import os,sys,signal; sys.stdout.write({head!r}); sys.stdout.flush(); "
+    out = spawn(_script(f"import os,sys,signal; sys.stdout.write({head!r}); sys.stdout.flush(); "
                       "os.kill(os.getpid(), signal.SIGKILL)")).wait()
     assert out.verdict == KILLED and out.signal == 9
 
@@ -326,6 +327,6 @@ def test_run_reports_exit_zero_without_summary_and_a_kill() -> None:
 def test_run_with_ok_false_and_exit_one_is_an_honest_failure() -> None:
     """§4.1, §6."""
     data = stream(summary={"ok": False, "reason": "denied"}).decode()
-    out = run(_script(f"import sys; sys.stdout.write({data!r}); sys.exit(77)")).wait()
+    out = spawn(_script(f"import sys; sys.stdout.write({data!r}); sys.exit(77)")).wait()
     assert out.verdict == FAILED and out.exit_code == 77 and out.summary is not None
     assert out.summary.reason == "denied"

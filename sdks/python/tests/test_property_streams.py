@@ -342,8 +342,8 @@ def oracle(case: Case, tmp: Path) -> int:
 
 def ours(case: Case) -> str:
     if case.exit == -9:
-        return read_stream(case.data, signal=9).outcome.verdict
-    return read_stream(case.data, exit_code=case.exit).outcome.verdict
+        return read_stream(case.data, signal=9).conclusion.verdict
+    return read_stream(case.data, exit_code=case.exit).conclusion.verdict
 
 
 def test_read_stream_and_aoi_verify_agree_on_every_generated_stream() -> None:
@@ -376,5 +376,5 @@ def test_every_conforming_run_is_read_as_conforming() -> None:
         rng = random.Random(seed)
         events, kind = conforming(rng)
         reading = read_stream(b"".join(lines_of(envelope(events))), exit_code=0 if events[-1]["ok"] else 1)
-        assert reading.outcome.verdict == (SUCCEEDED if events[-1]["ok"] else "failed"), (seed, kind,
-                                                                                            reading.outcome.findings)
+        assert reading.conclusion.verdict == (SUCCEEDED if events[-1]["ok"] else "failed"), (seed, kind,
+                                                                                            reading.conclusion.findings)

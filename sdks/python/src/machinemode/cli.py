@@ -44,6 +44,7 @@ from typing import (
     Dict,
     Iterable,
     List,
+    Literal,
     NoReturn,
     Optional,
     Sequence,
@@ -65,18 +66,20 @@ if TYPE_CHECKING:  # the input readers are imported by the commands that read in
 __all__ = [
     "CONFIRM", "CONFIRMATION_REQUIRED", "CONFIRM_COUNT_MISMATCH", "CONFIRM_COUNT_REQUIRED",
     "DRY_RUN", "IDEMPOTENCY", "INPUT_JSON", "INPUT_JSONL", "PAGING", "TIMEOUT",
-    "Command", "Context", "Tool", "path",
+    "Command", "Context", "Group", "Tool", "path",
 ]
 
 T = TypeVar("T")
 
-PAGING = "paging"
-DRY_RUN = "dry_run"
-CONFIRM = "confirm"
-IDEMPOTENCY = "idempotency"
-INPUT_JSONL = "input_jsonl"
-INPUT_JSON = "input_json"
-TIMEOUT = "timeout"
+#: A flag group a command takes (§16.1), as a type: one of the constants below.
+Group = Literal["paging", "dry_run", "confirm", "idempotency", "input_jsonl", "input_json", "timeout"]
+PAGING: Group = "paging"
+DRY_RUN: Group = "dry_run"
+CONFIRM: Group = "confirm"
+IDEMPOTENCY: Group = "idempotency"
+INPUT_JSONL: Group = "input_jsonl"
+INPUT_JSON: Group = "input_json"
+TIMEOUT: Group = "timeout"
 #: The codes of :meth:`Context.require_confirm` (docs/discovery.md, "Confirmation").
 CONFIRMATION_REQUIRED = "CONFIRMATION_REQUIRED"
 CONFIRM_COUNT_MISMATCH = "CONFIRM_COUNT_MISMATCH"
@@ -234,7 +237,7 @@ class Command:
 
     def __init__(self, tool: Tool, name: str,
                  parser: Union[argparse.ArgumentParser, Callable[[], argparse.ArgumentParser]], *,
-                 summary: str, read_only: bool, groups: Sequence[str],
+                 summary: str, read_only: bool, groups: Sequence[Group],
                  events: Sequence[type], destructive: bool, additive: bool, unbounded: bool,
                  examples: Sequence[Sequence[str]], setup: Optional[Sequence[Any]],
                  stdin: Optional[str], record: Optional[type], input_default: str,
@@ -619,7 +622,7 @@ class Tool:
                         schema_version or self.schema_versions[0])
 
     def command(self, name: str, *, summary: str, read_only: bool,
-                groups: Iterable[str] = (), events: Sequence[type] = (),
+                groups: Iterable[Group] = (), events: Sequence[type] = (),
                 destructive: bool = False, additive: bool = False, unbounded: bool = False,
                 examples: Sequence[Sequence[str]] = (), setup: Optional[Sequence[Any]] = None,
                 stdin: Optional[str] = None, record: Optional[type] = None,

@@ -2,7 +2,7 @@
 
 A consumer of a Machine Mode tool must not take "exit 0" or "the last line
 parsed" for success (AOI-CLI §4, §21). This module reads a stream line by
-line, yields typed events as they arrive, and ends with one :class:`Outcome`:
+line, yields typed events as they arrive, and ends with one :class:`Conclusion`:
 
 * ``succeeded``: the stream conforms, its terminal ``aoi:summary`` says
   ``ok:true`` and (when the process was run) it exited 0 (§4.1);
@@ -27,7 +27,7 @@ with ``aoi verify`` on the same bytes. Example::
     ...         b'{"type":"aoi:summary","aoi":{"seq":2,"run":"r1"},"ok":true,'
     ...         b'"event_count":3,"count":1}\\n')
     >>> reading = read_stream(data)
-    >>> reading.outcome.verdict, [e.type for e in reading.events]
+    >>> reading.conclusion.verdict, [e.type for e in reading.events]
     ('succeeded', ['aoi:meta', 'hit', 'aoi:summary'])
 """
 
@@ -39,7 +39,7 @@ import math
 import re
 import subprocess
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import CATEGORIES as _CATEGORIES
 
@@ -63,22 +63,25 @@ __all__ = [
     "DomainEvent",
     "Event",
     "Finding",
-    "Outcome",
+    "Conclusion",
+    "Verdict",
     "JsonRefused",
     "Reading",
     "StreamReader",
     "Run",
-    "run",
+    "spawn",
     "parse_json",
     "read_stream",
     "split_lines",
 ]
 
-SUCCEEDED = "succeeded"
-FAILED = "failed"
-KILLED = "killed"
-UNTERMINATED = "unterminated"
-VIOLATION = "violation"
+#: How a stream ended, as a type (the verdicts below).
+Verdict = Literal["succeeded", "failed", "killed", "unterminated", "violation"]
+SUCCEEDED: Verdict = "succeeded"
+FAILED: Verdict = "failed"
+KILLED: Verdict = "killed"
+UNTERMINATED: Verdict = "unterminated"
+VIOLATION: Verdict = "violation"
 
 #: The closed category enum of §9.2.
 CATEGORIES = frozenset(_CATEGORIES)
@@ -278,10 +281,12 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """How a stream (and, when known, its process) ended."""
+class Conclusion:
+    """How a stream (and, when known, its process) ended: the consumer's verdict, as the Rust
+    SDK's ``aoi::read::Conclusion`` (a producer's :class:`machinemode.Outcome` is what a
+    command reports; this is what a reader concludes)."""
 
-    verdict: str
+    verdict: Verdict
     summary: Optional[Summary]
     caused_by: Optional[CausedBy]
     findings: Tuple[Finding, ...]
@@ -308,10 +313,10 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Reading:
-    """What :func:`read_stream` returns: every event and the outcome."""
+    """What :func:`read_stream` returns: every event and the conclusion."""
 
     events: Tuple[Event, ...]
-    outcome: Outcome
+    conclusion: Conclusion
 
 
 # --------------------------------------------------------------------------- parsing helpers
@@ -966,8 +971,8 @@ class StreamReader:
 
     # -- the end
 
-    def finish(self, exit_code: Optional[int] = None, signal: Optional[int] = None) -> Outcome:
-        """Decide the outcome at EOF; ``exit_code``/``signal`` when the process was run.
+    def finish(self, exit_code: Optional[int] = None, signal: Optional[int] = None) -> Conclusion:
+        """Decide the conclusion at EOF; ``exit_code``/``signal`` when the process was run.
 
         ``signal`` is the number of the signal that killed the process (§6, §7).
         """
@@ -1016,7 +1021,7 @@ class StreamReader:
             verdict = FAILED
         else:
             verdict = SUCCEEDED
-        return Outcome(verdict, summary, caused_by, findings, s.lines, exit_code, signal)
+        return Conclusion(verdict, summary, caused_by, findings, s.lines, exit_code, signal)
 
 
 def read_stream(
@@ -1050,7 +1055,7 @@ def _chunks(stream: IO[bytes], size: int = 65536) -> Iterator[bytes]:
 
 
 class Run:
-    """A command run in machine mode: iterate it for events as they arrive, then read :attr:`outcome`.
+    """A command run in machine mode: iterate it for events as they arrive, then read :attr:`conclusion`.
 
     Its stdin is closed unless ``stdin`` bytes are given; stderr is inherited. Leaving the
     loop early closes the pipe and waits for the process (it sees a closed stdout, §7).
@@ -1072,15 +1077,15 @@ class Run:
         self._max_line = max_line
         self._env = dict(env) if env is not None else None
         self._cwd = cwd
-        self._outcome: Optional[Outcome] = None
+        self._conclusion: Optional[Conclusion] = None
         self._started = False
 
     @property
-    def outcome(self) -> Outcome:
-        """The outcome; only once the events have been read to the end."""
-        if self._outcome is None:
+    def conclusion(self) -> Conclusion:
+        """The conclusion; only once the events have been read to the end."""
+        if self._conclusion is None:
             raise RuntimeError("the run has not been read to its end")
-        return self._outcome
+        return self._conclusion
 
     def __iter__(self) -> Iterator[Event]:
         if self._started:
@@ -1114,17 +1119,17 @@ class Run:
             proc.stdout.close()
             rc = proc.wait()
             if finished:
-                self._outcome = reader.finish(
+                self._conclusion = reader.finish(
                     exit_code=rc if rc >= 0 else None, signal=-rc if rc < 0 else None
                 )
 
-    def wait(self) -> Outcome:
-        """Read every event, discard them, and return the outcome."""
+    def wait(self) -> Conclusion:
+        """Read every event, discard them, and return the conclusion."""
         for _ in self:
             pass
-        return self.outcome
+        return self.conclusion
 
 
-def run(argv: Sequence[str], **kwargs: Any) -> Run:
+def spawn(argv: Sequence[str], **kwargs: Any) -> Run:
     """Run ``argv`` and return a :class:`Run` to iterate; see :class:`Run` for the options."""
     return Run(argv, **kwargs)

@@ -17,10 +17,12 @@ Rules enforced here, so a tool cannot get them wrong:
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Tuple, get_args
 
 __all__ = [
     "CATEGORIES",
+    "Category",
+    "Reason",
     "DEFAULT_RETRYABLE",
     "ERROR_FIELDS",
     "WRAPPED_FIELDS",
@@ -49,8 +51,8 @@ __all__ = [
     "validation",
 ]
 
-#: The closed category enum of §9.2, in the spec's order.
-CATEGORIES: Tuple[str, ...] = (
+#: The closed category enum of §9.2, as a type: a checker refuses any other string.
+Category = Literal[
     "usage",
     "validation",
     "config",
@@ -66,7 +68,9 @@ CATEGORIES: Tuple[str, ...] = (
     "cancelled",
     "io",
     "internal",
-)
+]
+#: The same enum at run time, in the spec's order.
+CATEGORIES: Tuple[Category, ...] = get_args(Category)
 
 #: §9.2 "Default retryable": true for these three, false for every other category.
 DEFAULT_RETRYABLE: Mapping[str, bool] = {c: c in ("rate_limited", "unavailable", "timeout")
@@ -96,7 +100,7 @@ EXIT_FOR_CATEGORY: Mapping[str, int] = {
 
 #: The summary's ``reason`` when a process-scope error of the category ends a run and the
 #: tool says nothing else (docs/discovery.md, "Exit codes"): ``failed`` for the rest.
-_REASON_FOR_CATEGORY: Mapping[str, str] = {"authz": "denied", "cancelled": "cancelled",
+_REASON_FOR_CATEGORY: Mapping[str, Reason] = {"authz": "denied", "cancelled": "cancelled",
                                            "timeout": "timeout"}
 
 #: §6 ``EX_NOPERM``: a permission failure, and any refusal (``reason:"denied"``).
@@ -106,8 +110,11 @@ EXIT_BROKEN_PIPE = 141
 #: §6 ``EX_IOERR``: stdout could not be written (ENOSPC, EIO, closed).
 EXIT_IOERR = 74
 
-#: §8.3 ``reason`` when ``ok`` is false (closed enum); ``skipped`` goes with ``ok`` true.
-REASONS: Tuple[str, ...] = ("failed", "cancelled", "timeout", "denied")
+#: §8.3 ``reason`` when ``ok`` is false (a closed enum), as a type; ``skipped`` goes with
+#: ``ok`` true.
+Reason = Literal["failed", "cancelled", "timeout", "denied"]
+#: The same enum at run time.
+REASONS: Tuple[Reason, ...] = get_args(Reason)
 
 _CODE_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
@@ -231,7 +238,7 @@ class AoiError(Exception):
         *,
         retryable: Optional[bool] = None,
         retry_after_ms: Optional[int] = None,
-        reason: Optional[str] = None,
+        reason: Optional[Reason] = None,
         exit_code: Optional[int] = None,
         target: Optional[str] = None,
         field: Optional[str] = None,
@@ -268,7 +275,7 @@ class AoiError(Exception):
         self.message = clean_message(message)
         self.retryable = retryable
         self.retry_after_ms = retry_after_ms
-        self.reason = reason
+        self.reason: Reason = reason
         # A refusal (``reason:"denied"``) exits EX_NOPERM whatever its category, as an authz
         # failure does (docs/discovery.md, "Exit codes").
         self.exit_code = exit_code if exit_code is not None else \

@@ -31,7 +31,7 @@ from typing import Any, BinaryIO, Callable, Dict, List, Mapping, NoReturn, Optio
 
 from . import signals
 from .emitter import Emitter, Identity, StreamClosed, StreamFailed
-from .errors import EXIT_BROKEN_PIPE, EXIT_IOERR, EXIT_NOPERM, AoiError, clean_message, internal, timeout
+from .errors import EXIT_BROKEN_PIPE, EXIT_IOERR, EXIT_NOPERM, AoiError, Reason, clean_message, internal, timeout
 
 #: What a run that outlived ``--timeout`` reports (the Rust SDK's words).
 TIMEOUT_ERROR = timeout("TIMEOUT", "the command did not finish within --timeout",
@@ -48,7 +48,7 @@ class Outcome:
     """What a command accomplished: the fields of its ``aoi:summary`` (§8.3) and its exit."""
 
     ok: bool
-    reason: Optional[str] = None
+    reason: Optional[Reason] = None
     partial: Optional[bool] = None  # None: item errors beside domain events (the emitter decides)
     truncated: bool = False
     next_cursor: Optional[str] = None
@@ -64,7 +64,7 @@ class Outcome:
         return cls(ok=True, **fields)
 
     @classmethod
-    def failure(cls, reason: str = "failed", **fields: Any) -> Outcome:
+    def failure(cls, reason: Reason = "failed", **fields: Any) -> Outcome:
         """``ok:false`` with a ``reason`` of §8.3's closed enum."""
         return cls(ok=False, reason=reason, **fields)
 

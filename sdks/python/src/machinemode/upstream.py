@@ -53,11 +53,11 @@ from .consumer import (
     DEFAULT_MAX_LINE,
     VIOLATION,
     CausedBy,
+    Conclusion,
     DomainEvent,
     ErrorEvent,
     JsonRefused,
     Meta,
-    Outcome,
     StreamReader,
     Summary,
     WarningEvent,
@@ -144,7 +144,7 @@ class UpstreamAccounting:
     #: or the malformed line a fail-fast read stopped at (process scope).
     error: Optional[AoiError] = None
     input_errors: List[InputLineError] = field(default_factory=list)
-    outcome: Optional[Outcome] = None
+    conclusion: Optional[Conclusion] = None
     #: The upstream makes this run fail (the Rust SDK's ``UpstreamVerdict.fails_run``); ``ok``
     #: also counts malformed lines.
     upstream_fails: bool = False
@@ -370,7 +370,7 @@ class UpstreamReader:
                         cause.retryable, cause.retry_after_ms if cause.retryable else None,
                         cause.origin)
 
-    def _verdict_error(self, outcome: Outcome) -> Optional[AoiError]:
+    def _verdict_error(self, conclusion: Conclusion) -> Optional[AoiError]:
         """The error this tool writes for its upstream: a cut, an unknown framework event, a
         stream that breaks Part I (checked in that order, the first one only)."""
         tool = self.meta.tool if self.meta is not None else None
@@ -382,8 +382,8 @@ class UpstreamReader:
             return unsupported(UPSTREAM_UNKNOWN_FRAMEWORK_EVENT,
                                f"upstream sent {json.dumps(self._unknown_framework[0])}, a framework "
                                "event this tool does not understand; it cannot report success over it")
-        if self._aoi_stream and outcome.verdict == VIOLATION and outcome.violations:
-            first = outcome.violations[0]
+        if self._aoi_stream and conclusion.verdict == VIOLATION and conclusion.violations:
+            first = conclusion.violations[0]
             return validation(UPSTREAM_PROTOCOL_VIOLATION, f"{source} violates AOI-CLI: "
                               f"{first.code} ({first.section}): {first.message}")
         return None
@@ -394,7 +394,7 @@ class UpstreamReader:
         if not self._aborted:
             for _ in self._lines:
                 pass
-        outcome = self._reader.finish()
+        conclusion = self._reader.finish()
         identity: Optional[Dict[str, str]] = None
         if self.meta is not None:
             identity = {k: v for k in _UPSTREAM_IDENTITY if isinstance(v := self.meta.raw.get(k), str)}
@@ -404,7 +404,7 @@ class UpstreamReader:
         if self._aborted:
             error: Optional[AoiError] = self._input_errors[0].aoi_error(hint=FIX_INPUT_HINT)
         else:
-            error = self._verdict_error(outcome)
+            error = self._verdict_error(conclusion)
         fails = error is not None or (upstream_failed and not self.continue_on_error)
         return UpstreamAccounting(
             input_count=self._records,
@@ -416,6 +416,6 @@ class UpstreamReader:
             upstream=identity,
             error=error,
             input_errors=list(self._input_errors),
-            outcome=outcome,
+            conclusion=conclusion,
             upstream_fails=fails,
         )
