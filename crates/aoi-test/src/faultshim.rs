@@ -19,9 +19,6 @@
 //! source text, under the target directory; on a machine without one, or not on Linux, it says
 //! why, and the test reports the missing prerequisite (`prerequisite::missing`: a failure
 //! under CI, a one-line skip elsewhere).
-//!
-//! This file uses nothing but `std`, so a crate that `aoi-test` depends on (the SDK) can
-//! include it into its own tests with `#[path]` rather than depend on `aoi-test`.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};

@@ -5,8 +5,6 @@
 //! tool, and a test that cannot run is no reason to stop the others. Under CI (`CI=true`, or
 //! `AOI_TEST_REQUIRE_ALL=1` anywhere) it fails the test with the same line, because `.ci/run`
 //! installs every prerequisite and a green run must mean that every test ran.
-//!
-//! Pure `std`, so `aoi`'s own tests can include it beside `faultshim.rs`.
 
 use std::io::Write;
 

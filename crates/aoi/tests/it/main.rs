@@ -7,16 +7,6 @@
 mod arbitrary_bytes;
 mod damaged_streams;
 mod emitted_streams;
-// aoi-test's fault-injection shim, included rather than depended on (aoi-test depends on this
-// crate); this binary uses only part of it.
-#[path = "../../../aoi-test/src/faultshim.rs"]
-#[allow(dead_code)]
-mod faultshim;
-// aoi-test's prerequisite rule (a failure under CI, a one-line skip elsewhere), included the
-// same way.
-#[path = "../../../aoi-test/src/prerequisite.rs"]
-#[allow(dead_code)]
-mod prerequisite;
 mod process_end;
 mod redaction_cases;
 mod scenario;

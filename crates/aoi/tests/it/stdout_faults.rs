@@ -3,7 +3,7 @@
 //!
 //! The program is the SDK's `feed` example (a source built on `App` and the harness). The
 //! faults come from `aoi-test`'s LD_PRELOAD shim (`crates/aoi-test/faults/faultshim.c`, see
-//! `faultshim` below): it fails `write`/`writev` on fd 1 with `EIO`, `ENOSPC` or `EPIPE` once
+//! `aoi_test::faultshim`): it fails `write`/`writev` on fd 1 with `EIO`, `ENOSPC` or `EPIPE` once
 //! a byte budget is spent, cutting the write that crosses it short. What holds: a stream that
 //! could not be written never exits 0; a failing device exits 74 (`EX_IOERR`) with one line on
 //! stderr that names the system's error and no panic; a reader that went away exits 141 and
@@ -16,37 +16,15 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 use aoi::{Emitter, Outcome};
+use aoi_test::faultshim::{self, Errno, Fault, Report};
 
-use crate::faultshim::{self, Errno, Fault, Report};
 use crate::scenario::identity;
 
-/// The `feed` example, built once per test process with the cargo that runs the tests, into
-/// the same target directory and profile (integration tests do not build examples). The build
-/// is the workspace's, with the features the test build resolves (aoi-test's `workspace_bin`
-/// and the README's set-up command build the same): `-p aoi` alone would resolve other
-/// features and compile the dependencies a second time.
+/// The `feed` example, built with the workspace's binaries once per test run
+/// (`aoi_test::workspace_bin`: integration tests do not build examples).
 fn feed() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let exe = std::env::current_exe().expect("the test binary knows its path");
-        let profile_dir = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("test binaries live in target/<profile>/deps");
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut cmd = Command::new(cargo);
-        cmd.args(["build", "--workspace", "--bins", "--examples", "--quiet"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"));
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            cmd.arg("--release");
-        }
-        if let Some(target) = profile_dir.parent() {
-            cmd.env("CARGO_TARGET_DIR", target);
-        }
-        let status = cmd.status().expect("cargo runs");
-        assert!(status.success(), "building examples/feed failed: {status}");
-        profile_dir.join("examples").join("feed")
-    })
+    BUILT.get_or_init(|| aoi_test::workspace_bin("examples/feed"))
 }
 
 /// `feed ARGS` with stdout `stdout`, stderr captured.
@@ -103,7 +81,7 @@ fn assert_lost(out: &Output, errno: Errno, context: &str) {
 #[test]
 fn every_kind_of_output_on_dev_full_exits_74_with_one_line_naming_the_cause() {
     let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
-        crate::prerequisite::missing("stdout on /dev/full", "/dev/full");
+        aoi_test::prerequisite::missing("stdout on /dev/full", "/dev/full");
         return;
     };
     let cases: [&[&str]; 9] = [
@@ -135,7 +113,7 @@ fn every_kind_of_output_on_dev_full_exits_74_with_one_line_naming_the_cause() {
 fn a_stream_that_fails_after_n_bytes_exits_74_and_never_0() {
     let lib = match faultshim::library() {
         Ok(lib) => lib,
-        Err(reason) => return crate::prerequisite::missing("feed with stdout failing", reason),
+        Err(reason) => return aoi_test::prerequisite::missing("feed with stdout failing", reason),
     };
     let args = list(2000);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -194,7 +172,7 @@ fn a_stream_that_fails_after_n_bytes_exits_74_and_never_0() {
 fn a_reader_that_goes_away_ends_the_run_with_141_and_nothing_on_stderr() {
     let lib = match faultshim::library() {
         Ok(lib) => lib,
-        Err(reason) => return crate::prerequisite::missing("feed with stdout closed", reason),
+        Err(reason) => return aoi_test::prerequisite::missing("feed with stdout closed", reason),
     };
     let args = list(2000);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();

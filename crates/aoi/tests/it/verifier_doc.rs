@@ -23,7 +23,7 @@ fn every_finding_code_is_documented_with_its_section() {
 fn every_test_the_page_names_exists() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let doc = read(&root.join("docs/verifier.md"));
-    let unit = read(&root.join("crates/aoi/src/read/verify_tests.rs"));
+    let unit = read(&root.join("crates/aoi/src/read/verify/tests.rs"));
     let cli = read(&root.join("crates/aoi-cli/tests/it/verify.rs"));
     let mut corpus = String::new();
     for entry in std::fs::read_dir(root.join("crates/aoi/tests/data/spec-corpus")).unwrap() {

@@ -967,5 +967,4 @@ impl<'de> Visitor<'de> for ValidatedVisitor {
 }
 
 #[cfg(test)]
-#[path = "scan_tests.rs"]
 mod tests;

@@ -6,6 +6,7 @@
 
 use super::*;
 use crate::read::schema_pool;
+use crate::wire::{Category, Reason};
 
 const RUN: &str = "01JZQ7X4TQ9";
 

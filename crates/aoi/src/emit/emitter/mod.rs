@@ -887,5 +887,4 @@ impl<W: Write> Emitter<W> {
 }
 
 #[cfg(test)]
-#[path = "emitter_tests.rs"]
 mod tests;
