@@ -29,6 +29,7 @@ use std::process::ExitCode;
 use aoi::app::{App, Limits};
 use aoi::surface::cursor::CursorCodec;
 use aoi::surface::flags::GlobalArgs;
+use aoi::surface::term::printable_line;
 use aoi::{DomainEvent, ErrorEvent};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
@@ -37,8 +38,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::common::{
-    escape_controls, human_exit, io_error, more_note, path_key, path_text, say_error, Bounds, Item,
-    Page,
+    human_exit, io_error, more_note, path_key, path_text, say_error, Bounds, Item, Page,
 };
 
 /// The command's name, in events and messages.
@@ -416,7 +416,7 @@ fn human(args: &DuArgs, codec: &CursorCodec) -> ExitCode {
                 } else {
                     usage.disk_bytes.div_ceil(1024)
                 };
-                written = writeln!(out, "{size}\t{}", escape_controls(&usage.path));
+                written = writeln!(out, "{size}\t{}", printable_line(&usage.path));
                 if written.is_err() {
                     break;
                 }

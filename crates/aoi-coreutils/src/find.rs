@@ -54,6 +54,7 @@ use std::time::SystemTime;
 use aoi::app::{App, Limits};
 use aoi::surface::cursor::CursorCodec;
 use aoi::surface::flags::GlobalArgs;
+use aoi::surface::term::printable_line;
 use aoi::{Category, Code, EmitError, ErrorEvent, Outcome};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
@@ -63,8 +64,7 @@ use ignore::WalkBuilder;
 use serde::Serialize;
 
 use crate::common::{
-    epoch_ms, escape_controls, human_exit, io_error, more_note, not_utf8, path_key, say_error,
-    Bounds, Names,
+    epoch_ms, human_exit, io_error, more_note, not_utf8, path_key, say_error, Bounds, Names,
 };
 use crate::entry::{Entry, Kind};
 
@@ -1244,7 +1244,7 @@ fn human(args: &FindArgs, codec: &CursorCodec, color_allowed: bool) -> ExitCode 
 }
 
 fn write_line(out: &mut impl Write, text: &str, hit: &Hit, color: bool) -> io::Result<()> {
-    let text = escape_controls(text);
+    let text = printable_line(text);
     match color.then(|| color_code(hit)).flatten() {
         Some(code) => writeln!(out, "\x1b[{code}m{text}\x1b[0m"),
         None => writeln!(out, "{text}"),

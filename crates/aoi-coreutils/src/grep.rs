@@ -72,6 +72,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use aoi::app::{App, Limits};
 use aoi::surface::cursor::CursorCodec;
 use aoi::surface::flags::GlobalArgs;
+use aoi::surface::term::{printable_line, printable_text};
 use aoi::{Category, Code, DomainEvent, EmitError, Emitter, ErrorEvent, Outcome};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
@@ -2051,7 +2052,7 @@ impl<W: Write> HumanWriter<W> {
             ("", "", "", "")
         };
         if self.with_filename {
-            write!(self.out, "{p}{}{e}{s}{sep}{e}", escape_text(path))?;
+            write!(self.out, "{p}{}{e}{s}{sep}{e}", printable_line(path))?;
         }
         if let Some(n) = line {
             write!(self.out, "{l}{n}{e}{s}{sep}{e}")?;
@@ -2095,15 +2096,19 @@ impl<W: Write> ItemWriter for HumanWriter<W> {
                     else {
                         continue;
                     };
-                    write!(self.out, "{}", escape_text(before))?;
+                    write!(self.out, "{}", printable_text(before))?;
                     if self.color {
-                        write!(self.out, "{COLOR_MATCH}{}{COLOR_END}", escape_text(matched))?;
+                        write!(
+                            self.out,
+                            "{COLOR_MATCH}{}{COLOR_END}",
+                            printable_text(matched)
+                        )?;
                     } else {
-                        write!(self.out, "{}", escape_text(matched))?;
+                        write!(self.out, "{}", printable_text(matched))?;
                     }
                     at = sub.end;
                 }
-                write!(self.out, "{}", escape_text(body.get(at..).unwrap_or("")))?;
+                write!(self.out, "{}", printable_text(body.get(at..).unwrap_or("")))?;
                 if window.is_some() {
                     write!(self.out, "[...]")?;
                 }
@@ -2114,34 +2119,18 @@ impl<W: Write> ItemWriter for HumanWriter<W> {
                 let _ = writeln!(
                     io::stderr(),
                     "aoi-coreutils grep: {}: binary file skipped (NUL byte at offset {offset})",
-                    escape_text(shown)
+                    printable_line(shown)
                 );
             }
             Kind::Count(count) => {
                 self.prefix(shown, None, ':')?;
                 writeln!(self.out, "{count}")?;
             }
-            Kind::FileMatch => writeln!(self.out, "{}", escape_text(shown))?,
+            Kind::FileMatch => writeln!(self.out, "{}", printable_line(shown))?,
             Kind::Error(error) => say_error(NAME, error),
         }
         Ok(true)
     }
-}
-
-/// `text` for a terminal: controls as `\xNN` escapes, tabs kept.
-fn escape_text(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(|c| c.is_control() && c != '\t') {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if c.is_control() && c != '\t' {
-            out.push_str(&format!("\\x{:02x}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
 }
 
 /// Human mode: GNU grep's look and exit status (0 a line selected, 1 none, 2 an error).
@@ -2242,6 +2231,6 @@ mod tests {
 
     #[test]
     fn controls_are_escaped_but_tabs_kept() {
-        assert_eq!(escape_text("a\tb\x1b[31m"), "a\tb\\x1b[31m");
+        assert_eq!(printable_text("a\tb\x1b[31m"), "a\tb\\u{1b}[31m");
     }
 }

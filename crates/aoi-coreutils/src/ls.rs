@@ -17,13 +17,13 @@ use std::process::ExitCode;
 use aoi::app::{App, Limits};
 use aoi::surface::cursor::CursorCodec;
 use aoi::surface::flags::GlobalArgs;
+use aoi::surface::term::printable_line;
 use aoi::ErrorEvent;
 use clap::Args;
 use serde::Serialize;
 
 use crate::common::{
-    escape_controls, human_exit, io_error, more_note, path_key, say_error, Bounds, Item, Names,
-    Page,
+    human_exit, io_error, more_note, path_key, say_error, Bounds, Item, Names, Page,
 };
 use crate::entry::Entry;
 
@@ -467,7 +467,7 @@ fn write_human(
         first = false;
         if let Some(dir) = &group.dir {
             if operand_dirs {
-                writeln!(out, "{}:", escape_controls(&header(dir, args)))?;
+                writeln!(out, "{}:", printable_line(&header(dir, args)))?;
             }
         }
         if args.long {
@@ -500,7 +500,7 @@ fn header(dir: &Path, args: &LsArgs) -> String {
 
 /// Writes an entry's name, escaped, in its colour when `color`.
 fn write_name(out: &mut impl Write, entry: &Entry, color: bool) -> io::Result<()> {
-    let name = escape_controls(&entry.name);
+    let name = printable_line(&entry.name);
     let executable = entry.permissions.contains('x');
     match entry.kind.colour(executable).filter(|_| color) {
         Some(code) => write!(out, "\x1b[{code}m{name}\x1b[0m"),
@@ -536,7 +536,7 @@ fn long_lines(
         write_name(out, e, color)?;
         if let Some(target) = &e.target {
             out.write_all(b" -> ")?;
-            out.write_all(escape_controls(target).as_bytes())?;
+            out.write_all(printable_line(target).as_bytes())?;
         }
         out.write_all(b"\n")?;
     }
@@ -580,7 +580,7 @@ fn columns(out: &mut impl Write, entries: &[&Entry], color: bool) -> io::Result<
     let width = terminal_size::terminal_size()
         .map(|(w, _)| usize::from(w.0))
         .unwrap_or(80);
-    let names: Vec<_> = entries.iter().map(|e| escape_controls(&e.name)).collect();
+    let names: Vec<_> = entries.iter().map(|e| printable_line(&e.name)).collect();
     let widths: Vec<usize> = names.iter().map(|n| n.width()).collect();
     let n = names.len();
     let mut rows = 1;

@@ -67,7 +67,8 @@
 //! The bytes as GNU writes them (`head`/`tail` with `==> name <==` headers for several files),
 //! with the budget applied: when it cuts, one line on stderr says how to continue. A binary
 //! file is one line on stderr instead of its bytes (unless `--binary`). On a terminal, control
-//! characters other than newline and tab are escaped.
+//! characters other than newline and tab, and bidi controls, are shown escaped
+//! (`aoi::surface::term`, the one escaper).
 //!
 //! # Errors
 //!
@@ -86,6 +87,7 @@ use std::process::ExitCode;
 use aoi::app::{App, Limits};
 use aoi::surface::cursor::CursorCodec;
 use aoi::surface::flags::GlobalArgs;
+use aoi::surface::term::{printable_line, printable_text};
 use aoi::{DomainEvent, EmitError, Emitter, ErrorEvent, Outcome};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
@@ -1287,7 +1289,7 @@ impl<W: Write> Text<'_, W> {
             io::stderr(),
             "aoi-coreutils {}: {}",
             self.command,
-            crate::common::escape_controls(text)
+            printable_line(text)
         );
         Ok(())
     }
@@ -1318,7 +1320,7 @@ impl<W: Write> Sink for Text<'_, W> {
         self.out.write_all(b"==> ")?;
         if self.terminal {
             let lossy = String::from_utf8_lossy(raw);
-            let shown = crate::common::escape_controls(&lossy);
+            let shown = printable_line(&lossy);
             self.out.write_all(shown.as_bytes())?;
         } else {
             self.out.write_all(raw)?;
@@ -1336,15 +1338,7 @@ impl<W: Write> Sink for Text<'_, W> {
                 .unwrap_or_else(|| String::from_utf8_lossy(piece.bytes).into_owned()),
             _ => String::from_utf8_lossy(piece.bytes).into_owned(),
         };
-        let mut shown = String::with_capacity(text.len());
-        for c in text.chars() {
-            if c.is_control() && c != '\n' && c != '\t' {
-                shown.push_str(&format!("\\x{:02x}", u32::from(c)));
-            } else {
-                shown.push(c);
-            }
-        }
-        self.out.write_all(shown.as_bytes())
+        self.out.write_all(printable_text(&text).as_bytes())
     }
 
     fn binary(&mut self, event: Binary) -> io::Result<()> {

@@ -19,13 +19,14 @@ use std::time::UNIX_EPOCH;
 use aoi::app::{App, Limits};
 use aoi::surface::cursor::CursorCodec;
 use aoi::surface::flags::GlobalArgs;
+use aoi::surface::term::printable_line;
 use aoi::ErrorEvent;
 use clap::Args;
 use serde::Serialize;
 
 use crate::common::{
-    civil_from_days, escape_controls, human_exit, io_error, more_note, path_key, say_error, Bounds,
-    Item, Names, Page,
+    civil_from_days, human_exit, io_error, more_note, path_key, say_error, Bounds, Item, Names,
+    Page,
 };
 use crate::entry::{Entry, Kind};
 
@@ -172,10 +173,10 @@ fn human(args: &StatArgs, codec: &CursorCodec) -> ExitCode {
 
 /// The text GNU `stat` prints for one file by default.
 fn gnu_text(entry: &Entry, m: &Metadata) -> String {
-    let mut file = escape_controls(&entry.path).into_owned();
+    let mut file = printable_line(&entry.path).into_owned();
     if let Some(target) = &entry.target {
         file.push_str(" -> ");
-        file.push_str(&escape_controls(target));
+        file.push_str(&printable_line(target));
     }
     let (major, minor) = device_numbers(m.dev());
     let links = match entry.device_type {

@@ -28,7 +28,7 @@
 //! ```
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, IsTerminal, Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -36,6 +36,7 @@ use std::process::ExitCode;
 
 use aoi::app::{App, Limits};
 use aoi::surface::flags::GlobalArgs;
+use aoi::surface::term::printable_line;
 use aoi::{DomainEvent, ErrorEvent, Outcome};
 use clap::Args;
 use schemars::JsonSchema;
@@ -493,6 +494,7 @@ fn write_line(
     want: Want,
     width: usize,
     name: Option<&[u8]>,
+    terminal: bool,
 ) -> io::Result<()> {
     let mut line = String::new();
     let columns = [
@@ -513,7 +515,12 @@ fn write_line(
     out.write_all(line.as_bytes())?;
     if let Some(name) = name {
         out.write_all(b" ")?;
-        out.write_all(name)?;
+        if terminal {
+            // A name is data: on a terminal it is shown escaped, never acted on.
+            out.write_all(printable_line(&String::from_utf8_lossy(name)).as_bytes())?;
+        } else {
+            out.write_all(name)?;
+        }
     }
     out.write_all(b"\n")
 }
@@ -521,6 +528,7 @@ fn write_line(
 fn human(args: &WcArgs, want: Want) -> ExitCode {
     let files = operands(args);
     let width = column_width(&files, want);
+    let terminal = io::stdout().is_terminal();
     let mut out = io::BufWriter::new(io::stdout().lock());
     let mut total = Counts::default();
     let mut errors = 0;
@@ -539,14 +547,14 @@ fn human(args: &WcArgs, want: Want) -> ExitCode {
         };
         if let Some(counts) = counts {
             total.add(&counts);
-            written = write_line(&mut out, &counts, want, width, name);
+            written = write_line(&mut out, &counts, want, width, name, terminal);
             if written.is_err() {
                 break;
             }
         }
     }
     if written.is_ok() && files.len() > 1 {
-        written = write_line(&mut out, &total, want, width, Some(b"total"));
+        written = write_line(&mut out, &total, want, width, Some(b"total"), terminal);
     }
     let written = written.and_then(|()| out.flush());
     drop(out);

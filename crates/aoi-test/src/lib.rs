@@ -206,3 +206,42 @@ pub fn assert_cancelled(
     assert_eq!(summary.reason, Some(aoi::Reason::Cancelled));
     (seen, summary)
 }
+
+/// What a person sees when `program ARGS` runs on a terminal: the command runs on a real
+/// pseudo-terminal (util-linux `script`), with `env` set, in `dir`, and the text the terminal
+/// received comes back with CR LF read as LF (stdout and stderr together, as a terminal
+/// shows them), with the exit status. For what a tool does only when stdout is a terminal:
+/// colours, columns, escaping data. `None` when `script` cannot run: a missing prerequisite
+/// ([`prerequisite::missing`]: a failure under CI, a one-line skip elsewhere).
+pub fn on_terminal(
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    dir: &Path,
+) -> Option<(Option<i32>, String)> {
+    let word = |w: &str| format!("'{}'", w.replace('\'', r"'\''"));
+    let mut line = String::from("exec");
+    for (key, value) in env {
+        line = format!("{key}={} {line}", word(value));
+    }
+    line = format!("{line} {}", word(&program.to_string_lossy()));
+    for a in args {
+        line.push(' ');
+        line.push_str(&word(a));
+    }
+    let out = match Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(dir)
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) => {
+            prerequisite::missing("a run on a terminal", &format!("util-linux `script` ({e})"));
+            return None;
+        }
+    };
+    Some((
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"),
+    ))
+}

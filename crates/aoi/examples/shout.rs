@@ -129,7 +129,9 @@ fn human(input: &InputArgs) -> ExitCode {
     for line in stdin.lock().lines().map_while(Result::ok) {
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
             if let Some(t) = v.get("title").and_then(|t| t.as_str()) {
-                if writeln!(stdout, "{}", t.to_uppercase()).is_err() {
+                // A title is data from another program: shown escaped, never acted on.
+                let shown = aoi::surface::term::printable_line(&t.to_uppercase()).into_owned();
+                if writeln!(stdout, "{shown}").is_err() {
                     return ExitCode::from(aoi::exit_code::SIGPIPE);
                 }
             }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 use aoi::read::{process_end, Frame, Level, LineReader, ProcessEnd, Session};
+use aoi::surface::term::printable_line;
 use aoi::{
     exit_code, Category, Code, DomainEvent, ErrorEvent, Failure, Finding, Harness, Outcome, Report,
     Verdict, Verifier, VerifyOptions,
@@ -609,7 +610,10 @@ fn render(checked: &Checked, source: &Source, style: Style) -> String {
             facts.push(("caused by", text));
         }
     }
+    // Every value but the counts comes from the stream or the command line: shown escaped,
+    // never acted on by the terminal.
     for (key, value) in facts {
+        let value = printable_line(&value);
         out.push_str(&format!("  {} {value}\n", style.dim(&format!("{key:>9}"))));
     }
     if !r.findings.is_empty() {
@@ -663,9 +667,9 @@ fn findings_table(findings: &[Finding], style: Style) -> String {
         out.push_str(&format!(
             "  {line:>line_w$}  {level}  {:<code_w$}  {}{}  {}\n",
             f.code.as_str(),
-            f.section,
+            printable_line(&f.section),
             " ".repeat(section_pad),
-            f.message
+            printable_line(&f.message)
         ));
     }
     out

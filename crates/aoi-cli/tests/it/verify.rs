@@ -465,3 +465,35 @@ fn a_report_that_cannot_be_written_is_an_io_failure() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("cannot write the report"), "{stderr}");
 }
+
+/// What a stream carries is data, and a terminal must never act on it (§2 keeps raw controls
+/// off stdout; escaped in JSON they decode into the report): the tool's name, the run id and
+/// the findings that quote them are shown escaped: ESC, C1 controls and bidi controls alike.
+#[test]
+fn the_human_report_shows_escape_c1_and_bidi_controls_from_the_stream_escaped() {
+    let identity = |tool: &str| {
+        format!(
+            r#""tool":"{tool}","tool_version":"1\u2066","aoi_version":"1.0-alpha","schema_name":"s\u009b2J","schema_version":"1""#
+        )
+    };
+    let stream = format!(
+        "{{\"type\":\"aoi:meta\",\"aoi\":{{\"seq\":0,\"run\":\"r\\u202e1\"}},{}}}\n\
+         {{\"type\":\"aoi:summary\",\"aoi\":{{\"seq\":1,\"run\":\"r\\u202e1\"}},\"ok\":true,\"event_count\":2,{}}}\n",
+        identity(r"ev\u001b]0;pwned\u0007il\u202e"),
+        identity("other\\u200f"),
+    );
+    let out = run_aoi(&["verify"], stream.as_bytes());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for c in [
+        '\u{1b}', '\u{7}', '\u{9b}', '\u{202e}', '\u{2066}', '\u{200f}',
+    ] {
+        assert!(!text.contains(c), "{c:?} reached the terminal:\n{text}");
+    }
+    assert!(text.contains(r"ev\u{1b}]0;pwned\u{7}il\u{202e}"), "{text}");
+    assert!(text.contains(r"r\u{202e}1"), "{text}");
+    assert_eq!(
+        out.status.code(),
+        Some(65),
+        "the identities differ: a violation\n{text}"
+    );
+}

@@ -17,11 +17,12 @@ use aoi::surface::safety::{
     begin, replay, ApplyError, Effects, Recorded, Recorder, Replay, CONFIRMATION_REQUIRED,
     CONFIRM_COUNT_MISMATCH, CONFIRM_COUNT_REQUIRED,
 };
+use aoi::surface::term::printable_line;
 use aoi::{Category, DomainEvent, Emitter, ErrorEvent, Failure, Outcome, Plan};
 use serde_json::{Map, Value};
 
 use super::store::FileStore;
-use crate::common::{escape_controls, human_exit, say_error};
+use crate::common::{human_exit, say_error};
 
 /// What a write command is asked to do, for the journal.
 #[derive(Debug, Clone)]
@@ -209,7 +210,7 @@ impl<'a> Journal<'a> {
 
     fn line(&mut self, text: &str) {
         if self.written.is_ok() {
-            self.written = writeln!(io::stdout(), "{}", escape_controls(text));
+            self.written = writeln!(io::stdout(), "{}", printable_line(text));
         }
     }
 
@@ -288,7 +289,7 @@ pub fn run(
                     io::stderr(),
                     "aoi-coreutils {}: hint: {}",
                     spec.command,
-                    escape_controls(hint)
+                    printable_line(hint)
                 );
             }
             let _ = io::stdout().flush();

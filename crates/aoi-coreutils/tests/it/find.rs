@@ -477,7 +477,7 @@ fn human_output_is_one_path_per_line_with_controls_escaped() {
     expected.sort_by(|a, b| Path::new(a).cmp(Path::new(b)));
     let expected: String = expected
         .iter()
-        .map(|p| format!("{}\n", p.replace('\n', "\\x0a").replace('\t', "\\x09")))
+        .map(|p| format!("{}\n", p.replace('\n', "\\n").replace('\t', "\\t")))
         .collect();
     assert_eq!(text, expected);
     // Bounded like machine mode, with a note on how to go on.

@@ -27,7 +27,7 @@ fn listing_and_finding_look_like_ls_and_find() {
     exit: 0
     --- stdout
     archive.zip
-    odd\x0aname.txt
+    odd\nname.txt
     readme.md
     todo.txt
     --- stderr
@@ -37,7 +37,7 @@ fn listing_and_finding_look_like_ls_and_find() {
     --- stdout
     total 16
     -rw-r--r-- 1 OWNER GROUP 13 Jan  2  2026 archive.zip
-    -rw-r--r-- 1 OWNER GROUP  2 Jan  2  2026 odd\x0aname.txt
+    -rw-r--r-- 1 OWNER GROUP  2 Jan  2  2026 odd\nname.txt
     -rw-r--r-- 1 OWNER GROUP 18 Jan  2  2026 readme.md
     -rw-r--r-- 1 OWNER GROUP 29 Jan  2  2026 todo.txt
     --- stderr
@@ -46,7 +46,7 @@ fn listing_and_finding_look_like_ls_and_find() {
     exit: 0
     --- stdout
     notes/archive.zip
-    notes/odd\x0aname.txt
+    notes/odd\nname.txt
     notes/readme.md
     notes/todo.txt
     --- stderr

@@ -4,6 +4,7 @@
 mod du;
 mod find;
 mod grep;
+mod hostile;
 mod human;
 mod ls;
 mod read;

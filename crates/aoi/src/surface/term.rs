@@ -9,9 +9,15 @@ use std::borrow::Cow;
 use unicode_width::UnicodeWidthChar;
 
 /// True for a character a terminal would act on or that reorders text: C0 controls, DEL, C1
-/// controls, and the bidirectional embedding, override and isolate controls.
+/// controls, and every bidirectional control of Unicode (`Bidi_Control`: the Arabic letter
+/// mark, the left-to-right and right-to-left marks, the embeddings and overrides, the
+/// isolates), which can show text in another order than it is read.
 fn is_hostile(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+        )
 }
 
 /// `text` on one line with every control character escaped as `\u{1b}`, `\n`, `\t`…
@@ -117,6 +123,27 @@ mod tests {
         );
         assert_eq!(printable_text("one\n\ttwo\u{1b}"), "one\n\ttwo\\u{1b}");
         assert!(matches!(printable_line("plain é 漢字"), Cow::Borrowed(_)));
+    }
+
+    /// Every character of Unicode's `Bidi_Control` property (Trojan Source, CVE-2021-42574)
+    /// and every C1 control is shown escaped; the bidi-neutral format characters beside them
+    /// (ZWJ, ZWNJ, which shape emoji and scripts) are left alone.
+    #[test]
+    fn every_bidi_control_and_every_c1_control_is_escaped() {
+        let bidi = [
+            '\u{061C}', '\u{200E}', '\u{200F}', '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}',
+            '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+        ];
+        for c in bidi.into_iter().chain('\u{80}'..='\u{9f}') {
+            let text = format!("a{c}b");
+            let shown = printable_text(&text);
+            assert!(!shown.contains(c), "{c:?} reached the terminal: {shown:?}");
+            assert_eq!(shown, format!("a{}b", c.escape_default()));
+        }
+        assert!(matches!(
+            printable_line("👩\u{200d}💻 a\u{200c}b"),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]

@@ -293,6 +293,41 @@ fn a_body_with_terminal_escapes_is_shown_escaped_and_tables_fit_80_columns() {
     ");
 }
 
+/// Bidi controls (Trojan Source, CVE-2021-42574) and C1 controls in a title or a body are
+/// data: `get`, `list` and `search` show them escaped, never for the terminal to act on.
+#[test]
+fn bidi_and_c1_controls_in_titles_and_bodies_are_shown_escaped() {
+    let db = Db::new("bidi");
+    let id = db.create(&[
+        "--title",
+        "invoice\u{202e}fdp.exe \u{2066}iso\u{2069} \u{200f}rlm",
+        "--body",
+        "pay \u{85}now\u{9b}2J \u{202e}reversed\u{202c} rollback",
+    ]);
+    let hostile = [
+        '\u{85}', '\u{9b}', '\u{200f}', '\u{202c}', '\u{202e}', '\u{2066}', '\u{2069}',
+    ];
+    for args in [
+        &["get", id.as_str()][..],
+        &["list"],
+        &["search", "rollback"],
+    ] {
+        let out = db.run(args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        for c in hostile {
+            assert!(
+                !text.contains(c),
+                "{args:?}: {c:?} reached the terminal:\n{text}"
+            );
+        }
+        assert!(text.contains("\\u{202e}"), "{args:?}: {text}");
+    }
+    let shown = on_terminal(&db, &["get", &id], 80);
+    for c in hostile {
+        assert!(!shown.contains(c), "on a terminal: {c:?}:\n{shown}");
+    }
+}
+
 #[test]
 fn completions_and_man_pages_come_from_the_same_definition() {
     let run = |args: &[&str]| {
