@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use aoi::discover::argv::caller_schema;
 
-use crate::confine::{path_properties, ConfineError, Confinement, Pin, Refusal};
+use crate::confine::{ConfineError, Confinement, Pin, Refusal};
 
 /// The longest MCP tool name hosts accept.
 pub const MAX_NAME: usize = 64;
@@ -183,20 +183,19 @@ fn records_property(entry: &CommandEntry, input: &InputSchema) -> Option<String>
 }
 
 /// The caller's schema with [`RECORDS`]: an array of the records the input schema documents
-/// under `$defs.record` (JSON objects when it documents none), so a record that breaks it is
-/// refused with the other invalid arguments, before the CLI runs. The `--input-jsonl`
-/// property is no longer required (the records stand for it), and is gone when it only
-/// takes `-`, which the records are.
-fn with_records(mut schema: Map<String, Value>, records: Option<&str>) -> Map<String, Value> {
+/// ([`InputSchema::record`], under its `$defs` name `record_def`; JSON objects when it
+/// documents none), so a record that breaks it is refused with the other invalid arguments,
+/// before the CLI runs. The `--input-jsonl` property is no longer required (the records stand
+/// for it), and is gone when it only takes `-`, which the records are.
+fn with_records(
+    mut schema: Map<String, Value>,
+    records: Option<&str>,
+    record_def: Option<&str>,
+) -> Map<String, Value> {
     let Some(flag) = records else { return schema };
-    let item = if schema
-        .get("$defs")
-        .and_then(|d| d.get("record"))
-        .is_some_and(Value::is_object)
-    {
-        json!({"$ref": "#/$defs/record"})
-    } else {
-        json!({"type": "object"})
+    let item = match record_def {
+        Some(name) => json!({"$ref": format!("#/$defs/{name}")}),
+        None => json!({"type": "object"}),
     };
     if let Some(Value::Array(required)) = schema.get_mut("required") {
         required.retain(|r| r.as_str() != Some(flag));
@@ -712,7 +711,11 @@ fn served(name: String, cli: Arc<Cli>, entry: CommandEntry, input: InputSchema) 
     let annotations = hints(&entry);
     let records = records_property(&entry, &input);
     let mut input_schema = with_stream_bounds(
-        with_records(caller_schema(&input), records.as_deref()),
+        with_records(
+            caller_schema(&input),
+            records.as_deref(),
+            input.record().map(|(name, _)| name),
+        ),
         entry.unbounded,
     );
     crate::compact::input(&mut input_schema);
@@ -728,7 +731,7 @@ fn served(name: String, cli: Arc<Cli>, entry: CommandEntry, input: InputSchema) 
         tool,
         cli,
         entry,
-        paths: path_properties(&input.schema),
+        paths: input.path_properties(),
         input,
         records,
         pins: Map::new(),

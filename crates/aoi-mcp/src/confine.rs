@@ -16,11 +16,9 @@
 use std::io::ErrorKind;
 use std::path::{Component, Path, PathBuf};
 
+use aoi::discover::manifest::marks_path;
 use aoi::Category;
 use serde_json::{Map, Value};
-
-/// The format that marks a property as a path, under `x-aoi-format` or `format`.
-pub const PATH_FORMAT: &str = "path";
 
 /// The error code of a path argument outside every root.
 pub const PATH_OUTSIDE_ROOTS: &str = "PATH_OUTSIDE_ROOTS";
@@ -207,32 +205,6 @@ fn resolve_existing(path: &Path) -> Result<PathBuf, String> {
     }
 }
 
-/// True when the property schema `schema` marks a path: `x-aoi-format` or `format` `"path"`,
-/// on the property or on the items of an array property.
-pub fn is_path(schema: &Value) -> bool {
-    let marked = |s: &Value| {
-        ["x-aoi-format", "format"]
-            .iter()
-            .any(|k| s.get(k).and_then(Value::as_str) == Some(PATH_FORMAT))
-    };
-    marked(schema) || schema.get("items").is_some_and(marked)
-}
-
-/// The properties of an input schema that are paths, by name.
-pub fn path_properties(input: &Value) -> Vec<String> {
-    input
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|props| {
-            props
-                .iter()
-                .filter(|(_, s)| is_path(s))
-                .map(|(name, _)| name.clone())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// One `--pin NAME=VALUE`: the argument `name` is `value` in every call that takes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pin {
@@ -273,7 +245,7 @@ impl Pin {
                 .and_then(serde_json::Number::from_f64)
                 .map(Value::Number)
                 .ok_or_else(|| bad("a number"))?,
-            _ if is_path(schema) && raw != "-" => Value::String(
+            _ if marks_path(schema) && raw != "-" => Value::String(
                 base.join(raw)
                     .components()
                     .collect::<PathBuf>()
@@ -396,17 +368,6 @@ mod tests {
         assert_eq!(refusal.category, Category::Authz);
         assert_eq!(refusal.code, PATH_OUTSIDE_ROOTS);
         assert!(refusal.message.contains("`files`"), "{}", refusal.message);
-    }
-
-    #[test]
-    fn both_spellings_of_the_path_format_are_paths() {
-        let input = json!({"properties": {
-            "a": {"type": "string", "x-aoi-format": "path"},
-            "b": {"type": "string", "format": "path"},
-            "c": {"type": "array", "items": {"type": "string", "format": "path"}},
-            "d": {"type": "string", "format": "uri"}
-        }});
-        assert_eq!(path_properties(&input), ["a", "b", "c"]);
     }
 
     #[test]

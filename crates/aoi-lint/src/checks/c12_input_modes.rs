@@ -106,7 +106,7 @@ fn record_from_schema(schema: &Value, n: usize) -> Option<Value> {
 
 /// Good records for `subject`: the example's own input (its stdin, or the file its
 /// `--input-jsonl` names in a fresh sandbox), else records built from a record schema the
-/// input schema documents (`$defs.record`, or the one `$defs` entry titled as a record).
+/// input schema documents ([`aoi::discover::manifest::InputSchema::record`]).
 fn good_records(subject: &Subject<'_>) -> Vec<u8> {
     if let Ok(args) = &subject.base {
         let file = args
@@ -126,21 +126,10 @@ fn good_records(subject: &Subject<'_>) -> Vec<u8> {
             return found;
         }
     }
-    let Some(defs) = subject
+    let schema = subject
         .input
-        .and_then(|i| i.schema.get("$defs"))
-        .and_then(Value::as_object)
-    else {
-        return Vec::new();
-    };
-    let schema = defs.get("record").or_else(|| {
-        let mut named = defs.values().filter(|d| {
-            d.get("title")
-                .and_then(Value::as_str)
-                .is_some_and(|t| t.contains("record"))
-        });
-        named.next().filter(|_| named.next().is_none())
-    });
+        .and_then(|i| i.record())
+        .map(|(_, record)| record);
     let mut out = Vec::new();
     for n in 1..=GOOD_RECORDS {
         if let Some(record) = schema.and_then(|s| record_from_schema(s, n)) {

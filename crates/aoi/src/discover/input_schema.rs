@@ -28,6 +28,15 @@ use serde_json::{json, Map, Value};
 /// with it.
 pub const RECORD_DEF: &str = "record";
 
+/// The keyword that marks a string property as a file system path: `"x-aoi-format": "path"`
+/// (`docs/discovery.md`). Written for a clap argument of type `PathBuf` or with a path value
+/// hint; read by [`InputSchema::path_properties`](super::manifest::InputSchema::path_properties),
+/// which also takes JSON Schema's own `format` with the same value.
+pub const X_AOI_FORMAT: &str = "x-aoi-format";
+
+/// The value of [`X_AOI_FORMAT`] (or `format`) that marks a path.
+pub const PATH_FORMAT: &str = "path";
+
 /// A command path that is not in the tool's clap definition.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown command {0:?}")]
@@ -145,7 +154,7 @@ fn value_schema(arg: &Arg) -> Map<String, Value> {
             clap::ValueHint::AnyPath | clap::ValueHint::FilePath | clap::ValueHint::DirPath
         );
         if t == TypeId::of::<PathBuf>() || hinted {
-            s.insert("x-aoi-format".into(), "path".into());
+            s.insert(X_AOI_FORMAT.into(), PATH_FORMAT.into());
         }
     }
     s

@@ -7,6 +7,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::input_schema::{PATH_FORMAT, RECORD_DEF, X_AOI_FORMAT};
+
 /// `capabilities --output json` (§17).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
@@ -248,6 +250,42 @@ impl InputSchema {
         self.schema.get("properties")?.get(name)
     }
 
+    /// The record schema the input schema documents for `--input-jsonl`/`--input-json`, with
+    /// its `$defs` name (`docs/discovery.md`, "`$defs.record`"): `$defs.record`, else the one
+    /// `$defs` entry whose `title` says "record" (a tool not written on this SDK may name it
+    /// otherwise). `None` when there is neither, or several such entries: a consumer then knows
+    /// only that a record is a JSON object.
+    pub fn record(&self) -> Option<(&str, &Value)> {
+        let defs = self.schema.get("$defs")?.as_object()?;
+        if let Some((name, record)) = defs.get_key_value(RECORD_DEF) {
+            return record.is_object().then_some((name.as_str(), record));
+        }
+        let mut titled = defs.iter().filter(|(_, d)| {
+            d.get("title")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.contains("record"))
+        });
+        let (name, record) = titled.next()?;
+        (titled.next().is_none() && record.is_object()).then_some((name.as_str(), record))
+    }
+
+    /// The properties that name a file system path, in schema order: `x-aoi-format` or
+    /// `format` `"path"` on the property, or on the items of an array property
+    /// ([`marks_path`]).
+    pub fn path_properties(&self) -> Vec<String> {
+        self.schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|props| {
+                props
+                    .iter()
+                    .filter(|(_, s)| marks_path(s))
+                    .map(|(name, _)| name.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The properties that must be given.
     pub fn required(&self) -> Vec<String> {
         self.schema
@@ -261,6 +299,17 @@ impl InputSchema {
     }
 }
 
+/// True when the property schema `schema` marks a file system path: [`X_AOI_FORMAT`] or
+/// `format` [`PATH_FORMAT`], on the property or on the items of an array property.
+pub fn marks_path(schema: &Value) -> bool {
+    let marked = |s: &Value| {
+        [X_AOI_FORMAT, "format"]
+            .iter()
+            .any(|k| s.get(k).and_then(Value::as_str) == Some(PATH_FORMAT))
+    };
+    marked(schema) || schema.get("items").is_some_and(marked)
+}
+
 /// The flag a property is given with when its schema says nothing else (`docs/discovery.md`):
 /// `--` and the property name with `_` written `-`, the §16.1 spelling (`dry_run` →
 /// `--dry-run`).
@@ -271,6 +320,43 @@ pub fn conventional_flag(property: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `docs/discovery.md`: a path is marked by `x-aoi-format` or by JSON Schema's `format`,
+    /// on a string property or on an array's items.
+    #[test]
+    fn both_spellings_of_the_path_format_are_paths() {
+        let input = InputSchema::new(serde_json::json!({"properties": {
+            "a": {"type": "string", "x-aoi-format": "path"},
+            "b": {"type": "string", "format": "path"},
+            "c": {"type": "array", "items": {"type": "string", "format": "path"}},
+            "d": {"type": "string", "format": "uri"}
+        }}));
+        assert_eq!(input.path_properties(), ["a", "b", "c"]);
+    }
+
+    /// `docs/discovery.md`, "`$defs.record`": `$defs.record` first; else the one `$defs`
+    /// entry titled as a record; none when two are, or when the record is not a schema object.
+    #[test]
+    fn the_record_is_defs_record_else_the_one_entry_titled_so() {
+        let with = |defs: serde_json::Value| {
+            InputSchema::new(serde_json::json!({"type": "object", "$defs": defs}))
+        };
+        let named =
+            with(serde_json::json!({"record": {"type": "object"}, "other": {"title": "a record"}}));
+        assert_eq!(named.record().map(|(n, _)| n), Some("record"));
+        let titled = with(
+            serde_json::json!({"Item": {"title": "An input record", "type": "object"}, "Tag": {"type": "string"}}),
+        );
+        assert_eq!(titled.record().map(|(n, _)| n), Some("Item"));
+        let two = with(serde_json::json!({"A": {"title": "record a"}, "B": {"title": "record b"}}));
+        assert_eq!(two.record(), None);
+        let not_a_schema = with(serde_json::json!({"record": "text"}));
+        assert_eq!(not_a_schema.record(), None);
+        assert_eq!(
+            InputSchema::new(serde_json::json!({"type": "object"})).record(),
+            None
+        );
+    }
 
     #[test]
     fn a_sparse_manifest_reads_with_defaults() {
