@@ -2,10 +2,66 @@
 
 use std::process::ExitCode;
 
+use aoi::app::App;
+use aoi::discover::capabilities::CommandSpec;
+use aoi::discover::schema::EventSchema;
+
+use commands::lint::LintVerdict;
+use commands::verify::{FindingEvent, VerdictEvent};
+
 mod cli;
 mod commands;
 mod machine;
 mod style;
+
+/// `aoi` as an AOI tool, for its discovery subcommands: its event schema and what each
+/// command does, with examples that run against the files in `crates/aoi-cli/lint/`.
+fn app() -> App {
+    App::new("aoi", env!("CARGO_PKG_VERSION"), machine::SCHEMA_NAME)
+        .schema_versions([machine::SCHEMA_VERSION], machine::SCHEMA_VERSION)
+        .event_schema(|identity| {
+            EventSchema::new(identity, "https://schemas.machinemode.io/aoi")
+                .domain_event::<FindingEvent<'static>>()
+                .domain_event::<VerdictEvent<'static>>()
+                .domain_event::<LintVerdict>()
+                .build()
+        })
+        .command(
+            CommandSpec::new("verify")
+                .read_only()
+                .events(["finding", "verdict"])
+                .example(["verify", "search.jsonl"]),
+        )
+        .command(
+            CommandSpec::new("lint")
+                .read_only()
+                .events(["lint_verdict"])
+                .example([
+                    "lint",
+                    "--transcript",
+                    "search.jsonl",
+                    "--schema",
+                    "search.schema.json",
+                ]),
+        )
+        .command(
+            CommandSpec::new("mcp")
+                .read_only()
+                .protocol("mcp")
+                .example(["mcp", "--", "outline"]),
+        )
+        .command(CommandSpec::new("schema").read_only().example(["schema"]))
+        .command(CommandSpec::new("input-schema").read_only().example([
+            "input-schema",
+            "--command",
+            "verify",
+        ]))
+        .command(
+            CommandSpec::new("capabilities")
+                .read_only()
+                .example(["capabilities"]),
+        )
+}
 
 /// Prints one discovery document about `aoi` itself, derived from its clap definition.
 fn discover(output: &cli::OutputArgs, which: &aoi::app::Discovery) -> ExitCode {
@@ -14,7 +70,7 @@ fn discover(output: &cli::OutputArgs, which: &aoi::app::Discovery) -> ExitCode {
         no_color: output.no_color,
         ..Default::default()
     };
-    machine::app().discover::<cli::Cli>(&global, which)
+    app().discover::<cli::Cli>(&global, which)
 }
 
 fn main() -> ExitCode {

@@ -14,7 +14,7 @@ use crate::manifest::CommandEntry;
 use crate::model::{CheckId, CheckOutcome, CheckResult, Evidence, Report};
 use crate::reaper::{self, Witnessed};
 use crate::sandbox::{network_isolation, SandboxConfig};
-use crate::subject::{self, verify, Subject};
+use crate::subject::{verify, Subject};
 use crate::tool::Tool;
 
 /// How lint runs.
@@ -377,7 +377,7 @@ fn escape_evidence(witnessed: Witnessed) -> Evidence {
         excerpt: Some(format!(
             "pid {} ({}) was still running outside the command's process group after the command ended; lint killed it",
             witnessed.escapee.pid,
-            subject::cut(&witnessed.escapee.command, 64)
+            crate::model::cut(&witnessed.escapee.command, 64)
         )),
         ..Evidence::default()
     }

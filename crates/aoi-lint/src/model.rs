@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use aoi::read::FindingCode;
+use aoi::read::{Finding, FindingCode, Level};
 use serde::Serialize;
 
 /// One of the ten Machine Mode factors a check maps to (§18.2).
@@ -508,6 +508,32 @@ impl Report {
     }
 }
 
+/// True when `finding` is a schema finding on a line whose fault the verifier's own rules
+/// already name (an `aoi:error` without `retryable` breaks both §9.1 and a schema that
+/// requires it): one fault counts once, against the rule's check, not check 4 as well.
+pub(crate) fn explained(finding: &Finding, all: &[Finding]) -> bool {
+    finding.code == FindingCode::EventSchemaInvalid
+        && finding.line.is_some()
+        && all.iter().any(|other| {
+            other.line == finding.line
+                && other.level == Level::Violation
+                && check_of(other.code) != check_of(finding.code)
+        })
+}
+
+/// Cuts `text` to at most `max` bytes on a character boundary, marking the cut: how evidence
+/// quotes what a tool wrote.
+pub fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -557,5 +583,11 @@ mod tests {
         assert!(!factors.contains(&Factor::Versioned), "13 could not run");
         assert!(!factors.contains(&Factor::Auditable), "nothing ran");
         assert!(!report.passed());
+    }
+
+    #[test]
+    fn cut_keeps_char_boundaries() {
+        assert_eq!(cut("héllo", 2), "h…");
+        assert_eq!(cut("abc", 5), "abc");
     }
 }

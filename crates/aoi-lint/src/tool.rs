@@ -12,7 +12,17 @@ use serde_json::Value;
 
 use crate::config::Config;
 use crate::manifest::{InputSchema, Manifest};
+use crate::model::cut;
 use crate::sandbox::{Invocation, Run, Sandbox, SandboxConfig};
+
+/// Checks that `schema` is a valid JSON Schema (2020-12 unless it says otherwise).
+pub fn check_schema_document(schema: &Value) -> Result<(), String> {
+    if !schema.is_object() {
+        return Err("the schema is not a JSON object".into());
+    }
+    jsonschema::meta::validate(schema)
+        .map_err(|e| format!("not a valid JSON Schema: {}", cut(&e.to_string(), 200)))
+}
 
 /// One discovery document and how it was obtained.
 #[derive(Debug, Clone)]
@@ -113,7 +123,7 @@ impl Tool {
             serde_json::from_value::<Manifest>(v).map_err(|e| format!("not a §17 manifest: {e}"))
         });
         tool.schema = tool.discover_json(&["schema", "--output", "json"], |v| {
-            crate::checks::c01_discovery::check_schema_document(&v).map(|()| v)
+            check_schema_document(&v).map(|()| v)
         });
         // A schema that does not compile here, offline (a remote `$ref`), is a discovery
         // failure (§3.2): check 1 fails and check 4 cannot run, never passes by default.
@@ -140,10 +150,7 @@ impl Tool {
             for name in names {
                 let found = tool.discover_json(
                     &["input-schema", "--command", &name, "--output", "json"],
-                    |v| {
-                        crate::checks::c01_discovery::check_schema_document(&v)
-                            .map(|()| InputSchema::new(v))
-                    },
+                    |v| check_schema_document(&v).map(|()| InputSchema::new(v)),
                 );
                 tool.input_schemas.insert(name, found);
             }
@@ -220,7 +227,7 @@ impl Tool {
         slot.get_or_init(|| {
             let found = self.discover_json(
                 &["schema", "--schema-version", version, "--output", "json"],
-                |v| crate::checks::c01_discovery::check_schema_document(&v).map(|()| v),
+                |v| check_schema_document(&v).map(|()| v),
             );
             let schema = found.value.map_err(SchemaOf::NotServed)?;
             CompiledSchema::new(&schema).map(Arc::new).map_err(|e| {

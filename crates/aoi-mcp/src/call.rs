@@ -12,7 +12,6 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use aoi::read::{decode_object, Event, Frame, Framer, Level, LineKind, ProcessEnd};
-use aoi::wire::FrameworkEvent;
 use aoi::{Category, Code, ErrorEvent, Verdict, Verifier, VerifyOptions};
 use rustix::process::Signal;
 use serde_json::{json, Map, Value};
@@ -21,6 +20,7 @@ use tokio::process::Command;
 use tokio::time::{sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
 
+use crate::adapter_error::{adapter_error, error_value};
 use crate::catalog::ServedTool;
 use crate::reap::{CallProcesses, MARKER};
 use crate::structured::Structured;
@@ -116,20 +116,6 @@ enum Stopped {
     MaxEvents,
     /// A read-only command's output reached `--max-output`: nothing more would be kept.
     Output,
-}
-
-/// An `aoi:error` of the adapter's own, as the SDK builds one (its `retryable` is the
-/// category's, its message one line), marked with `origin: "aoi mcp"`.
-pub fn adapter_error(category: Category, code: &'static str, message: impl AsRef<str>) -> Value {
-    error_value(ErrorEvent::new(category, Code::from_static(code), message))
-}
-
-fn error_value(error: ErrorEvent) -> Value {
-    let mut value = serde_json::to_value(error.origin("aoi mcp")).unwrap_or_default();
-    if let Some(map) = value.as_object_mut() {
-        map.insert("type".into(), ErrorEvent::TYPE.into());
-    }
-    value
 }
 
 /// What a response costs for one event line: once in `structuredContent`, once escaped in

@@ -29,6 +29,7 @@
 
 #![deny(missing_docs)]
 
+pub mod adapter_error;
 pub mod call;
 pub mod catalog;
 pub mod compact;

@@ -244,7 +244,8 @@ fn run_result(outcome: call::CallOutcome, spliced: bool) -> CallToolResult {
 /// A call the adapter refuses before running anything (arguments that do not fit the
 /// command): an error result the model can act on, not a protocol error it cannot see.
 fn refused(tool: &ServedTool, message: String) -> CallToolResult {
-    let error = call::adapter_error(Category::Usage, "INVALID_ARGUMENTS", message.clone());
+    let error =
+        crate::adapter_error::adapter_error(Category::Usage, "INVALID_ARGUMENTS", message.clone());
     result(
         &format!("{}: {message}", tool.tool.name),
         json!({"events": [], "summary": null, "adapter_error": error}),
@@ -255,7 +256,11 @@ fn refused(tool: &ServedTool, message: String) -> CallToolResult {
 /// A call refused before the CLI runs, by its own category and code: a path outside the
 /// roots (`authz`), a pinned or misplaced argument (`usage`).
 fn refusal_result(tool: &ServedTool, refusal: crate::confine::Refusal) -> CallToolResult {
-    let error = call::adapter_error(refusal.category, refusal.code, refusal.message.clone());
+    let error = crate::adapter_error::adapter_error(
+        refusal.category,
+        refusal.code,
+        refusal.message.clone(),
+    );
     result(
         &format!("{}: {}", tool.tool.name, refusal.message),
         json!({"events": [], "summary": null, "adapter_error": error}),

@@ -316,7 +316,7 @@ impl Spliced {
 
 /// What a placeholder whose result was forgotten becomes.
 fn forgotten() -> Map<String, Value> {
-    let error = crate::call::adapter_error(
+    let error = crate::adapter_error::adapter_error(
         aoi::Category::Internal,
         "RESULT_FORGOTTEN",
         "the result is no longer held (it was written already, or not within an hour of the call); what the call did is unknown here",

@@ -2,24 +2,13 @@
 //! succeed in a sandbox with no credentials, no configuration and no network; the schemas are
 //! valid JSON Schema; and what capabilities claims of the command matches what it does.
 
-use serde_json::Value;
-
 use super::{id, Judge};
-use crate::model::{CheckId, CheckOutcome, CheckResult, Evidence};
-use crate::subject::{cut, machine, Extras, Subject};
+use crate::model::{cut, CheckId, CheckOutcome, CheckResult, Evidence};
+use crate::subject::{machine, Extras, Subject};
 use crate::tool::Discovered;
 
 /// This check.
 pub const ID: CheckId = id(1);
-
-/// Checks that `schema` is a valid JSON Schema (2020-12 unless it says otherwise).
-pub fn check_schema_document(schema: &Value) -> Result<(), String> {
-    if !schema.is_object() {
-        return Err("the schema is not a JSON object".into());
-    }
-    jsonschema::meta::validate(schema)
-        .map_err(|e| format!("not a valid JSON Schema: {}", cut(&e.to_string(), 200)))
-}
 
 fn discovery_failure<T>(what: &str, found: &Discovered<T>) -> Option<(String, Evidence)> {
     let why = found.value.as_ref().err()?;

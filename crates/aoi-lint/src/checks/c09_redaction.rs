@@ -5,8 +5,8 @@
 //! base64url, hex, percent-encoding).
 
 use super::{id, Judge};
-use crate::model::{CheckId, CheckResult, Evidence};
-use crate::subject::{cut, snapshot, with, Captured, Extras, Subject};
+use crate::model::{cut, CheckId, CheckResult, Evidence};
+use crate::subject::{snapshot, with, Captured, Extras, Subject};
 
 /// This check.
 pub const ID: CheckId = id(9);

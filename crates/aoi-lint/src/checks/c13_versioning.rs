@@ -3,7 +3,7 @@
 //! and the summary say it, and the events validate against that version's schema, from
 //! `schema --schema-version V`), and one it does not serve is refused as `unsupported`.
 
-use super::{forwarded_summary, id, Judge};
+use super::{id, Judge};
 use crate::model::{CheckId, CheckResult};
 use aoi::read::FindingCode;
 
@@ -63,7 +63,7 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         // An unbounded stream ends on lint's signal: whether it ends with a summary is
         // check 10's to judge; one that does carries the version.
         if name == "aoi:summary"
-            && ((event.is_none() && subject.entry.unbounded) || forwarded_summary(subject, base))
+            && ((event.is_none() && subject.entry.unbounded) || subject.forwarded_summary(base))
         {
             continue;
         }
@@ -121,7 +121,7 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         for (name, said) in said {
             if name == "aoi:summary"
                 && ((subject.entry.unbounded && own_summary(&run).is_none())
-                    || forwarded_summary(subject, &run))
+                    || subject.forwarded_summary(&run))
             {
                 continue;
             }

@@ -101,7 +101,7 @@ fn stream_broken(subject: &Subject<'_>, run: &crate::subject::Captured) -> Optio
     let all = &run.verification.findings;
     let first = all
         .iter()
-        .find(|f| f.level == aoi::read::Level::Violation && !super::explained(f, all))?;
+        .find(|f| f.level == aoi::read::Level::Violation && !crate::model::explained(f, all))?;
     Some(
         Judge::new(ID, subject)
             .fail(format!(

@@ -23,8 +23,8 @@ pub mod c16_upstream;
 
 use aoi::read::{Finding, FindingCode, Level};
 
-use crate::model::{check_of, CheckId, CheckOutcome, CheckResult, Evidence};
-use crate::subject::{cut, Captured, Subject};
+use crate::model::{check_of, cut, explained, CheckId, CheckOutcome, CheckResult, Evidence};
+use crate::subject::{Captured, Subject};
 
 /// A check: judges one command.
 pub type Check = fn(&Subject<'_>) -> CheckResult;
@@ -110,19 +110,6 @@ pub(crate) fn counts_against(finding: &Finding, check: CheckId) -> bool {
         && (finding.level == Level::Violation || finding.code == FindingCode::SeqAbsent)
 }
 
-/// True when `finding` is a schema finding on a line whose fault the verifier's own rules
-/// already name (an `aoi:error` without `retryable` breaks both §9.1 and a schema that
-/// requires it): one fault counts once, against the rule's check, not check 4 as well.
-pub(crate) fn explained(finding: &Finding, all: &[Finding]) -> bool {
-    finding.code == FindingCode::EventSchemaInvalid
-        && finding.line.is_some()
-        && all.iter().any(|other| {
-            other.line == finding.line
-                && other.level == Level::Violation
-                && check_of(other.code) != check_of(finding.code)
-        })
-}
-
 /// The verifier's findings on `captured` that count against `check`, as evidence.
 pub(crate) fn findings(captured: &Captured, check: CheckId) -> Vec<Evidence> {
     let lines: Vec<&[u8]> = aoi::read::complete_lines(&captured.run.stdout).collect();
@@ -148,17 +135,6 @@ pub(crate) fn findings(captured: &Captured, check: CheckId) -> Vec<Evidence> {
         .collect()
 }
 
-/// True when the run's last summary is an upstream's, forwarded: the command reads an
-/// upstream stream and the summary names another tool than the meta does. Forwarding is
-/// check 16's to judge; the other checks do not count its consequences again.
-pub(crate) fn forwarded_summary(subject: &Subject<'_>, captured: &Captured) -> bool {
-    let tools = (
-        captured.meta().and_then(|m| m.tool.as_deref()),
-        captured.summary().and_then(|s| s.tool.as_deref()),
-    );
-    subject.takes("--input-jsonl") && matches!(tools, (Some(a), Some(b)) if a != b)
-}
-
 /// A stream check on the base run: fails with the verifier's findings for `check`, passes
 /// with `passed` otherwise.
 pub(crate) fn stream_check(subject: &Subject<'_>, check: CheckId, passed: &str) -> CheckResult {
@@ -168,7 +144,7 @@ pub(crate) fn stream_check(subject: &Subject<'_>, check: CheckId, passed: &str) 
         Err(why) => return judge.could_not_run(why),
     };
     let mut found = findings(base, check);
-    if forwarded_summary(subject, base) {
+    if subject.forwarded_summary(base) {
         // Not an identity fault of the tool's own summary: an upstream's, forwarded (§13.1),
         // which check 16 judges.
         found.retain(|e| e.finding.as_deref() != Some(FindingCode::IdentityMismatch.as_str()));

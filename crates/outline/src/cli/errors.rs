@@ -111,7 +111,7 @@ pub fn store_error(e: &StoreError) -> ErrorEvent {
         )
         .field("query"),
         StoreError::ImportItem { source, .. } => store_error(source),
-        StoreError::PositionExpired => ErrorEvent::new(
+        StoreError::PositionExpired { .. } => ErrorEvent::new(
             Category::Validation,
             Code::from_static("CURSOR_EXPIRED"),
             message,

@@ -67,8 +67,13 @@ pub enum StoreError {
         source: Box<StoreError>,
     },
     /// A search position refers to a result snapshot that no longer exists.
-    #[error("the search position has expired (result snapshots are kept for {} minutes)", super::search::SNAPSHOT_TTL_MS / 60_000)]
-    PositionExpired,
+    #[error(
+        "the search position has expired (result snapshots are kept for {kept_minutes} minutes)"
+    )]
+    PositionExpired {
+        /// How long snapshots are kept (the search module's policy).
+        kept_minutes: i64,
+    },
     /// A search position belongs to a different query or filter.
     #[error("the search position was made by a different query or filter")]
     PositionMismatch,

@@ -56,6 +56,13 @@ use super::schema::BM25_WEIGHTS;
 
 /// How long a result snapshot (and so a search position) lasts: one hour.
 pub const SNAPSHOT_TTL_MS: i64 = 60 * 60 * 1000;
+/// The error for a position into a snapshot that is gone.
+fn expired() -> StoreError {
+    StoreError::PositionExpired {
+        kept_minutes: SNAPSHOT_TTL_MS / 60_000,
+    }
+}
+
 /// How many result snapshots the cache keeps; creating one more evicts the oldest.
 pub const MAX_SNAPSHOTS: i64 = 64;
 /// How many tokens a snippet holds at most.
@@ -580,10 +587,10 @@ fn check_snapshot(
         })
         .map_err(StoreError::with("reading a search snapshot"))?;
     let Some((created_at, made_on, made_for, collection, tag, total)) = header else {
-        return Err(StoreError::PositionExpired);
+        return Err(expired());
     };
     if made_on != instance || created_at < now_ms() - SNAPSHOT_TTL_MS {
-        return Err(StoreError::PositionExpired);
+        return Err(expired());
     }
     if made_for != query || collection != filter.collection || tag != filter.tag {
         return Err(StoreError::PositionMismatch);

@@ -1060,7 +1060,7 @@ fn search_positions_belong_to_their_query_filter_and_database() {
     let err = other
         .search("comet", &ListFilter::default(), Some(position), 10)
         .unwrap_err();
-    assert!(matches!(err, StoreError::PositionExpired), "{err}");
+    assert!(matches!(err, StoreError::PositionExpired { .. }), "{err}");
 
     // An evicted snapshot has expired.
     store
@@ -1070,7 +1070,7 @@ fn search_positions_belong_to_their_query_filter_and_database() {
     let err = store
         .search("comet", &ListFilter::default(), Some(position), 10)
         .unwrap_err();
-    assert!(matches!(err, StoreError::PositionExpired), "{err}");
+    assert!(matches!(err, StoreError::PositionExpired { .. }), "{err}");
 }
 
 #[test]
@@ -1099,7 +1099,7 @@ fn old_snapshots_are_evicted() {
     let err = store
         .search("comet", &ListFilter::default(), Some(first), 1)
         .unwrap_err();
-    assert!(matches!(err, StoreError::PositionExpired), "{err}");
+    assert!(matches!(err, StoreError::PositionExpired { .. }), "{err}");
 }
 
 #[test]
