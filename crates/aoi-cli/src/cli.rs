@@ -6,8 +6,6 @@ use std::path::PathBuf;
 use aoi::surface::flags::OutputMode;
 use clap::{Args, Parser, Subcommand};
 
-use crate::machine;
-
 /// Verify, lint and serve Machine Mode (AOI-CLI v1.0-alpha) tools.
 #[derive(Debug, Parser)]
 #[command(
@@ -68,7 +66,7 @@ the rest.",
 69  the tool cannot be run\n\n\
 Examples:\n  \
 aoi lint --tool outline\n  \
-aoi lint --tool ./mytool --format sarif > lint.sarif\n  \
+aoi lint --tool ./mytool --output sarif > lint.sarif\n  \
 aoi lint --tool outline --check 6 --check 7 --command delete\n  \
 aoi lint -- outline search agent --limit 5\n  \
 aoi lint --transcript run.jsonl --schema schema.json\n  \
@@ -156,9 +154,9 @@ pub struct LintArgs {
     pub badge: Option<PathBuf>,
 
     /// `human` (a matrix), `jsonl` (aoi:check events, machine mode), `sarif` (SARIF 2.1.0) or
-    /// `junit` (JUnit XML).
-    #[arg(long, visible_alias = "output", value_enum, default_value_t = LintFormat::Human)]
-    pub format: LintFormat,
+    /// `junit` (JUnit XML). `--format` is the same flag.
+    #[arg(long, visible_alias = "format", value_enum, default_value_t = LintFormat::Human)]
+    pub output: LintFormat,
 
     /// Never colour human output (also: the NO_COLOR environment variable).
     #[arg(long)]
@@ -299,37 +297,4 @@ pub struct OutputArgs {
     /// Never colour human output (also: the NO_COLOR environment variable).
     #[arg(long)]
     pub no_color: bool,
-}
-
-/// Parses the process arguments. Usage errors exit 64; in machine mode they are reported as a
-/// usage `aoi:error` in a complete stream (§16.1, §20), in human mode on stderr.
-pub fn parse() -> Result<Cli, u8> {
-    let args: Vec<OsString> = std::env::args_os().collect();
-    match Cli::try_parse_from(&args) {
-        Ok(cli) => Ok(cli),
-        Err(e) => {
-            use clap::error::ErrorKind;
-            match e.kind() {
-                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-                    let _ = e.print();
-                    Err(0)
-                }
-                _ if aoi::app::machine_requested(&args) => {
-                    // §8.3: the meta names the subcommand the arguments named, when they name one.
-                    let builder = match aoi::app::command_named(
-                        &<Cli as clap::CommandFactory>::command(),
-                        &args,
-                    ) {
-                        Some(command) => machine::emitter(&command),
-                        None => aoi::Emitter::builder(machine::identity()),
-                    };
-                    Err(aoi::app::usage_error_stream(builder, &e))
-                }
-                _ => {
-                    let _ = e.print();
-                    Err(aoi::exit_code::USAGE)
-                }
-            }
-        }
-    }
 }

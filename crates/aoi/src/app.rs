@@ -287,9 +287,21 @@ impl App {
                     format!("  {} {}", self.tool, words.join(" "))
                 })
                 .collect();
-            let text = format!("Examples:\n{}", lines.join("\n"));
+            let lines = lines.join("\n");
             let path: Vec<&str> = spec.name().split(' ').collect();
-            root = with_subcommand(root, &path, |cmd| cmd.after_help(text.clone()));
+            root = with_subcommand(root, &path, |cmd| {
+                // A command's own after-help (exit statuses, pipelines) stays: these examples
+                // lead its own `Examples:` block, or follow it in one of their own.
+                let own = cmd.get_after_help().map(ToString::to_string);
+                let help = match own {
+                    Some(own) => match own.split_once("Examples:\n") {
+                        Some((before, after)) => format!("{before}Examples:\n{lines}\n{after}"),
+                        None => format!("{own}\n\nExamples:\n{lines}"),
+                    },
+                    None => format!("Examples:\n{lines}"),
+                };
+                cmd.after_help(help)
+            });
         }
         root
     }
@@ -975,6 +987,38 @@ mod tests {
             a.negotiate(Some("10")).is_err(),
             "10 is not a prefix of 1.x at a dot"
         );
+    }
+
+    #[test]
+    fn examples_join_a_commands_own_after_help_and_never_replace_it() {
+        let root = clap::Command::new("notes")
+            .subcommand(clap::Command::new("search").after_help("Exit status:\n  0 found"))
+            .subcommand(
+                clap::Command::new("list")
+                    .after_help("Exit status:\n  0\n\nExamples:\n  a | notes list"),
+            )
+            .subcommand(clap::Command::new("get"));
+        let a = app()
+            .command(CommandSpec::new("search").example(["search", "x y"]))
+            .command(CommandSpec::new("list").example(["list"]))
+            .command(CommandSpec::new("get").example(["get", "1"]));
+        let taught = a.taught(root);
+        let help = |name: &str| {
+            taught
+                .find_subcommand(name)
+                .and_then(|c| c.get_after_help())
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            help("search"),
+            "Exit status:\n  0 found\n\nExamples:\n  notes search 'x y'"
+        );
+        assert_eq!(
+            help("list"),
+            "Exit status:\n  0\n\nExamples:\n  notes list\n  a | notes list"
+        );
+        assert_eq!(help("get"), "Examples:\n  notes get 1");
     }
 
     #[test]

@@ -3,11 +3,11 @@
 //!
 //! SIGINT or SIGTERM ends the run at once: every process of the tool (every process group,
 //! and every descendant that left one) is killed and every sandbox directory removed, then
-//! lint exits 130 or 143; in `--format jsonl` its own stream ends with an `aoi:summary`
+//! lint exits 130 or 143; in `--output jsonl` its own stream ends with an `aoi:summary`
 //! `reason:"cancelled"` first (§7), the checks already streamed standing.
 
 use std::ffi::OsString;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -26,7 +26,7 @@ use aoi_lint::{
 use serde::Serialize;
 
 use crate::cli::{LintArgs, LintFormat};
-use crate::machine;
+use crate::exit::{CommandError, Mode};
 
 /// What the run is about.
 enum Target {
@@ -35,23 +35,8 @@ enum Target {
     Transcript(PathBuf),
 }
 
-fn fail(e: ErrorEvent, format: LintFormat, no_color: bool) -> ExitCode {
-    if format == LintFormat::Jsonl {
-        return Harness::new(machine::emitter("lint")).run(|_| Err(e.into()));
-    }
-    aoi::app::human_error(&e, !no_color && aoi::surface::color::env_allows())
-}
-
-fn usage(message: &str, format: LintFormat) -> ExitCode {
-    if format == LintFormat::Jsonl {
-        return ExitCode::from(machine::usage_error(message));
-    }
-    let _ = writeln!(
-        io::stderr(),
-        "error: {message}\n\nFor more information, try 'aoi lint --help'."
-    );
-    ExitCode::from(exit_code::USAGE)
-}
+/// The command's name, as `aoi:meta.command` and `capabilities` say it.
+pub const NAME: &str = "lint";
 
 /// The config file lint uses, when it uses one.
 fn config_file(path: Option<&Path>) -> Option<PathBuf> {
@@ -112,8 +97,9 @@ fn resolve(program: &OsString) -> Result<OsString, ErrorEvent> {
 }
 
 /// Runs `aoi lint`.
-pub fn run(args: LintArgs) -> ExitCode {
-    let format = args.format;
+pub fn run(args: LintArgs) -> Result<ExitCode, CommandError> {
+    let format = args.output;
+    let mode = Mode::new(format == LintFormat::Jsonl, args.no_color);
     let target = match (&args.tool, &args.transcript, args.invocation.split_first()) {
         (Some(tool), None, None) => Target::Tool(vec![tool.clone()]),
         (None, Some(file), None) => Target::Transcript(file.clone()),
@@ -124,18 +110,15 @@ pub fn run(args: LintArgs) -> ExitCode {
                 .collect(),
         ),
         (None, None, None) => {
-            return usage(
+            return Err(mode.usage(
+                NAME,
                 "say what to lint: --tool TOOL, --transcript FILE, or -- TOOL ARGS",
-                format,
-            )
+            ))
         }
-        _ => return usage("give one of --tool, --transcript or -- TOOL ARGS", format),
+        _ => return Err(mode.usage(NAME, "give one of --tool, --transcript or -- TOOL ARGS")),
     };
     let config_path = config_file(args.config.as_deref());
-    let config = match load_config(args.config.as_deref()) {
-        Ok(c) => c,
-        Err(e) => return fail(e, format, args.no_color),
-    };
+    let config = load_config(args.config.as_deref()).map_err(|e| mode.failed(NAME, e))?;
     let mut options = Options {
         only: args
             .checks
@@ -163,7 +146,7 @@ pub fn run(args: LintArgs) -> ExitCode {
         badge: args.badge.clone(),
     };
     let render: fn(&Report, bool) -> String = match format {
-        LintFormat::Jsonl => return machine_run(run, args.allow_incomplete),
+        LintFormat::Jsonl => return Ok(machine_run(run, args.allow_incomplete)),
         LintFormat::Human => aoi_lint::report::human,
         LintFormat::Sarif => |report, _| {
             let mut text =
@@ -178,24 +161,13 @@ pub fn run(args: LintArgs) -> ExitCode {
     if let Some(code) = signalled() {
         // The signal thread is ending the run: its sweep first, then no report.
         reaper::cancel_all();
-        return ExitCode::from(code);
+        return Ok(ExitCode::from(code));
     }
-    let report = match linted {
-        Ok(report) => report,
-        Err(e) => return fail(e, format, args.no_color),
-    };
+    let report = linted.map_err(|e| mode.failed(NAME, e))?;
     let code = lint_exit(&report, args.allow_incomplete);
     let color = aoi::surface::color::enabled(&io::stdout(), args.no_color);
-    let text = render(&report, color);
-    let mut stdout = io::stdout().lock();
-    if stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        .is_err()
-    {
-        return ExitCode::from(exit_code::SIGPIPE);
-    }
-    ExitCode::from(code)
+    crate::exit::write_stdout(mode, NAME, "the report", &render(&report, color))?;
+    Ok(ExitCode::from(code))
 }
 
 /// Everything one lint run needs once its arguments are parsed.
@@ -406,12 +378,12 @@ fn check_event(r: &CheckResult) -> Check {
     }
 }
 
-/// `--format jsonl`: each command's `aoi:check` events as soon as all its checks finished,
+/// `--output jsonl`: each command's `aoi:check` events as soon as all its checks finished,
 /// then the verdict and the summary. A signal (the harness turns it into cancellation) ends
 /// every process of the tool and every sandbox at once, and the stream with `reason:"cancelled"`;
 /// so does a closed stdout, quietly (141).
 fn machine_run(run: LintRun, allow_incomplete: bool) -> ExitCode {
-    Harness::new(machine::emitter("lint")).run(|out| {
+    Harness::new(crate::emitter(NAME)).run(|out| {
         let token = out.cancel_token();
         std::thread::spawn(move || {
             while token.sleep(Duration::from_secs(3600)).is_none() {}

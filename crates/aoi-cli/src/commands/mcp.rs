@@ -5,7 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use aoi::exit_code;
+use aoi::{Category, Code, ErrorEvent};
 use aoi_mcp::call::Bounds;
 use aoi_mcp::catalog::absolute;
 use std::sync::Arc;
@@ -14,11 +14,18 @@ use aoi_mcp::{Catalog, Filter, McpServer, ServerOptions};
 use rmcp::ServiceExt;
 
 use crate::cli::McpArgs;
+use crate::exit::{CommandError, Mode};
 
-fn fail(message: &str, code: u8) -> ExitCode {
-    // stdout belongs to the MCP protocol: diagnostics go to stderr only.
-    let _ = writeln!(std::io::stderr(), "aoi mcp: {message}");
-    ExitCode::from(code)
+/// The command's name, as `capabilities` says it.
+pub const NAME: &str = "mcp";
+
+/// `aoi mcp` cannot serve: said on stderr (stdout belongs to the MCP protocol), the
+/// category's exit status.
+fn fail(category: Category, code: &'static str, message: impl AsRef<str>) -> CommandError {
+    Mode::Protocol.failed(
+        NAME,
+        ErrorEvent::new(category, Code::from_static(code), message),
+    )
 }
 
 /// The CLIs to serve, each as its argv prefix.
@@ -35,7 +42,11 @@ fn clis(args: &McpArgs) -> Vec<Vec<OsString>> {
 ///
 /// The roots and pins are written out resolved (absolute, the working directory when no
 /// `--root` was given), since a host starts the server in a directory of its own.
-fn print_config(args: &McpArgs, catalog: &Catalog, catalog_names: &[String]) -> ExitCode {
+fn print_config(
+    args: &McpArgs,
+    catalog: &Catalog,
+    catalog_names: &[String],
+) -> Result<ExitCode, CommandError> {
     let aoi = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "aoi".into());
@@ -84,10 +95,8 @@ fn print_config(args: &McpArgs, catalog: &Catalog, catalog_names: &[String]) -> 
     });
     let mut text = serde_json::to_string_pretty(&snippet).unwrap_or_default();
     text.push('\n');
-    if std::io::stdout().write_all(text.as_bytes()).is_err() {
-        return ExitCode::from(exit_code::SIGPIPE);
-    }
-    ExitCode::SUCCESS
+    crate::exit::write_stdout(Mode::Protocol, NAME, "the configuration", &text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The first of SIGTERM, SIGINT and SIGHUP, as its number; never, when they cannot be watched.
@@ -108,13 +117,14 @@ async fn stop_signal() -> Option<i32> {
 }
 
 /// Runs `aoi mcp`.
-pub fn run(args: McpArgs) -> ExitCode {
+pub fn run(args: McpArgs) -> Result<ExitCode, CommandError> {
     let clis = clis(&args);
     if clis.is_empty() {
-        return fail(
+        return Err(fail(
+            Category::Usage,
+            "USAGE",
             "say which CLI to serve: `aoi mcp -- TOOL` or `aoi mcp --tool TOOL`",
-            exit_code::USAGE,
-        );
+        ));
     }
     let filter = Filter {
         allow: args.allow.clone(),
@@ -125,13 +135,11 @@ pub fn run(args: McpArgs) -> ExitCode {
     } else {
         aoi_mcp::catalog::default_cache_dir()
     };
-    let mut catalog = match Catalog::discover(&clis, &filter, cache.as_deref()) {
-        Ok(c) => c,
-        Err(e) => return fail(&e.to_string(), exit_code::UNAVAILABLE),
-    };
-    if let Err(e) = catalog.confine(&args.roots, &args.pins) {
-        return fail(&e.to_string(), exit_code::USAGE);
-    }
+    let mut catalog = Catalog::discover(&clis, &filter, cache.as_deref())
+        .map_err(|e| fail(Category::Unavailable, "DISCOVERY_FAILED", e.to_string()))?;
+    catalog
+        .confine(&args.roots, &args.pins)
+        .map_err(|e| fail(Category::Usage, "USAGE", e.to_string()))?;
     if args.print_config {
         let mut names: Vec<String> = catalog.tools.iter().map(|t| t.cli.name.clone()).collect();
         names.dedup();
@@ -148,7 +156,7 @@ pub fn run(args: McpArgs) -> ExitCode {
     let listen = match args.listen.as_deref().map(aoi_mcp::http::parse_addr) {
         None => None,
         Some(Ok(addr)) => Some(addr),
-        Some(Err(e)) => return fail(&e, exit_code::USAGE),
+        Some(Err(e)) => return Err(fail(Category::Usage, "USAGE", e)),
     };
     // Whatever ends this process (SIGKILL too), no call's processes outlive it.
     aoi_mcp::reap::start_watchdog(std::path::Path::new("/proc/self/exe"));
@@ -158,7 +166,13 @@ pub fn run(args: McpArgs) -> ExitCode {
         .build()
     {
         Ok(rt) => rt,
-        Err(e) => return fail(&format!("cannot start: {e}"), exit_code::SOFTWARE),
+        Err(e) => {
+            return Err(fail(
+                Category::Internal,
+                "RUNTIME_FAILED",
+                format!("cannot start: {e}"),
+            ))
+        }
     };
     // A CLI upgraded or rebuilt while the server runs is discovered again (the cache is keyed
     // by the same files, so it is not read for the new version), so its tools are current.
@@ -221,8 +235,8 @@ pub fn run(args: McpArgs) -> ExitCode {
     aoi_mcp::reap::stop_all();
     runtime.shutdown_timeout(Duration::from_secs(1));
     match served {
-        Ok(None) => ExitCode::SUCCESS,
-        Ok(Some(signal)) => ExitCode::from(128u8.saturating_add(signal as u8)),
-        Err(e) => fail(&e, exit_code::IO_ERR),
+        Ok(None) => Ok(ExitCode::SUCCESS),
+        Ok(Some(signal)) => Ok(ExitCode::from(128u8.saturating_add(signal as u8))),
+        Err(e) => Err(fail(Category::Io, "SERVE_FAILED", e)),
     }
 }

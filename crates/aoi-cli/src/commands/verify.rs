@@ -21,7 +21,7 @@ use serde::Serialize;
 use aoi::surface::flags::OutputMode;
 
 use crate::cli::VerifyArgs;
-use crate::machine;
+use crate::exit::{CommandError, Mode};
 use crate::style::Style;
 
 /// Where the stream comes from.
@@ -52,28 +52,28 @@ struct Checked {
     end: Option<ProcessEnd>,
 }
 
+/// The command's name, as `aoi:meta.command` and `capabilities` say it.
+pub const NAME: &str = "verify";
+
 /// Runs `aoi verify`.
-pub fn run(args: VerifyArgs) -> ExitCode {
-    let machine_mode = args.output.output != OutputMode::Human;
-    let usage = |message: &str| -> ExitCode {
-        if machine_mode {
-            ExitCode::from(machine::usage_error(message))
-        } else {
-            let _ = writeln!(
-                io::stderr(),
-                "error: {message}\n\nFor more information, try 'aoi verify --help'."
-            );
-            ExitCode::from(exit_code::USAGE)
-        }
-    };
+pub fn run(args: VerifyArgs) -> Result<ExitCode, CommandError> {
+    let mode = Mode::new(
+        args.output.output != OutputMode::Human,
+        args.output.no_color,
+    );
     let source = match (&args.file, args.command.is_empty()) {
-        (Some(_), false) => return usage("give either FILE or `-- COMMAND`, not both"),
+        (Some(_), false) => {
+            return Err(mode.usage(NAME, "give either FILE or `-- COMMAND`, not both"))
+        }
         (Some(path), true) if path.as_os_str() != "-" => Source::File(path.clone()),
         (_, true) => Source::Stdin,
         (None, false) => Source::Command(args.command.clone()),
     };
-    if args.pass_through && machine_mode {
-        return usage("--pass-through forwards the stream on stdout, so it cannot be combined with --output jsonl");
+    if args.pass_through && mode.machine() {
+        return Err(mode.usage(
+            NAME,
+            "--pass-through forwards the stream on stdout, so it cannot be combined with --output jsonl",
+        ));
     }
     let opts = VerifyOptions {
         unbounded: args.unbounded,
@@ -81,17 +81,13 @@ pub fn run(args: VerifyArgs) -> ExitCode {
         ..VerifyOptions::default()
     };
     // The verifier, with the published schema compiled once, before any stream is read.
-    let verifier = match load_schema(&args).and_then(|schema| verifier(opts, schema)) {
-        Ok(verifier) => verifier,
-        Err(e) if machine_mode => {
-            return Harness::new(machine::emitter("verify")).run(|_| Err(e));
-        }
-        Err(e) => return report_error(e.into_event(), args.output.no_color),
-    };
-    if machine_mode {
-        machine_run(&source, verifier)
+    let verifier = load_schema(&args)
+        .and_then(|schema| verifier(opts, schema))
+        .map_err(|e| mode.failed(NAME, e.into_event()))?;
+    if mode.machine() {
+        Ok(machine_run(&source, verifier))
     } else {
-        human_run(&args, &source, verifier)
+        human_run(&args, mode, &source, verifier)
     }
 }
 
@@ -156,12 +152,12 @@ fn load_schema(args: &VerifyArgs) -> Result<Option<Schema>, Failure> {
     }))
 }
 
-fn report_error(e: ErrorEvent, no_color: bool) -> ExitCode {
-    let color = !no_color && aoi::surface::color::env_allows();
-    aoi::app::human_error(&e, color)
-}
-
-fn human_run(args: &VerifyArgs, source: &Source, verifier: Verifier) -> ExitCode {
+fn human_run(
+    args: &VerifyArgs,
+    mode: Mode,
+    source: &Source,
+    verifier: Verifier,
+) -> Result<ExitCode, CommandError> {
     let checked = if args.pass_through {
         let stdout = io::stdout();
         let mut relay = BufWriter::with_capacity(64 * 1024, stdout.lock());
@@ -178,39 +174,24 @@ fn human_run(args: &VerifyArgs, source: &Source, verifier: Verifier) -> ExitCode
     let checked = match checked {
         Ok(c) => c,
         Err(e) if e.event().code.as_str() == "BROKEN_PIPE" => {
-            return ExitCode::from(exit_code::SIGPIPE)
+            return Err(mode.write_failed(NAME, "the stream", io::ErrorKind::BrokenPipe.into()))
         }
-        Err(e) => return report_error(e.into_event(), args.output.no_color),
+        Err(e) => return Err(mode.failed(NAME, e.into_event())),
     };
     if !args.quiet {
-        let text = if args.pass_through {
-            render(
-                &checked,
-                source,
-                Style::for_stream(&io::stderr(), args.output.no_color),
-            )
-        } else {
-            render(
-                &checked,
-                source,
-                Style::for_stream(&io::stdout(), args.output.no_color),
-            )
-        };
+        let no_color = args.output.no_color;
+        // With --pass-through the stream is on stdout and the report on stderr. A report
+        // nobody can read is no verdict: the write error ends the run.
         let written = if args.pass_through {
+            let text = render(&checked, source, Style::for_stream(&io::stderr(), no_color));
             io::stderr().write_all(text.as_bytes())
         } else {
+            let text = render(&checked, source, Style::for_stream(&io::stdout(), no_color));
             io::stdout().write_all(text.as_bytes())
         };
-        if let Err(e) = written {
-            if e.kind() == io::ErrorKind::BrokenPipe {
-                return ExitCode::from(exit_code::SIGPIPE);
-            }
-            // A report nobody can read is no verdict: say so where it can still be seen.
-            let _ = writeln!(io::stderr(), "aoi verify: cannot write the report: {e}");
-            return ExitCode::from(exit_code::IO_ERR);
-        }
+        written.map_err(|e| mode.write_failed(NAME, "the report", e))?;
     }
-    ExitCode::from(verdict_exit(checked.report.verdict))
+    Ok(ExitCode::from(verdict_exit(checked.report.verdict)))
 }
 
 /// The exit status for a verdict: 0, 1 or 65.
@@ -223,7 +204,7 @@ fn verdict_exit(verdict: Verdict) -> u8 {
 }
 
 fn machine_run(source: &Source, verifier: Verifier) -> ExitCode {
-    Harness::new(machine::emitter("verify")).run(|out| {
+    Harness::new(crate::emitter(NAME)).run(|out| {
         let checked = check(source, verifier, None)?;
         let report = &checked.report;
         for finding in &report.findings {

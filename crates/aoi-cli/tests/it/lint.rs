@@ -264,7 +264,7 @@ fn sarif_has_one_result_per_failure_and_junit_counts_match() {
         .filter(|r| r.outcome == "not_applicable")
         .count();
 
-    let sarif = aoi_lint(&[&filter[..], &["--format", "sarif"]].concat());
+    let sarif = aoi_lint(&[&filter[..], &["--output", "sarif"]].concat());
     assert_eq!(sarif.status.code(), Some(1));
     let doc: serde_json::Value = serde_json::from_slice(&sarif.stdout).unwrap();
     assert_eq!(doc["version"], "2.1.0");
@@ -290,9 +290,9 @@ fn sarif_has_one_result_per_failure_and_junit_counts_match() {
     assert!(invocation["commandLine"]
         .as_str()
         .unwrap_or_default()
-        .contains("--format sarif"));
+        .contains("--output sarif"));
 
-    let junit = aoi_lint(&[&filter[..], &["--format", "junit"]].concat());
+    let junit = aoi_lint(&[&filter[..], &["--output", "junit"]].concat());
     assert_eq!(junit.status.code(), Some(1));
     let text = String::from_utf8(junit.stdout).unwrap();
     let mut reader = quick_xml::Reader::from_str(&text);
@@ -328,6 +328,18 @@ fn sarif_has_one_result_per_failure_and_junit_counts_match() {
 fn exit_status_is_64_without_a_target_and_69_for_a_missing_tool() {
     let out = aoi_lint(&[]);
     assert_eq!(out.status.code(), Some(64), "{out:?}");
+    // §8.3: the meta of a usage error names the command that was run; §16.1: in machine
+    // mode, spelt `--output` or `--format` alike, a usage error is a stream.
+    for spelling in ["--output", "--format"] {
+        let out = aoi_lint(&[spelling, "jsonl"]);
+        assert_eq!(out.status.code(), Some(64), "{out:?}");
+        aoi_test::assert_conforms(&out.stdout);
+        let meta: serde_json::Value =
+            serde_json::from_slice(out.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+        assert_eq!(meta["command"], "lint", "{meta}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(r#""category":"usage""#), "{text}");
+    }
     let missing = scratch().join("no-such-tool");
     let out = aoi_lint(&["--tool", missing.to_str().unwrap(), "--format", "jsonl"]);
     assert_eq!(out.status.code(), Some(69), "{out:?}");

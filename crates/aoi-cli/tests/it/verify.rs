@@ -278,6 +278,15 @@ fn usage_errors_exit_64_and_in_machine_mode_are_a_usage_error_event() {
             .expect("an aoi:error");
         assert_eq!(error.category, aoi::Category::Usage);
         assert!(!error.message.contains('\n'));
+        // §8.3: the meta names the command that ran, whether clap or the command refused.
+        let meta = aoi_test::events(&out.stdout)
+            .into_iter()
+            .find_map(|e| match e {
+                Event::Meta(m) => Some(m),
+                _ => None,
+            })
+            .expect("an aoi:meta");
+        assert_eq!(meta.command.as_deref(), Some("verify"), "{args:?}");
     }
     let out = run_aoi(&["verify", "--no-such-flag"], b"");
     assert_eq!(out.status.code(), Some(64));
