@@ -12,18 +12,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use aoi::app::{human_error, App, Discovery};
-use aoi::discover::capabilities::CommandSpec;
-use aoi::discover::schema::EventSchema;
-use aoi::surface::cursor::request_hash;
-use aoi::surface::flags::{
-    ConfirmArgs, DryRunArgs, GlobalArgs, InputArgs, InputMode, MutationArgs,
-};
-use aoi::surface::input::Input;
+use aoi::prelude::*;
 use aoi::surface::safety::{
     begin, replay, Confirmation, Effects, IdempotencyStore, Recorded, Replay,
 };
-use aoi::{Category, Code, DomainEvent, ErrorEvent, Failure, Outcome, Plan};
+use aoi::{app::human_error, surface::cursor::request_hash};
 use clap::{Parser, Subcommand};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -148,10 +141,14 @@ fn app() -> App {
     })
     .command(
         CommandSpec::new("add")
-            .events(["stored"])
+            .events([Stored::TYPE])
             .input_default(InputMode::FailFast),
     )
-    .command(CommandSpec::new("clear").destructive().events(["cleared"]))
+    .command(
+        CommandSpec::new("clear")
+            .destructive()
+            .events([Cleared::TYPE]),
+    )
     .command(CommandSpec::new("schema").read_only())
     .command(CommandSpec::new("input-schema").read_only())
     .command(CommandSpec::new("capabilities").read_only())

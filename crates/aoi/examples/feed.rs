@@ -8,13 +8,7 @@
 
 use std::process::ExitCode;
 
-use aoi::app::{App, Discovery, Limits};
-use aoi::discover::capabilities::CommandSpec;
-use aoi::discover::doctor::Doctor;
-use aoi::discover::schema::EventSchema;
-use aoi::surface::cursor::{check_limit, take_page, CursorCodec};
-use aoi::surface::flags::{GlobalArgs, PageArgs};
-use aoi::{Category, Code, DomainEvent, EmitError, ErrorEvent, Outcome, Severity};
+use aoi::prelude::*;
 use clap::{Parser, Subcommand};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -87,13 +81,13 @@ fn app() -> App {
     .command(
         CommandSpec::new("list")
             .read_only()
-            .events(["item"])
+            .events([Item::TYPE])
             .example(["list", "--limit", "2"]),
     )
     .command(
         CommandSpec::new("doctor")
             .read_only()
-            .events(["aoi:check"])
+            .events([Check::TYPE])
             .example(["doctor"]),
     )
     .command(CommandSpec::new("schema").read_only().example(["schema"]))

@@ -7,14 +7,8 @@
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 
-use aoi::app::{App, Discovery};
-use aoi::discover::capabilities::CommandSpec;
-use aoi::discover::schema::EventSchema;
-use aoi::surface::flags::{GlobalArgs, InputArgs, InputMode};
-use aoi::surface::input::Input;
-use aoi::{DomainEvent, Outcome};
+use aoi::prelude::*;
 use clap::{Parser, Subcommand};
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Upper-cases the titles of items read from an upstream stream or plain JSONL.
@@ -39,7 +33,7 @@ enum Command {
 }
 
 /// The records `shout` accepts: exactly these fields (§10.3: input schemas are strict).
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ItemIn {
     id: String,
@@ -48,7 +42,7 @@ struct ItemIn {
 }
 
 /// An item with its title shouted.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct Item {
     id: String,
     n: u64,
@@ -57,10 +51,6 @@ struct Item {
 
 impl DomainEvent for Item {
     const TYPE: &'static str = "item";
-}
-
-fn record_schema() -> serde_json::Value {
-    serde_json::to_value(schemars::schema_for!(ItemIn)).unwrap_or_default()
 }
 
 fn main() -> ExitCode {
@@ -77,7 +67,8 @@ fn main() -> ExitCode {
     .command(
         CommandSpec::new("upcase")
             .read_only()
-            .events(["item"])
+            .events([Item::TYPE])
+            .record::<ItemIn>()
             .input_default(InputMode::FailFast),
     )
     .command(CommandSpec::new("schema").read_only())
@@ -95,16 +86,9 @@ fn main() -> ExitCode {
         return human(input);
     }
     app.run(&cli.aoi, "upcase", |out| {
-        let mut input = Input::open(input, InputMode::FailFast)?.validate_with(&record_schema())?;
-        while let Some(record) = input.next(out)? {
-            let item: ItemIn = serde_json::from_value(serde_json::Value::Object(record.fields))
-                .map_err(|e| {
-                    aoi::ErrorEvent::new(
-                        aoi::Category::Internal,
-                        aoi::Code::from_static("RECORD_DECODE"),
-                        e.to_string(),
-                    )
-                })?;
+        // Each record checked against the schema `input-schema` publishes for it.
+        let mut input = app.input("upcase", input)?;
+        while let Some(item) = input.next_as::<ItemIn, _>(out)? {
             out.emit(&Item {
                 id: item.id,
                 n: item.n,

@@ -480,6 +480,31 @@ impl App {
         }
     }
 
+    /// The structured input of `command` (§10, §12): what `--input-jsonl`/`--input-json`
+    /// name, read in the mode the flags select or else the one its
+    /// [`CommandSpec::input_default`] documents (fail-fast when it states none), each record
+    /// checked against the schema its [`CommandSpec::record`] publishes, so that what a
+    /// consumer was told is what the command takes (with the `validate` feature).
+    pub fn input(
+        &self,
+        command: &str,
+        args: &crate::surface::flags::InputArgs,
+    ) -> Result<crate::surface::input::Input<Box<dyn io::Read>>, crate::emit::Failure> {
+        use crate::surface::flags::InputMode;
+        let spec = self.specs.iter().find(|s| s.name() == command);
+        let default = spec
+            .and_then(CommandSpec::input_default_mode)
+            .unwrap_or(InputMode::FailFast);
+        let input = crate::surface::input::Input::open(args, default)?;
+        // Built without the `validate` feature, the SDK has no validator: records are
+        // checked only by what the tool decodes them into (`Input::next_as`).
+        #[cfg(feature = "validate")]
+        if let Some(schema) = spec.and_then(CommandSpec::record_schema) {
+            return Ok(input.validate_with(&schema)?);
+        }
+        Ok(input)
+    }
+
     /// Answers a discovery subcommand: prints one JSON document on stdout, as one compact line
     /// with `--output jsonl` (§2) and pretty otherwise (§17).
     ///

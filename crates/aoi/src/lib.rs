@@ -31,8 +31,7 @@
 //!
 //! ```no_run
 //! use std::process::ExitCode;
-//! use aoi::surface::cursor::{check_limit, take_page, CursorCodec};
-//! use aoi::{App, CommandSpec, Discovery, DomainEvent, EventSchema, GlobalArgs, Outcome, PageArgs};
+//! use aoi::prelude::*;
 //! use clap::{Parser, Subcommand};
 //!
 //! /// A tiny searchable catalogue.
@@ -73,7 +72,7 @@
 //!                 .domain_event::<Hit>()
 //!                 .build()
 //!         })
-//!         .command(CommandSpec::new("search").read_only().events(["hit"]).example(["search", "agent", "--limit", "2"]));
+//!         .command(CommandSpec::new("search").read_only().events([Hit::TYPE]).example(["search", "agent", "--limit", "2"]));
 //!     let cli: Cli = match app.parse() {
 //!         Ok(cli) => cli,
 //!         Err(code) => return code,
@@ -97,7 +96,7 @@
 //! }
 //! ```
 //!
-//! Below [`App`], [`Harness`] runs one body under the same guarantees and [`Emitter`]
+//! [`prelude`] names everything a tool uses. Below [`App`], [`Harness`] runs one body under the same guarantees and [`Emitter`]
 //! writes one stream; the [`surface`] modules add dry-run, confirmation, idempotency, redaction
 //! and the input contract; `examples/feed.rs`, `shout.rs` and `collect.rs` are a complete
 //! source, transformer and sink.
@@ -120,6 +119,7 @@
 pub mod app;
 pub mod discover;
 pub mod emit;
+pub mod prelude;
 #[cfg(target_os = "linux")]
 pub mod process;
 pub mod read;

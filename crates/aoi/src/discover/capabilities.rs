@@ -186,6 +186,16 @@ impl CommandSpec {
         self
     }
 
+    /// The command's documented default for malformed input (§12.2), when it states one.
+    pub fn input_default_mode(&self) -> Option<crate::surface::flags::InputMode> {
+        use crate::surface::flags::InputMode;
+        match self.input_default.as_deref() {
+            Some("fail_fast") => Some(InputMode::FailFast),
+            Some("continue_on_error") => Some(InputMode::ContinueOnError),
+            _ => None,
+        }
+    }
+
     /// The schema of the command's input record, when it declares one.
     pub fn record_schema(&self) -> Option<Value> {
         self.record.as_ref().map(RecordSchema::value)

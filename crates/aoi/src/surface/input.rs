@@ -294,6 +294,35 @@ impl<R: Read> Input<R> {
         }
     }
 
+    /// The next valid record decoded as `T`; `None` at the end of input.
+    ///
+    /// A record that does not decode as `T` is an invalid record like one the record schema
+    /// refuses: `validation` `INPUT_RECORD_INVALID`, handled per the input mode (§10.3, §12.2).
+    /// Its message names the field, never the value (input may carry secrets, §11).
+    pub fn next_as<T: serde::de::DeserializeOwned, W: Write>(
+        &mut self,
+        out: &mut Emitter<W>,
+    ) -> Result<Option<T>, Failure> {
+        while let Some(record) = self.next(out)? {
+            match serde_json::from_value::<T>(Value::Object(record.fields)) {
+                Ok(value) => return Ok(Some(value)),
+                Err(e) => {
+                    let error = ErrorEvent::new(
+                        Category::Validation,
+                        Code::from_static("INPUT_RECORD_INVALID"),
+                        format!(
+                            "{} is invalid: {}",
+                            where_(record.line_number, record.item_index),
+                            undecodable(&e)
+                        ),
+                    );
+                    self.bad(out, error, record.line_number, record.item_index)?;
+                }
+            }
+        }
+        Ok(None)
+    }
+
     /// Hands what is known of the upstream to the emitter, so every exit path's summary
     /// accounts for it (§13.1).
     fn note_upstream<W: Write>(&mut self, out: &mut Emitter<W>) {
@@ -446,6 +475,23 @@ fn rule_description<'s>(schema: &'s Value, keyword_path: &str) -> Option<&'s str
     None
 }
 
+/// Why a record does not decode, in words that quote no value: serde names a missing or
+/// unknown field by its key, but quotes the value of a wrong type.
+fn undecodable(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.split_once(", expected") {
+        Some((head, _))
+            if head.starts_with("missing field") || head.starts_with("unknown field") =>
+        {
+            crate::surface::term::printable_line(head).into_owned()
+        }
+        _ if text.starts_with("missing field") => {
+            crate::surface::term::printable_line(&text).into_owned()
+        }
+        _ => "a field has a type or value the command does not take".to_owned(),
+    }
+}
+
 fn where_(line: Option<u64>, index: u64) -> String {
     match line {
         Some(l) => format!("input line {l}"),
@@ -525,6 +571,50 @@ mod tests {
             err.message.contains("required field `title`"),
             "{}",
             err.message
+        );
+    }
+
+    #[test]
+    fn next_as_decodes_records_and_treats_one_that_does_not_decode_as_invalid_per_the_mode() {
+        #[derive(Debug, PartialEq, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Note {
+            title: String,
+            #[serde(default)]
+            n: u64,
+        }
+        let secret = "hunter2-canary-password";
+        let lines = format!(
+            "{{\"title\":\"a\"}}\n{{\"title\":\"b\",\"n\":\"{secret}\"}}\n{{\"n\":2}}\n{{\"title\":\"c\",\"x\":1}}\n{{\"title\":\"d\",\"n\":4}}\n"
+        );
+        // §12.2 fail-fast: the first record that does not decode ends the run, by its line.
+        let mut out = emitter();
+        let mut input = Input::jsonl(lines.as_bytes(), InputMode::FailFast);
+        let first: Option<Note> = input.next_as(&mut out).unwrap();
+        assert_eq!(first.map(|n| n.title).as_deref(), Some("a"));
+        let err = input.next_as::<Note, _>(&mut out).unwrap_err().into_event();
+        assert_eq!(err.category, Category::Validation);
+        assert_eq!(err.code.as_str(), "INPUT_RECORD_INVALID");
+        assert_eq!(err.line_number, Some(2));
+        // §11: the value is never quoted.
+        assert!(!err.message.contains(secret), "{}", err.message);
+        // continue-on-error: each bad record is an item error, the good ones come through.
+        let mut out = emitter();
+        let mut input = Input::jsonl(lines.as_bytes(), InputMode::ContinueOnError);
+        let mut titles = Vec::new();
+        while let Some(note) = input.next_as::<Note, _>(&mut out).unwrap() {
+            titles.push(note.title);
+        }
+        assert_eq!(titles, ["a", "d"]);
+        let text = String::from_utf8(out.into_writer()).unwrap();
+        assert!(!text.contains(secret), "{text}");
+        assert!(
+            text.contains("input line 3 is invalid: missing field `title`"),
+            "{text}"
+        );
+        assert!(
+            text.contains("input line 4 is invalid: unknown field `x`"),
+            "{text}"
         );
     }
 
