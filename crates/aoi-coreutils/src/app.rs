@@ -13,10 +13,11 @@ use aoi::app::{App, Discovery};
 use aoi::discover::capabilities::CommandSpec;
 use aoi::discover::schema::EventSchema;
 use aoi::surface::flags::GlobalArgs;
+use aoi::DomainEvent;
 use clap::{Parser, Subcommand};
 
 use crate::entry::Entry;
-use crate::ls;
+use crate::{du, grep, ls, read, wc, write};
 
 /// File tools for agents: bounded by default, typed events in machine mode
 /// (`--output jsonl`), the GNU look for people.
@@ -112,70 +113,69 @@ pub fn app() -> App {
     .command(
         CommandSpec::new("ls")
             .read_only()
-            .events(["entry"])
+            .events([Entry::TYPE])
             .example(["ls", "-l", "--all", "."]),
     )
     .command(
         CommandSpec::new("find")
             .read_only()
-            .events(["entry"])
+            .events([Entry::TYPE])
             .example(["find", "notes", "--type", "f"]),
     )
     .command(
         CommandSpec::new("grep")
             .read_only()
             .events([
-                "match",
-                "context",
-                "binary_file",
-                "file_count",
-                "file_match",
+                grep::Match::TYPE,
+                grep::Context::TYPE,
+                grep::BinaryFile::TYPE,
+                grep::FileCount::TYPE,
+                grep::FileMatch::TYPE,
             ])
             .example(["grep", "TODO", "notes", "src"]),
     )
     .command(
         CommandSpec::new("cat")
             .read_only()
-            .events(["content", "binary"])
+            .events([read::Content::TYPE, read::Binary::TYPE])
             .example(["cat", "notes/todo.txt", "--max-bytes", "16384"]),
     )
     .command(
         CommandSpec::new("head")
             .read_only()
-            .events(["content", "binary"])
+            .events([read::Content::TYPE, read::Binary::TYPE])
             .example(["head", "--lines", "2", "notes/todo.txt"]),
     )
     .command(
         CommandSpec::new("tail")
             .read_only()
-            .events(["content", "binary"])
+            .events([read::Content::TYPE, read::Binary::TYPE])
             .example(["tail", "--lines", "2", "notes/todo.txt"]),
     )
-    .command(CommandSpec::new("mkdir").events(["created"]).example([
-        "mkdir",
-        "--parents",
-        "build/out",
-    ]))
+    .command(
+        CommandSpec::new("mkdir")
+            .events([write::Created::TYPE])
+            .example(["mkdir", "--parents", "build/out"]),
+    )
     .command(
         CommandSpec::new("touch")
-            .events(["created", "changed"])
+            .events([write::Created::TYPE, write::Changed::TYPE])
             .example(["touch", "notes/new.txt"]),
     )
-    .command(CommandSpec::new("cp").events(["copied"]).example([
-        "cp",
-        "--recursive",
-        "notes",
-        "notes-copy",
-    ]))
-    .command(CommandSpec::new("mv").events(["moved"]).example([
-        "mv",
-        "notes/readme.md",
-        "notes/README.md",
-    ]))
+    .command(
+        CommandSpec::new("cp")
+            .events([write::Copied::TYPE])
+            .example(["cp", "--recursive", "notes", "notes-copy"]),
+    )
+    .command(
+        CommandSpec::new("mv")
+            .events([write::Moved::TYPE])
+            .example(["mv", "notes/readme.md", "notes/README.md"]),
+    )
     .command(
         CommandSpec::new("rm")
             .destructive()
-            .events(["removed"])
+            .events([write::Removed::TYPE])
             .example(["rm", "--confirm", "notes/readme.md"])
             .example([
                 "rm",
@@ -189,19 +189,19 @@ pub fn app() -> App {
     .command(
         CommandSpec::new("wc")
             .read_only()
-            .events(["count"])
+            .events([wc::Count::TYPE])
             .example(["wc", "--lines", "notes/todo.txt", "src/main.rs"]),
     )
     .command(
         CommandSpec::new("du")
             .read_only()
-            .events(["usage"])
+            .events([du::Usage::TYPE])
             .example(["du", "--max-depth", "1", "."]),
     )
     .command(
         CommandSpec::new("stat")
             .read_only()
-            .events(["entry"])
+            .events([Entry::TYPE])
             .example(["stat", "notes/todo.txt", "notes/readme.md"]),
     )
     // <specs: one .command(...) per command above this marker>

@@ -47,10 +47,10 @@ use aoi::surface::input::Input;
 use aoi::surface::safety::{
     begin, replay, Confirmation, Effects, IdempotencyStore, Recorded, Replay,
 };
-use aoi::wire::CausedBy;
+use aoi::wire::{CausedBy, FrameworkEvent};
 use aoi::{
-    Category, Code, DomainEvent, EmitError, Emitter, ErrorEvent, Failure, Heartbeat, Outcome, Plan,
-    Severity,
+    Category, Check, Code, DomainEvent, EmitError, Emitter, ErrorEvent, Failure, Heartbeat,
+    Outcome, Plan, Severity,
 };
 use clap::{Parser, Subcommand};
 use schemars::JsonSchema;
@@ -294,10 +294,10 @@ fn app() -> App {
     .command(
         CommandSpec::new("list")
             .read_only()
-            .events(["item"])
+            .events([Item::TYPE])
             .example(["list", "--limit", "2"]),
     )
-    .command(CommandSpec::new("create").events(["created"]).example([
+    .command(CommandSpec::new("create").events([Created::TYPE]).example([
         "create",
         "--title",
         "Lint note",
@@ -305,12 +305,12 @@ fn app() -> App {
     .command(
         CommandSpec::new("delete")
             .destructive()
-            .events(["deleted"])
+            .events([Deleted::TYPE])
             .example(["delete", "seed-3", "--confirm"]),
     )
     .command(
         CommandSpec::new("import")
-            .events(["imported"])
+            .events([Imported::TYPE])
             .input_default(InputMode::FailFast)
             .example(["import", "--input-jsonl", "-"]),
     )
@@ -318,13 +318,13 @@ fn app() -> App {
         CommandSpec::new("watch")
             .read_only()
             .unbounded()
-            .events(["aoi:heartbeat"])
+            .events([Heartbeat::TYPE])
             .example(["watch"]),
     )
     .command(
         CommandSpec::new("doctor")
             .read_only()
-            .events(["aoi:check"])
+            .events([Check::TYPE])
             .example(["doctor"]),
     )
     .command(CommandSpec::new("schema").read_only())

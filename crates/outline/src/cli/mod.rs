@@ -20,7 +20,8 @@ use aoi::app::{human_error, App, Discovery};
 use aoi::discover::capabilities::CommandSpec;
 use aoi::discover::schema::EventSchema;
 use aoi::surface::flags::{ConfirmArgs, GlobalArgs, MutationArgs, PageArgs};
-use aoi::{Category, Code, ErrorEvent};
+use aoi::wire::FrameworkEvent;
+use aoi::{Category, Code, DomainEvent, ErrorEvent, Progress};
 use clap::{Args, Parser, Subcommand};
 
 use errors::RunError;
@@ -196,13 +197,13 @@ fn app() -> App {
     .command(
         CommandSpec::new("create")
             .additive()
-            .events(["created"])
+            .events([Created::TYPE])
             .example(["create", "--title", "Meeting notes", "--tag", "work"]),
     )
     .command(
         CommandSpec::new("get")
             .read_only()
-            .events(["entry"])
+            .events([Entry::TYPE])
             .example([
                 "get",
                 "doc_01JZQ7X4TQ9V6H0ZT7K8F2W3C1",
@@ -210,7 +211,7 @@ fn app() -> App {
                 "4096",
             ]),
     )
-    .command(CommandSpec::new("update").events(["updated"]).example([
+    .command(CommandSpec::new("update").events([Updated::TYPE]).example([
         "update",
         "doc_01JZQ7X4TQ9V6H0ZT7K8F2W3C1",
         "--title",
@@ -218,7 +219,7 @@ fn app() -> App {
         "--if-match",
         "1",
     ]))
-    .command(CommandSpec::new("move").events(["moved"]).example([
+    .command(CommandSpec::new("move").events([Moved::TYPE]).example([
         "move",
         "doc_01JZQ7X4TQ9V6H0ZT7K8F2W3C1",
         "--to",
@@ -229,7 +230,7 @@ fn app() -> App {
     .command(
         CommandSpec::new("copy")
             .additive()
-            .events(["copied"])
+            .events([Copied::TYPE])
             .example([
                 "copy",
                 "doc_01JZQ7X4TQ9V6H0ZT7K8F2W3C1",
@@ -240,19 +241,19 @@ fn app() -> App {
     .command(
         CommandSpec::new("list")
             .read_only()
-            .events(["entry"])
+            .events([Entry::TYPE])
             .example(["list", "--collection", "work", "--limit", "20"]),
     )
     .command(
         CommandSpec::new("search")
             .read_only()
-            .events(["hit"])
+            .events([HitEvent::TYPE])
             .example(["search", "agent operable", "--limit", "5"]),
     )
     .command(
         CommandSpec::new("delete")
             .destructive()
-            .events(["deleted"])
+            .events([Deleted::TYPE])
             .example([
                 "delete",
                 "--query",
@@ -265,7 +266,7 @@ fn app() -> App {
     .command(
         CommandSpec::new("import")
             .additive()
-            .events(["created", "aoi:progress"])
+            .events([Created::TYPE, Progress::TYPE])
             .input_default(aoi::surface::flags::InputMode::FailFast)
             .record::<transfer::ImportRecord>()
             .example(["import", "--input-jsonl", "docs.jsonl"]),
@@ -273,54 +274,54 @@ fn app() -> App {
     .command(
         CommandSpec::new("export")
             .read_only()
-            .events(["entry"])
+            .events([Entry::TYPE])
             .example(["export", "--collection", "work"]),
     )
     .command(
         CommandSpec::new("watch")
             .read_only()
             .unbounded()
-            .events(["changed"])
+            .events([Changed::TYPE])
             .example(["watch", "--interval-ms", "1000"]),
     )
     .command(
         CommandSpec::new("status")
             .read_only()
-            .events(["status"])
+            .events([StatusEvent::TYPE])
             .example(["status"]),
     )
     .command(CommandSpec::new("doctor").read_only().example(["doctor"]))
     .command(
         CommandSpec::new("sync")
-            .events(["sync", "synced"])
+            .events([SyncPlanned::TYPE, Synced::TYPE])
             .auth("a protected remote needs OUTLINE_TOKEN or a token saved by `outline auth login`")
             .example(["sync", "team.db", "--direction", "push"]),
     )
     .command(
         CommandSpec::new("auth login")
-            .events(["credential"])
+            .events([CredentialEvent::TYPE])
             .example(["auth", "login", "--with-token"]),
     )
     .command(
         CommandSpec::new("auth logout")
-            .events(["credential"])
+            .events([CredentialEvent::TYPE])
             .example(["auth", "logout"]),
     )
     .command(
         CommandSpec::new("auth status")
             .read_only()
-            .events(["credential"])
+            .events([CredentialEvent::TYPE])
             .example(["auth", "status"]),
     )
     .command(
         CommandSpec::new("auth protect")
-            .events(["protection"])
+            .events([ProtectionEvent::TYPE])
             .auth("OUTLINE_TOKEN or a token saved by `outline auth login`")
             .example(["auth", "protect"]),
     )
     .command(
         CommandSpec::new("auth unprotect")
-            .events(["protection"])
+            .events([ProtectionEvent::TYPE])
             .auth("the database's token, from OUTLINE_TOKEN or `outline auth login`")
             .example(["auth", "unprotect"]),
     )
