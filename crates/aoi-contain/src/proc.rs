@@ -1,6 +1,6 @@
-//! Processes as Linux's `/proc` shows them, for consumers that run tools (`aoi lint`'s
-//! sandbox, `aoi mcp`'s calls) and must find what a run left behind: a descendant that left
-//! the process group (`setsid`) is found by the marker variable it inherited.
+//! Processes as Linux's `/proc` shows them, for programs that run tools and must find what a
+//! run left behind: a descendant that left the process group (`setsid`) is found by the
+//! marker variable it inherited.
 
 use std::fs;
 use std::io::Read;

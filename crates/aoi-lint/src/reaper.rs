@@ -23,23 +23,19 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use rustix::event::{poll, PollFd, PollFlags, Timespec};
+use aoi_contain::{Reapable, Selector, Sweep};
 use rustix::process::{
-    kill_process, kill_process_group, pidfd_open, pidfd_send_signal, waitid, Pid, PidfdFlags,
-    Signal, WaitId, WaitIdOptions,
+    kill_process, kill_process_group, waitid, Pid, Signal, WaitId, WaitIdOptions,
 };
 
 /// The environment variable that marks every process of one run.
 pub const MARKER: &str = "AOI_LINT_RUN";
-
-/// How many scan-and-kill rounds one sweep makes at most (a fork bomb is not chased forever).
-const ROUNDS: usize = 8;
 
 /// How long a sweep waits for the processes it killed to die before it reaps them.
 const DEATH_WAIT: Duration = Duration::from_secs(2);
@@ -203,192 +199,59 @@ pub(crate) fn report_witnessed(argv: &[String], escapees: &[Escapee]) {
     });
 }
 
-/// Which processes a sweep takes.
-pub(crate) struct Selector<'a> {
-    /// `MARKER=value` exactly, or (with `prefix`) `MARKER=value…`.
-    pub marker: String,
-    /// Match the marker's value as a prefix.
-    pub prefix: bool,
-    /// Also take processes without any marker whose working directory is inside one of these.
-    pub roots: &'a [PathBuf],
-    /// Also take every child of lint (when cancelling).
-    pub children: bool,
-    /// Only processes started no earlier than this (`/proc/PID/stat` start time, in clock
-    /// ticks since boot): a run's processes are no older than its first, so every older
-    /// process is passed over after one read of its `stat`, its environment never read.
-    pub born_since: Option<u64>,
-}
-
-impl Selector<'_> {
-    fn takes(&self, proc_dir: &Path, ppid: i32, me: i32) -> bool {
-        if self.children && ppid == me {
-            return true;
-        }
-        let value = aoi::process::env_value(proc_dir, MARKER);
-        if let Some(value) = &value {
-            let wanted = self.marker.as_bytes();
-            if value == wanted || (self.prefix && value.starts_with(wanted)) {
-                return true;
-            }
-        }
-        if value.is_some() || self.roots.is_empty() {
-            // Another run's process: that run sweeps it.
-            return false;
-        }
-        fs::read_link(proc_dir.join("cwd"))
-            .is_ok_and(|cwd| self.roots.iter().any(|root| cwd.starts_with(root)))
-    }
-}
-
-/// One process a scan took.
-struct Found {
-    pid: Pid,
-    pgid: i32,
-    command: String,
-    pidfd: Option<OwnedFd>,
-}
-
-/// Every live process of this user that `select` takes; reaps unowned zombie children on
-/// the way when lint is a subreaper.
-fn scan(select: &Selector<'_>) -> Vec<Found> {
-    let me = rustix::process::getpid().as_raw_nonzero().get();
-    let mut found = Vec::new();
-    let mut zombies = Vec::new();
-    for (raw, dir) in aoi::process::others() {
-        let Some(pid) = Pid::from_raw(raw) else {
-            continue;
-        };
-        let Some(stat) = aoi::process::stat(&dir) else {
-            continue;
-        };
-        if stat.is_dead() {
-            if stat.ppid == me {
-                zombies.push(pid);
-            }
-            continue;
-        }
-        if select.born_since.is_some_and(|t| stat.started < t) && stat.ppid != me {
-            continue;
-        }
-        // Another user's process: its environment cannot be read, and it cannot be killed.
-        if select.takes(&dir, stat.ppid, me) {
-            found.push(Found {
-                pid,
-                pgid: stat.pgid,
-                command: stat.command,
-                pidfd: pidfd_open(pid, PidfdFlags::empty()).ok(),
-            });
-        }
-    }
-    if !zombies.is_empty() {
-        reap_unowned(zombies.into_iter().map(WaitTarget::Pid));
-    }
-    found
-}
-
-enum WaitTarget<'a> {
-    Pid(Pid),
-    Fd(Pid, &'a OwnedFd),
-}
-
 /// Reaps (without blocking) each target that is a child of lint no sandbox's `Child` owns;
 /// only when lint is a subreaper, since otherwise such children are not lint's to reap.
-fn reap_unowned<'a>(targets: impl Iterator<Item = WaitTarget<'a>>) {
+fn reap_unowned(targets: &[Reapable<'_>]) {
     if !SUBREAPER.load(Ordering::SeqCst) {
         return;
     }
     let _gate = SPAWN_GATE.write().unwrap_or_else(|p| p.into_inner());
     let owned = with_live(|live| live.owned.clone());
     for target in targets {
-        let (pid, id) = match target {
-            WaitTarget::Pid(pid) => (pid, WaitId::Pid(pid)),
-            WaitTarget::Fd(pid, fd) => (pid, WaitId::PidFd(fd.as_fd())),
-        };
-        if owned.contains(&pid.as_raw_nonzero().get()) {
+        if owned.contains(&target.pid().as_raw_nonzero().get()) {
             continue;
         }
+        let id = match target {
+            Reapable::Pid(pid) => WaitId::Pid(*pid),
+            Reapable::Fd(_, fd) => WaitId::PidFd(fd.as_fd()),
+        };
         // ECHILD: not lint's child (its parent is alive and reaps it).
         let _ = waitid(id, WaitIdOptions::EXITED | WaitIdOptions::NOHANG);
     }
 }
 
-/// Kills everything `select` takes, scan after scan until one finds nothing, waits for it to
-/// die and reaps what is lint's to reap; returns each process killed with its process group.
-pub(crate) fn sweep(select: &Selector<'_>) -> Vec<(Escapee, i32)> {
-    let mut killed: Vec<(Escapee, i32)> = Vec::new();
-    let mut seen: HashSet<i32> = HashSet::new();
-    for _ in 0..ROUNDS {
-        let found = scan(select);
-        // One killed already and still alive (in uninterruptible sleep, say) is not chased.
-        let fresh: Vec<Found> = found
-            .into_iter()
-            .filter(|f| !seen.contains(&f.pid.as_raw_nonzero().get()))
-            .collect();
-        if fresh.is_empty() {
-            break;
-        }
-        for f in &fresh {
-            // ESRCH: it died meanwhile, which is what was wanted.
-            let _ = match &f.pidfd {
-                Some(fd) => pidfd_send_signal(fd, Signal::KILL),
-                None => kill_process(f.pid, Signal::KILL),
-            };
-        }
-        wait_for_death(&fresh, DEATH_WAIT);
-        reap_unowned(fresh.iter().map(|f| match &f.pidfd {
-            Some(fd) => WaitTarget::Fd(f.pid, fd),
-            None => WaitTarget::Pid(f.pid),
-        }));
-        for f in fresh {
-            let raw = f.pid.as_raw_nonzero().get();
-            if seen.insert(raw) {
-                killed.push((
-                    Escapee {
-                        pid: raw.unsigned_abs(),
-                        command: f.command,
-                    },
-                    f.pgid,
-                ));
-            }
-        }
-    }
-    killed
+/// Kills everything `select` takes (its `variable` is [`MARKER`]), scan after scan until one
+/// finds nothing new, waits for it to die and reaps what is lint's to reap
+/// ([`aoi_contain::sweep`]); returns each process killed with its process group.
+pub(crate) fn sweep(select: Selector<'_>) -> Vec<(Escapee, i32)> {
+    aoi_contain::sweep(&Sweep {
+        select,
+        death_wait: Some(DEATH_WAIT),
+        reap: Some(&reap_unowned),
+    })
+    .into_iter()
+    .map(|k| {
+        (
+            Escapee {
+                pid: k.pid,
+                command: k.command,
+            },
+            k.pgid,
+        )
+    })
+    .collect()
 }
 
-/// Waits until every pidfd in `found` is readable (the process exited), or `limit` passed.
-/// By then a dead parent's children have been reparented, so they can be reaped.
-fn wait_for_death(found: &[Found], limit: Duration) {
-    let deadline = Instant::now() + limit;
-    let mut pending: Vec<&OwnedFd> = found.iter().filter_map(|f| f.pidfd.as_ref()).collect();
-    while !pending.is_empty() {
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        if remaining.is_zero() {
-            return;
-        }
-        let mut fds: Vec<PollFd<'_>> = pending
-            .iter()
-            .map(|fd| PollFd::new(*fd, PollFlags::IN))
-            .collect();
-        match poll(&mut fds, Some(&timespec(remaining))) {
-            Ok(_) => {}
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(_) => return,
-        }
-        let done: Vec<bool> = fds.iter().map(|fd| !fd.revents().is_empty()).collect();
-        pending = pending
-            .into_iter()
-            .zip(done)
-            .filter(|(_, done)| !done)
-            .map(|(fd, _)| fd)
-            .collect();
-    }
-}
-
-/// `duration` as poll's timeout.
-pub(crate) fn timespec(duration: Duration) -> Timespec {
-    Timespec {
-        tv_sec: i64::try_from(duration.as_secs()).unwrap_or(i64::MAX),
-        tv_nsec: i64::from(duration.subsec_nanos()),
+/// A selector of this lint's processes: those whose [`MARKER`] is `value` (or starts with it).
+pub(crate) fn marked(value: &str, prefix: bool) -> Selector<'_> {
+    Selector {
+        variable: MARKER,
+        value,
+        prefix,
+        roots: &[],
+        children: false,
+        born_since: None,
+        after_pid: None,
     }
 }
 
@@ -409,14 +272,14 @@ pub fn cancel_all() -> Cancelled {
     for group in groups {
         let _ = kill_process_group(group, Signal::KILL);
     }
+    let mine = format!("{}-", std::process::id());
     let select = Selector {
-        marker: format!("{}-", std::process::id()),
-        prefix: true,
         roots: &roots,
         children: true,
-        born_since: aoi::process::start_time(std::process::id()),
+        born_since: aoi_contain::proc::start_time(std::process::id()),
+        ..marked(&mine, true)
     };
-    totals.processes += sweep(&select).len();
+    totals.processes += sweep(select).len();
     for root in &roots {
         if remove_tree(root) {
             totals.directories += 1;
@@ -459,8 +322,8 @@ pub fn clean_up_after_dead_runs() -> (usize, usize) {
         }
     }
     let mut processes = 0;
-    for (raw, dir) in aoi::process::others() {
-        let Some(value) = aoi::process::env_value(&dir, MARKER) else {
+    for (raw, dir) in aoi_contain::proc::others() {
+        let Some(value) = aoi_contain::proc::env_value(&dir, MARKER) else {
             continue;
         };
         let owner = value.split(|&b| b == b'-').next().unwrap_or_default();

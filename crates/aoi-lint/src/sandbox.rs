@@ -33,7 +33,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use rustix::event::{poll, PollFd, PollFlags};
 use rustix::process::{kill_process_group, pidfd_open, Pid, PidfdFlags};
 
-use crate::reaper::{self, Escapee, Selector};
+use aoi_contain::Selector;
+
+use crate::reaper::{self, Escapee};
 use crate::snapshot::{self, Snapshot};
 
 /// How long to keep draining pipes after the child is gone, for a descendant that escaped the
@@ -516,7 +518,7 @@ impl Sandbox {
         // are noticed at the next poll of stdout, at most `NO_PIDFD_TICK` later.
         let pidfd = pidfd_open(pgid, PidfdFlags::empty()).ok();
         // Readable until the child is reaped, which only this `Running` does.
-        let born = aoi::process::start_time(child.id());
+        let born = aoi_contain::proc::start_time(child.id());
         self.unswept.fetch_add(1, Ordering::SeqCst);
         Ok(Running {
             child,
@@ -553,12 +555,11 @@ impl Drop for Sandbox {
         if self.unswept.load(Ordering::SeqCst) > 0 {
             // A `Running` outlives this sandbox: its processes must not outlive the directory.
             let roots = [self.root.clone()];
-            reaper::sweep(&Selector {
-                marker: reaper::sandbox_prefix(self.id),
-                prefix: true,
+            let prefix = reaper::sandbox_prefix(self.id);
+            reaper::sweep(Selector {
                 roots: &roots,
-                children: false,
-                born_since: aoi::process::start_time(std::process::id()),
+                born_since: aoi_contain::proc::start_time(std::process::id()),
+                ..reaper::marked(&prefix, true)
             });
         }
         reaper::remove_tree(&self.root);
@@ -712,7 +713,7 @@ fn wait_readable(fds: &[BorrowedFd<'_>], exit: Option<Option<&OwnedFd>>, deadlin
         .chain(exit.flatten().map(|fd| PollFd::new(fd, PollFlags::IN)))
         .collect();
     // EINTR and other errors: the caller loops, reading again and checking its deadline.
-    let _ = poll(&mut polled, Some(&reaper::timespec(remaining)));
+    let _ = poll(&mut polled, Some(&aoi_contain::timespec(remaining)));
 }
 
 /// What one non-blocking read from stdout gave.
@@ -867,12 +868,10 @@ impl Running {
             return;
         }
         let roots = [self.root.clone()];
-        let killed = reaper::sweep(&Selector {
-            marker: self.marker.clone(),
-            prefix: false,
+        let killed = reaper::sweep(Selector {
             roots: &roots,
-            children: false,
             born_since: self.born,
+            ..reaper::marked(&self.marker, false)
         });
         let pgid = self.pgid.as_raw_nonzero().get();
         self.escaped = killed

@@ -30,13 +30,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use rustix::process::{kill_process, kill_process_group, Pid, Signal};
+use rustix::process::{kill_process_group, Pid, Signal};
 
 /// The environment variable that marks every process of one call.
 pub const MARKER: &str = "AOI_MCP_CALL";
-
-/// How many scan-and-kill rounds one sweep makes at most (a fork bomb is not chased forever).
-const ROUNDS: usize = 8;
 
 static NEXT: AtomicU64 = AtomicU64::new(1);
 static STOPPED: AtomicBool = AtomicBool::new(false);
@@ -264,7 +261,7 @@ pub fn watchdog_main(adapter: Option<&str>) -> std::process::ExitCode {
         return std::process::ExitCode::from(aoi::exit_code::USAGE);
     };
     // Read while the adapter is alive: afterwards its /proc entry is gone.
-    let born = aoi::process::start_time(adapter);
+    let born = aoi_contain::proc::start_time(adapter);
     let mut groups: std::collections::HashSet<i32> = std::collections::HashSet::new();
     for line in std::io::stdin().lock().split(b'\n') {
         let Ok(line) = line else { break };
@@ -295,63 +292,35 @@ pub fn watchdog_main(adapter: Option<&str>) -> std::process::ExitCode {
 }
 
 /// Kills every live process whose [`MARKER`] is `wanted` (exactly, or starting with it when
-/// `prefix`), until a scan finds none it has not killed already.
+/// `prefix`), started after the adapter, until a scan finds none it has not killed already
+/// ([`aoi_contain::sweep`]); with `after`, only among the pids handed out since that one.
 fn sweep(wanted: &str, prefix: bool, after: Option<i32>) -> usize {
     sweep_since(
         wanted,
         prefix,
         after,
-        aoi::process::start_time(std::process::id()),
+        aoi_contain::proc::start_time(std::process::id()),
     )
 }
 
 /// [`sweep`], among the processes started at or after `born` (clock ticks since boot).
 fn sweep_since(wanted: &str, prefix: bool, after: Option<i32>, born: Option<u64>) -> usize {
-    let mut killed: Vec<i32> = Vec::new();
-    for _ in 0..ROUNDS {
-        // Read each round: a process forked meanwhile is in the window of the next.
-        let window = after.and_then(|first| Some((first, aoi::process::last_pid()?)));
-        let fresh: Vec<i32> = marked(wanted, prefix, born, window)
-            .into_iter()
-            .filter(|pid| !killed.contains(pid))
-            .collect();
-        if fresh.is_empty() {
-            break;
-        }
-        for &raw in &fresh {
-            if let Some(pid) = Pid::from_raw(raw) {
-                let _ = kill_process(pid, Signal::KILL);
-            }
-        }
-        killed.extend(fresh);
-    }
-    killed.len()
-}
-
-/// The live processes (not zombies) carrying the marker, other than this one; only those
-/// started after the adapter are read further than their `stat`, and with a `window` of pids
-/// `(first, last]`, only those.
-fn marked(wanted: &str, prefix: bool, born: Option<u64>, window: Option<(i32, i32)>) -> Vec<i32> {
-    let candidates = match window {
-        Some((first, last)) => aoi::process::window(first, last),
-        None => Box::new(aoi::process::others()),
-    };
-    candidates
-        .filter(|(_, dir)| {
-            aoi::process::stat(dir)
-                .is_some_and(|s| !s.is_dead() && born.is_none_or(|b| s.started >= b))
-        })
-        .filter(|(_, dir)| {
-            aoi::process::env_value(dir, MARKER).is_some_and(|value| {
-                if prefix {
-                    value.starts_with(wanted.as_bytes())
-                } else {
-                    value == wanted.as_bytes()
-                }
-            })
-        })
-        .map(|(pid, _)| pid)
-        .collect()
+    // The adapter is not a subreaper: tokio reaps its CLIs, init or the host's subreaper
+    // the orphans a sweep killed. So a sweep neither waits for them nor reaps them.
+    aoi_contain::sweep(&aoi_contain::Sweep {
+        select: aoi_contain::Selector {
+            variable: MARKER,
+            value: wanted,
+            prefix,
+            roots: &[],
+            children: false,
+            born_since: born,
+            after_pid: after,
+        },
+        death_wait: None,
+        reap: None,
+    })
+    .len()
 }
 
 #[cfg(test)]

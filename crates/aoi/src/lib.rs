@@ -120,8 +120,6 @@ pub mod app;
 pub mod discover;
 pub mod emit;
 pub mod prelude;
-#[cfg(target_os = "linux")]
-pub mod process;
 pub mod read;
 pub mod surface;
 pub mod wire;
