@@ -39,7 +39,10 @@ ci_cache_clean_workspace() {
   if [[ $# -eq 0 ]]; then
     [[ -d target/debug ]] && cargo clean --locked --quiet "${args[@]}"
     [[ -d target/release ]] && cargo clean --locked --quiet --release "${args[@]}"
-    rm -rf target/doc target/debug/incremental target/release/incremental
+    # The public-API listing's own target dir (.ci/public_api.py): its documentation too.
+    [[ -d target/public-api/debug ]] && CARGO_TARGET_DIR=target/public-api \
+      cargo clean --locked --quiet "${args[@]}"
+    rm -rf target/doc target/public-api/doc target/debug/incremental target/release/incremental
   else
     [[ -d fuzz/target ]] && CARGO_TARGET_DIR=fuzz/target cargo clean --locked --quiet "$@" \
       --release --target x86_64-unknown-linux-gnu "${args[@]}"

@@ -207,7 +207,7 @@ impl App {
     /// Parses the process arguments with `C`. `--help` and `--version` print and return exit 0;
     /// a usage error exits 64, reported in machine mode as a complete stream with a `usage`
     /// `aoi:error` (§16.1) whose `hint` carries clap's suggestion and whose `aoi:meta.command`
-    /// names the subcommand the arguments named (see [`command_named`]), in human mode by clap
+    /// names the subcommand the arguments named (see `command_named`), in human mode by clap
     /// on stderr.
     pub fn parse<C: Parser>(&self) -> Result<C, ExitCode> {
         self.parse_from(std::env::args_os())
@@ -821,7 +821,7 @@ fn with_subcommand(
 
 /// True when the raw arguments ask for machine mode (`--output jsonl`, `--format=json`, ...),
 /// looked at before clap so that even a usage error is reported as events.
-pub fn machine_requested(args: &[OsString]) -> bool {
+pub(crate) fn machine_requested(args: &[OsString]) -> bool {
     let mut previous_is_flag = false;
     for arg in args {
         let arg = arg.to_string_lossy();
@@ -845,7 +845,7 @@ pub fn machine_requested(args: &[OsString]) -> bool {
 /// names the command it is about (§8.3). `args[0]` is the program name; flags are skipped with
 /// their values, and the walk stops at `--` or at the first word that is not a subcommand of
 /// the one reached. `None` when the arguments name no subcommand (`tool serach`, `tool --bad`).
-pub fn command_named(root: &clap::Command, args: &[OsString]) -> Option<String> {
+pub(crate) fn command_named(root: &clap::Command, args: &[OsString]) -> Option<String> {
     use crate::discover::input_schema::takes_value;
     let mut root = root.clone();
     // Propagates global flags into every subcommand, so each knows all the flags it accepts.
@@ -902,7 +902,7 @@ pub fn command_named(root: &clap::Command, args: &[OsString]) -> Option<String> 
 /// The message is clap's first paragraph on one line (`the following required arguments were
 /// not provided: <QUERY>`); clap's suggestions (`a similar argument exists: '--limit'`, and its
 /// other tips) become the `hint`, one line, informational only (§1.3, §9.1), else `--help`.
-pub fn usage_error_stream(builder: EmitterBuilder, error: &clap::Error) -> u8 {
+pub(crate) fn usage_error_stream(builder: EmitterBuilder, error: &clap::Error) -> u8 {
     error_stream(builder, &usage_error(error))
 }
 
@@ -931,13 +931,6 @@ fn usage_error(error: &clap::Error) -> ErrorEvent {
         tips.join("; ")
     };
     ErrorEvent::new(Category::Usage, Code::from_static("USAGE"), message).hint(hint)
-}
-
-/// Reports a usage error message as a complete stream on stdout; returns 64.
-pub fn usage_message_stream(builder: EmitterBuilder, message: &str) -> u8 {
-    let event =
-        ErrorEvent::new(Category::Usage, Code::from_static("USAGE"), message).hint("--help");
-    error_stream(builder, &event)
 }
 
 /// The error of a schema the tool could not build.

@@ -9,7 +9,7 @@
 //! calls sensitive).
 //!
 //! A command that reads records (`--input-jsonl`, `--input-json`, §12) documents one record
-//! under `$defs.record` ([`RECORD_DEF`]), from a type the tool declares with
+//! under `$defs.record` (`RECORD_DEF`), from a type the tool declares with
 //! [`CommandSpec::record`](super::capabilities::CommandSpec::record) and validates its input
 //! with ([`record_schema`], [`Input::validate_with`](crate::surface::input::Input::validate_with)):
 //! the schema a consumer checks a record against is the one the tool reads it with.
@@ -26,7 +26,7 @@ use serde_json::{json, Map, Value};
 /// The `$defs` name of a command's input record in its input schema (`docs/discovery.md`):
 /// `aoi lint` builds good records from it (check 12), `aoi mcp` types its `records` argument
 /// with it.
-pub const RECORD_DEF: &str = "record";
+pub(crate) const RECORD_DEF: &str = "record";
 
 /// The keyword that marks a string property as a file system path: `"x-aoi-format": "path"`
 /// (`docs/discovery.md`). Written for a clap argument of type `PathBuf` or with a path value
@@ -35,7 +35,7 @@ pub const RECORD_DEF: &str = "record";
 pub const X_AOI_FORMAT: &str = "x-aoi-format";
 
 /// The value of [`X_AOI_FORMAT`] (or `format`) that marks a path.
-pub const PATH_FORMAT: &str = "path";
+pub(crate) const PATH_FORMAT: &str = "path";
 
 /// A command path that is not in the tool's clap definition.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,7 +43,7 @@ pub const PATH_FORMAT: &str = "path";
 pub struct UnknownCommand(pub String);
 
 /// Finds a (possibly nested, space-separated) subcommand in a built clap `Command`.
-pub fn find_command<'a>(root: &'a Command, path: &str) -> Option<&'a Command> {
+pub(crate) fn find_command<'a>(root: &'a Command, path: &str) -> Option<&'a Command> {
     let mut cmd = root;
     for part in path.split_whitespace() {
         cmd = cmd.find_subcommand(part)?;
@@ -52,7 +52,7 @@ pub fn find_command<'a>(root: &'a Command, path: &str) -> Option<&'a Command> {
 }
 
 /// The leaf command paths of a tool, e.g. `["search", "auth login", "auth logout"]`.
-pub fn command_paths(root: &Command) -> Vec<String> {
+pub(crate) fn command_paths(root: &Command) -> Vec<String> {
     fn walk(cmd: &Command, prefix: &str, out: &mut Vec<String>) {
         for sub in cmd.get_subcommands() {
             if sub.is_hide_set() || sub.get_name() == "help" {
@@ -86,7 +86,7 @@ pub fn is_secret(arg: &Arg) -> bool {
 
 /// True when a parameter named `name` carries a secret by its name alone (§11's list:
 /// `token`, `password`, `key`, …), the standard `idempotency_key` and `cursor` aside.
-pub fn is_secret_name(name: &str) -> bool {
+pub(crate) fn is_secret_name(name: &str) -> bool {
     const STANDARD: [&str; 3] = ["idempotency_key", "idempotency-key", "cursor"];
     !STANDARD.contains(&name) && crate::surface::redact::is_sensitive_flag(name)
 }
@@ -299,7 +299,7 @@ pub fn input_schema(root: &Command, path: &str) -> Result<Value, UnknownCommand>
 
 /// The JSON Schema of one input record, derived from `T` as serde reads it: a standalone
 /// 2020-12 document, for [`Input::validate_with`](crate::surface::input::Input::validate_with)
-/// and for [`with_record`].
+/// and for `with_record`.
 ///
 /// `T` is what the tool deserializes each record into. Make it strict
 /// (`#[serde(deny_unknown_fields)]` gives `additionalProperties: false`) and state the rules its
@@ -349,7 +349,7 @@ pub fn record_schema<T: JsonSchema>() -> Value {
 /// (the input schema declares the dialect) and the definitions it carries move up into the
 /// input schema's `$defs`, so each `#/$defs/...` reference inside it still resolves. A nested
 /// definition named `record` would be shadowed by the record itself: name types otherwise.
-pub fn with_record(mut input: Value, mut record: Value) -> Value {
+pub(crate) fn with_record(mut input: Value, mut record: Value) -> Value {
     let mut defs = Map::new();
     if let Value::Object(map) = &mut record {
         map.remove("$schema");

@@ -300,7 +300,7 @@ impl InputSchema {
 }
 
 /// True when the property schema `schema` marks a file system path: [`X_AOI_FORMAT`] or
-/// `format` [`PATH_FORMAT`], on the property or on the items of an array property.
+/// `format` `"path"`, on the property or on the items of an array property.
 pub fn marks_path(schema: &Value) -> bool {
     let marked = |s: &Value| {
         [X_AOI_FORMAT, "format"]
@@ -313,7 +313,7 @@ pub fn marks_path(schema: &Value) -> bool {
 /// The flag a property is given with when its schema says nothing else (`docs/discovery.md`):
 /// `--` and the property name with `_` written `-`, the §16.1 spelling (`dry_run` →
 /// `--dry-run`).
-pub fn conventional_flag(property: &str) -> String {
+pub(crate) fn conventional_flag(property: &str) -> String {
     format!("--{}", property.replace('_', "-"))
 }
 

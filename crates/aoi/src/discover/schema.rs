@@ -79,16 +79,16 @@ use crate::wire::{
 };
 
 /// The JSON Schema dialect every event schema declares in `$schema`.
-pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+pub(crate) const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// The `schema_name` of [`framework_schema`], the schema of a stream of framework events only.
-pub const FRAMEWORK_SCHEMA_NAME: &str = "aoi.framework.events";
+pub(crate) const FRAMEWORK_SCHEMA_NAME: &str = "aoi.framework.events";
 
 /// The `$id` base of [`framework_schema`]: the project's home, advisory only (§5).
-pub const FRAMEWORK_ID_BASE: &str = "https://github.com/machinemode/machinemode/schemas";
+pub(crate) const FRAMEWORK_ID_BASE: &str = "https://github.com/machinemode/machinemode/schemas";
 
 /// The prefix that turns a domain event `type` into its `$defs` name (`hit` → `event.hit`).
-pub const DOMAIN_DEF_PREFIX: &str = "event.";
+pub(crate) const DOMAIN_DEF_PREFIX: &str = "event.";
 
 /// The prefix of every framework definition name (`aoi:meta` → `aoi.meta`).
 const FRAMEWORK_DEF_PREFIX: &str = "aoi.";
@@ -265,7 +265,7 @@ impl EventSchema {
 /// uses it to check the framework events of any stream, and a tool without domain events may
 /// serve it, though [`EventSchema::new`] with no domain event gives one under the tool's own
 /// identity.
-pub fn framework_schema() -> Value {
+pub(crate) fn framework_schema() -> Value {
     document(
         FRAMEWORK_ID_BASE,
         FRAMEWORK_SCHEMA_NAME,

@@ -7,6 +7,7 @@ mod flatten;
 pub mod harness;
 
 pub use cancel::{CancelToken, Signal};
-pub use emitter::{new_run_id, EmitError, Emitter, EmitterBuilder, Finished, Outcome};
+pub(crate) use emitter::new_run_id;
+pub use emitter::{EmitError, Emitter, EmitterBuilder, Finished, Outcome};
 pub(crate) use harness::refuse_closed_stdout;
 pub use harness::{drive, Failure, Harness, RunResult};

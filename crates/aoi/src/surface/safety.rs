@@ -77,7 +77,7 @@ pub const IDEMPOTENCY_KEY_INVALID: Code = Code::from_static("IDEMPOTENCY_KEY_INV
 /// `io`: the idempotency store could not be read or written.
 pub const IDEMPOTENCY_STORE_FAILED: Code = Code::from_static("IDEMPOTENCY_STORE_FAILED");
 /// `internal`: a domain event could not be recorded for replay.
-pub const EVENT_NOT_SERIALIZABLE: Code = Code::from_static("EVENT_NOT_SERIALIZABLE");
+pub(crate) const EVENT_NOT_SERIALIZABLE: Code = Code::from_static("EVENT_NOT_SERIALIZABLE");
 
 /// The longest idempotency key accepted, in bytes.
 pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 255;

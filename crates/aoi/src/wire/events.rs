@@ -451,7 +451,7 @@ impl FrameworkEvent for Heartbeat {
 }
 
 /// Every framework `type` this version of the spec defines.
-pub const FRAMEWORK_TYPES: [&str; 8] = [
+pub(crate) const FRAMEWORK_TYPES: [&str; 8] = [
     Meta::TYPE,
     Summary::TYPE,
     Warning::TYPE,

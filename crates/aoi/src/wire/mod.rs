@@ -9,9 +9,10 @@ pub mod text;
 
 pub use category::{exit_code, Category};
 pub use error::{ErrorEvent, Protocol, Scope, Wrapped};
+pub(crate) use events::FRAMEWORK_TYPES;
 pub use events::{
     CausedBy, Check, Envelope, FrameworkEvent, Heartbeat, Identity, Meta, Plan, Progress, Reason,
-    Severity, Summary, Upstream, Warning, AOI_VERSION, FRAMEWORK_TYPES,
+    Severity, Summary, Upstream, Warning, AOI_VERSION,
 };
 pub use text::{single_line, Code, InvalidCode};
 

@@ -340,7 +340,7 @@ fn normalized_warning(warning: &Warning) -> Warning {
 }
 
 /// A fresh ULID for `aoi.run` (§8.1 recommends ULIDs: sortable, unique without coordination).
-pub fn new_run_id() -> String {
+pub(crate) fn new_run_id() -> String {
     let ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
