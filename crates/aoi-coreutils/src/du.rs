@@ -37,9 +37,9 @@ use clap::Args;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::common::{
-    human_exit, io_error, more_note, path_key, path_text, say_error, Bounds, Item, Page,
-};
+use crate::page::{Bounds, Item, Page};
+use crate::paths::{io_error, path_key, path_text};
+use crate::report::{human_exit, more_note, say_error};
 
 /// The command's name, in events and messages.
 const NAME: &str = "du";
@@ -357,7 +357,7 @@ fn page(args: &DuArgs, codec: &CursorCodec) -> Result<Page<Usage>, ErrorEvent> {
 }
 
 fn bad_cursor() -> ErrorEvent {
-    crate::common::cursor_invalid("the cursor does not name a position of this listing")
+    crate::page::cursor_invalid("the cursor does not name a position of this listing")
 }
 
 /// Runs `du`.

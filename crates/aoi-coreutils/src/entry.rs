@@ -8,7 +8,9 @@ use aoi::{DomainEvent, ErrorEvent};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::common::{epoch_ms, iso8601, path_text, Names};
+use crate::clock::{epoch_ms, iso8601};
+use crate::owners::Names;
+use crate::paths::path_text;
 
 /// What an entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]

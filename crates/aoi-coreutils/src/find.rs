@@ -63,10 +63,12 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::WalkBuilder;
 use serde::Serialize;
 
-use crate::common::{
-    epoch_ms, human_exit, io_error, more_note, not_utf8, path_key, say_error, Bounds, Names,
-};
+use crate::clock::epoch_ms;
 use crate::entry::{Entry, Kind};
+use crate::owners::Names;
+use crate::page::Bounds;
+use crate::paths::{io_error, not_utf8, path_key};
+use crate::report::{human_exit, more_note, say_error};
 
 /// The command's name, in events and messages.
 const NAME: &str = "find";
@@ -307,7 +309,7 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> Option<i64> {
     let doy = (153 * mp + 2) / 5 + i64::from(day) - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
-    (crate::common::civil_from_days(days) == (year, month, day)).then_some(days)
+    (crate::clock::civil_from_days(days) == (year, month, day)).then_some(days)
 }
 
 /// What decides the order and content, which a cursor is bound to.
@@ -382,7 +384,7 @@ impl Position {
 }
 
 fn bad_cursor() -> ErrorEvent {
-    crate::common::cursor_invalid("the cursor does not name a position of this listing")
+    crate::page::cursor_invalid("the cursor does not name a position of this listing")
 }
 
 /// The filters, compiled.
@@ -1076,8 +1078,8 @@ fn walk_error(err: &ignore::Error, shown: &Path) -> ErrorEvent {
             Code::from_static("SYMLINK_LOOP"),
             format!(
                 "{}: a symbolic link loop back to {}",
-                crate::common::display(shown),
-                crate::common::display(ancestor)
+                crate::paths::display(shown),
+                crate::paths::display(ancestor)
             ),
         )
         .item()
@@ -1088,7 +1090,7 @@ fn walk_error(err: &ignore::Error, shown: &Path) -> ErrorEvent {
         None => ErrorEvent::new(
             Category::Io,
             Code::from_static("IO_ERROR"),
-            format!("{}: {err}", crate::common::display(shown)),
+            format!("{}: {err}", crate::paths::display(shown)),
         )
         .item()
         .target(String::from_utf8_lossy(shown.as_os_str().as_bytes()).into_owned()),

@@ -88,8 +88,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::common::{display, io_error, more_note, not_utf8, path_key, say_error, Bounds};
 use crate::mapped::{Mapped, Watch};
+use crate::page::Bounds;
+use crate::paths::{display, io_error, not_utf8, path_key};
+use crate::report::{more_note, say_error};
 
 /// The command's name, in events, cursors and messages.
 const NAME: &str = "grep";
@@ -1085,7 +1087,7 @@ fn walk_error(operand: &Path, err: ignore::Error) -> (PathBuf, ErrorEvent) {
                 let error = ErrorEvent::new(
                     Category::Io,
                     Code::from_static("WALK_ERROR"),
-                    format!("{}: {other}", crate::common::display(&path)),
+                    format!("{}: {other}", crate::paths::display(&path)),
                 )
                 .item()
                 .target(path.to_string_lossy().into_owned());
@@ -2162,7 +2164,7 @@ fn human(args: &GrepArgs, codec: &CursorCodec, global: &GlobalArgs) -> ExitCode 
     let end = match (written, end) {
         (Ok(()), Ok(end)) => end,
         (Err(e), _) | (Ok(()), Err(e)) => {
-            return crate::common::human_exit("aoi-coreutils grep", Err(e), 0)
+            return crate::report::human_exit("aoi-coreutils grep", Err(e), 0)
         }
     };
     if end.truncated {

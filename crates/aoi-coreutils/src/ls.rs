@@ -22,10 +22,11 @@ use aoi::ErrorEvent;
 use clap::Args;
 use serde::Serialize;
 
-use crate::common::{
-    human_exit, io_error, more_note, path_key, say_error, Bounds, Item, Names, Page,
-};
 use crate::entry::Entry;
+use crate::owners::Names;
+use crate::page::{Bounds, Item, Page};
+use crate::paths::{io_error, path_key};
+use crate::report::{human_exit, more_note, say_error};
 
 /// List directory contents (bounded; sorted by name unless -t or -S).
 // The command's description, which `aoi-coreutils ls --help`, `capabilities` and MCP
@@ -248,7 +249,7 @@ fn list(args: &LsArgs, codec: &CursorCodec) -> Result<Listing, ErrorEvent> {
 
 /// The cursor's entry is no longer where it was: the listing changed between pages.
 fn stale() -> ErrorEvent {
-    crate::common::cursor_stale("the listing changed")
+    crate::page::cursor_stale("the listing changed")
 }
 
 type Visit<'a> =
@@ -446,7 +447,7 @@ fn write_human(
     // The entries of each directory, in order, with its header; files given as operands
     // form a group of their own with no header. Errors go to stderr as they come.
     let operand_dirs = operands(args).len() > 1 || args.recursive;
-    let now_ms = crate::common::epoch_ms(std::time::SystemTime::now());
+    let now_ms = crate::clock::epoch_ms(std::time::SystemTime::now());
     let mut items = page.items.iter();
     let mut entries: Vec<&Entry> = Vec::new();
     let mut first = true;
@@ -562,7 +563,7 @@ impl std::fmt::Display for LsTime {
         ];
         let (ms, now_ms) = (self.ms, self.now_ms);
         let secs = ms.div_euclid(1000);
-        let (y, m, d) = crate::common::civil_from_days(secs.div_euclid(86_400));
+        let (y, m, d) = crate::clock::civil_from_days(secs.div_euclid(86_400));
         let month = MONTHS[(m - 1) as usize];
         let six_months_ms = 31_556_952_000 / 2;
         if now_ms - ms > six_months_ms || ms - now_ms > 60_000 * 60 {

@@ -95,7 +95,8 @@ use clap::Args;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::common::{display, human_exit, io_error, path_key, path_text, say_error};
+use crate::paths::{display, io_error, path_key, path_text};
+use crate::report::{human_exit, say_error};
 use crate::DEFAULT_MAX_BYTES;
 
 /// The most file bytes one `content` event carries.
@@ -1075,7 +1076,7 @@ fn operands(files: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 fn stale() -> ErrorEvent {
-    crate::common::cursor_stale("the file got shorter than the cursor's offset")
+    crate::page::cursor_stale("the file got shorter than the cursor's offset")
 }
 
 /// Reads every operand in order into `sink`, within the budget.

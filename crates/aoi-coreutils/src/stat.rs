@@ -24,11 +24,12 @@ use aoi::ErrorEvent;
 use clap::Args;
 use serde::Serialize;
 
-use crate::common::{
-    civil_from_days, human_exit, io_error, more_note, path_key, say_error, Bounds, Item, Names,
-    Page,
-};
+use crate::clock::civil_from_days;
 use crate::entry::{Entry, Kind};
+use crate::owners::Names;
+use crate::page::{Bounds, Item, Page};
+use crate::paths::{io_error, path_key};
+use crate::report::{human_exit, more_note, say_error};
 
 /// The command's name, in events and messages.
 const NAME: &str = "stat";
@@ -130,7 +131,7 @@ fn describe(
 }
 
 fn bad_cursor() -> ErrorEvent {
-    crate::common::cursor_invalid("the cursor does not name an operand of this command")
+    crate::page::cursor_invalid("the cursor does not name an operand of this command")
 }
 
 /// Human mode: GNU `stat`'s default format.

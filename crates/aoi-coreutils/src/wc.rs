@@ -43,7 +43,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use unicode_width::UnicodeWidthChar;
 
-use crate::common::{human_exit, io_error, path_text, say_error};
+use crate::paths::{io_error, path_text};
+use crate::report::{human_exit, say_error};
 
 /// Bytes per read.
 const BUFFER_BYTES: usize = 256 * 1024;

@@ -26,8 +26,8 @@ use super::{
     clobber, destinations, fs_error, inside, operand_keys, path_error, quote, same_file,
     sorted_names, working_dir, Clobber, Copied,
 };
-use crate::common::path_text;
 use crate::entry::Kind;
+use crate::paths::path_text;
 
 /// Copy files and trees (-r); an existing destination is a conflict unless -f or -n.
 // The command's description, which `aoi-coreutils cp --help`, `capabilities` and MCP

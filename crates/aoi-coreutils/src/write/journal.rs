@@ -22,7 +22,7 @@ use aoi::{Category, DomainEvent, Emitter, ErrorEvent, Failure, Outcome, Plan};
 use serde_json::{Map, Value};
 
 use super::store::FileStore;
-use crate::common::{human_exit, say_error};
+use crate::report::{human_exit, say_error};
 
 /// What a write command is asked to do, for the journal.
 #[derive(Debug, Clone)]

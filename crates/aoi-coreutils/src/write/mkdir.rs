@@ -18,8 +18,8 @@ use serde_json::json;
 
 use super::journal::{run as run_journal, Applied, Journal, Spec, Step};
 use super::{fs_error, operand_keys, path_error, quote, working_dir, Created};
-use crate::common::path_text;
 use crate::entry::Kind;
+use crate::paths::path_text;
 
 /// EEXIST and ENOTDIR (the same numbers on Linux, the BSDs and macOS), for GNU's words.
 const EEXIST: i32 = 17;

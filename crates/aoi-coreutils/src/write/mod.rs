@@ -60,7 +60,7 @@ pub use mv::MvArgs;
 pub use rm::RmArgs;
 pub use touch::TouchArgs;
 
-use crate::common::{io_error, path_key, plain_io};
+use crate::paths::{io_error, path_key, plain_io};
 
 /// `path` quoted as GNU tools quote a file name in a message: `'a b'`, or `"it's"` when it
 /// holds a single quote.

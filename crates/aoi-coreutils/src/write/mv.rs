@@ -23,8 +23,8 @@ use super::{
     clobber, destinations, fs_error, inside, is_dot, operand_keys, path_error, quote, same_file,
     working_dir, Clobber, Moved,
 };
-use crate::common::path_text;
 use crate::entry::Kind;
+use crate::paths::path_text;
 
 /// EXDEV: a rename across file systems (18 on Linux, the BSDs and macOS alike).
 const EXDEV: i32 = 18;

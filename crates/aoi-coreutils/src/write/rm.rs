@@ -30,8 +30,8 @@ use super::journal::{run as run_journal, Applied, Journal, Spec, Step};
 use super::{
     fs_error, is_dot, operand_keys, path_error, quote, sorted_names, working_dir, Removed,
 };
-use crate::common::path_text;
 use crate::entry::Kind;
+use crate::paths::path_text;
 
 /// Remove files and trees (-r): destructive, refuses without --confirm (and --confirm-count N).
 // The command's description, which `aoi-coreutils rm --help`, `capabilities` and MCP

@@ -103,8 +103,8 @@ impl FileStore {
                 aoi::surface::safety::IDEMPOTENCY_STORE_FAILED,
                 format!(
                     "the idempotency store {} cannot be used: {}",
-                    crate::common::display(&self.dir),
-                    crate::common::plain_io(&e)
+                    crate::paths::display(&self.dir),
+                    crate::paths::plain_io(&e)
                 ),
             )
             .retryable(false)
@@ -174,7 +174,7 @@ impl IdempotencyStore for FileStore {
                 return Err(format!(
                     "{}: {}",
                     path.display(),
-                    crate::common::plain_io(&e)
+                    crate::paths::plain_io(&e)
                 ))
             }
         };
@@ -194,9 +194,9 @@ impl IdempotencyStore for FileStore {
         };
         let bytes = serde_json::to_vec(&stored).map_err(|e| e.to_string())?;
         self.make_dir()
-            .map_err(|e| format!("{}: {}", self.dir.display(), crate::common::plain_io(&e)))?;
+            .map_err(|e| format!("{}: {}", self.dir.display(), crate::paths::plain_io(&e)))?;
         write_atomically(&path, &bytes)
-            .map_err(|e| format!("{}: {}", path.display(), crate::common::plain_io(&e)))
+            .map_err(|e| format!("{}: {}", path.display(), crate::paths::plain_io(&e)))
     }
 }
 

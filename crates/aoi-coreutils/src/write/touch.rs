@@ -20,8 +20,9 @@ use serde_json::Value;
 
 use super::journal::{run as run_journal, Applied, Journal, Spec, Step};
 use super::{fs_error, quote, Change, Changed, Created};
-use crate::common::{epoch_ms, iso8601, path_text};
+use crate::clock::{epoch_ms, iso8601};
 use crate::entry::Kind;
+use crate::paths::path_text;
 
 /// Set file times, creating missing files (-c, -d DATE, -r REF; --dry-run plans).
 // The command's description, which `aoi-coreutils touch --help`, `capabilities` and MCP
@@ -299,7 +300,7 @@ fn days_in_month(year: u32, month: u32) -> u32 {
 }
 
 /// Days from 1970-01-01 to a proleptic Gregorian date (the inverse of
-/// [`civil_from_days`](crate::common::civil_from_days)).
+/// [`civil_from_days`](crate::clock::civil_from_days)).
 pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     let y = if month <= 2 { year - 1 } else { year };
     let era = y.div_euclid(400);
@@ -355,7 +356,7 @@ mod tests {
     #[test]
     fn days_from_civil_inverts_civil_from_days() {
         for days in [-800_000, -1, 0, 59, 10_957, 20_000, 2_932_896] {
-            let (y, m, d) = crate::common::civil_from_days(days);
+            let (y, m, d) = crate::clock::civil_from_days(days);
             assert_eq!(days_from_civil(y, m, d), days);
         }
     }
