@@ -1143,7 +1143,7 @@ fn work<W: ItemWriter>(
             let shown = path.to_string_lossy().into_owned();
             let mut shown_json = String::with_capacity(shown.len() + 2);
             if plan.machine {
-                push_json_str(&mut shown_json, &shown);
+                aoi::wire::push_json_string(&mut shown_json, &shown);
             }
             let info = Arc::new(FileInfo {
                 operand,
@@ -1720,7 +1720,7 @@ impl<W: ItemWriter> Collect<'_, '_, '_, W> {
         let at = arena.len();
         let utf8 = std::str::from_utf8(kept).ok();
         match utf8 {
-            Some(text) => push_json_str(arena, text),
+            Some(text) => aoi::wire::push_json_string(arena, text),
             None => {
                 arena.push('"');
                 STANDARD.encode_string(kept, arena);
@@ -1740,7 +1740,7 @@ impl<W: ItemWriter> Collect<'_, '_, '_, W> {
             push_u64(arena, e as u64);
             if let Some(piece) = kept.get(s..e).and_then(|b| std::str::from_utf8(b).ok()) {
                 arena.push_str(",\"text\":");
-                push_json_str(arena, piece);
+                aoi::wire::push_json_string(arena, piece);
             }
             arena.push('}');
         }
@@ -1836,71 +1836,6 @@ impl<W: ItemWriter> Sink for &mut Collect<'_, '_, '_, W> {
         self.close(finish.binary_byte_offset());
         Ok(())
     }
-}
-
-/// Appends `text` as a JSON string literal, escaped as serde_json escapes (`\"`, `\\`, the
-/// short escapes, `\u00XX` for the other C0 controls); U+009B is left to the emitter.
-fn push_json_str(out: &mut String, text: &str) {
-    out.push('"');
-    let bytes = text.as_bytes();
-    let mut done = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        // Eight bytes at a time while none needs an escape (the common case).
-        if let Some(block) = bytes.get(i..i + 8) {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(block);
-            if !needs_escape(u64::from_le_bytes(word)) {
-                i += 8;
-                continue;
-            }
-        }
-        let end = (i + 8).min(bytes.len());
-        while i < end {
-            let b = bytes[i];
-            let escape: Option<&str> = match b {
-                b'"' => Some("\\\""),
-                b'\\' => Some("\\\\"),
-                b'\n' => Some("\\n"),
-                b'\r' => Some("\\r"),
-                b'\t' => Some("\\t"),
-                0x08 => Some("\\b"),
-                0x0c => Some("\\f"),
-                0..=0x1f => None,
-                _ => {
-                    i += 1;
-                    continue;
-                }
-            };
-            out.push_str(&text[done..i]);
-            match escape {
-                Some(e) => out.push_str(e),
-                None => {
-                    const HEX: &[u8; 16] = b"0123456789abcdef";
-                    out.push_str("\\u00");
-                    out.push(char::from(HEX[usize::from(b >> 4)]));
-                    out.push(char::from(HEX[usize::from(b & 0xf)]));
-                }
-            }
-            i += 1;
-            done = i;
-        }
-    }
-    out.push_str(&text[done..]);
-    out.push('"');
-}
-
-/// Whether any byte of `word` is `"`, `\` or below 0x20 (may say yes for a high byte next
-/// to one of those; never no for one).
-fn needs_escape(word: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
-    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
-    below_space
-        | has_zero(word ^ (ONES * u64::from(b'"')))
-        | has_zero(word ^ (ONES * u64::from(b'\\')))
-        != 0
 }
 
 /// Appends `n` in decimal.
@@ -2207,22 +2142,7 @@ mod tests {
     }
 
     #[test]
-    fn json_strings_are_escaped_as_serde_json_escapes_them() {
-        let mut all = String::new();
-        for c in (0u32..0x80).chain([0x9b, 0xe9, 0x6f22]) {
-            all.push(char::from_u32(c).unwrap());
-        }
-        for text in [
-            "",
-            "plain ascii text, longer than eight bytes",
-            "a\"b\\c\nd\te\u{1b}[31m\u{7f}",
-            "ünïcødé \u{1} 漢字 and \"quotes\" at the end\"",
-            &all,
-        ] {
-            let mut ours = String::new();
-            push_json_str(&mut ours, text);
-            assert_eq!(ours, serde_json::to_string(text).unwrap(), "{text:?}");
-        }
+    fn numbers_are_written_as_decimal() {
         let mut n = String::new();
         for v in [0, 7, 10, 1234567890123, u64::MAX] {
             n.clear();

@@ -327,22 +327,10 @@ fn forgotten() -> Map<String, Value> {
     }
 }
 
-/// Appends `text` (JSON, so valid UTF-8 with no raw line break) as the inside of a JSON
-/// string, escaped as serde_json escapes it.
+/// Appends `text` as the inside of a JSON string, escaped as serde_json escapes it (the
+/// SDK's one escaper, [`aoi::wire::escape_json`]).
 fn escape_into(buffer: &mut Vec<u8>, text: &str) {
-    for &b in text.as_bytes() {
-        match b {
-            b'"' => buffer.extend_from_slice(b"\\\""),
-            b'\\' => buffer.extend_from_slice(b"\\\\"),
-            b'\n' => buffer.extend_from_slice(b"\\n"),
-            b'\r' => buffer.extend_from_slice(b"\\r"),
-            b'\t' => buffer.extend_from_slice(b"\\t"),
-            0x08 => buffer.extend_from_slice(b"\\b"),
-            0x0c => buffer.extend_from_slice(b"\\f"),
-            0..0x20 => buffer.extend_from_slice(format!("\\u{b:04x}").as_bytes()),
-            _ => buffer.push(b),
-        }
-    }
+    aoi::wire::escape_json(text, |piece| buffer.extend_from_slice(piece.as_bytes()));
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ pub use events::{
     CausedBy, Check, Envelope, FrameworkEvent, Heartbeat, Identity, Meta, Plan, Progress, Reason,
     Severity, Summary, Upstream, Warning, AOI_VERSION,
 };
-pub use text::{single_line, Code, InvalidCode};
+pub use text::{escape_json, push_json_string, single_line, Code, InvalidCode};
 
 /// Domain events: any serializable type that names its `type`.
 ///

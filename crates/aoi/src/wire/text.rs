@@ -1,4 +1,5 @@
-//! Validated wire strings: error codes (`[A-Z][A-Z0-9_]*`, §9.1) and single-line messages.
+//! Validated wire strings: error codes (`[A-Z][A-Z0-9_]*`, §9.1) and single-line messages;
+//! and the SDK's one JSON string escaper, for hot paths that render JSON text themselves.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -179,9 +180,111 @@ pub(crate) fn json_kind(v: &serde_json::Value) -> &'static str {
     }
 }
 
+/// Appends `text` as a JSON string literal, quotes included, escaped byte for byte as
+/// `serde_json` escapes it (`\"`, `\\`, the short escapes, `\u00XX` for the other C0
+/// controls; everything else as it is). For a hot path that renders an event's JSON text
+/// itself (a `RawValue` field): `grep`'s match lines.
+#[inline]
+pub fn push_json_string(out: &mut String, text: &str) {
+    out.push('"');
+    escape_json(text, |piece| out.push_str(piece));
+    out.push('"');
+}
+
+/// Hands `text` to `push`, piece by piece, as the inside of a JSON string literal (no
+/// quotes), escaped as [`push_json_string`] escapes it: for a writer that is not a `String`
+/// (`aoi mcp` streams a line of JSON as the text of a JSON string).
+pub fn escape_json(text: &str, mut push: impl FnMut(&str)) {
+    let bytes = text.as_bytes();
+    let mut done = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        // Eight bytes at a time while none needs an escape (the common case).
+        if let Some(block) = bytes.get(i..i + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(block);
+            if !needs_escape(u64::from_le_bytes(word)) {
+                i += 8;
+                continue;
+            }
+        }
+        let end = (i + 8).min(bytes.len());
+        while i < end {
+            let b = bytes[i];
+            let escape: &str = match b {
+                b'"' => "\\\"",
+                b'\\' => "\\\\",
+                b'\n' => "\\n",
+                b'\r' => "\\r",
+                b'\t' => "\\t",
+                0x08 => "\\b",
+                0x0c => "\\f",
+                0..=0x1f => "",
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+            push(&text[done..i]);
+            if escape.is_empty() {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                let code = [
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(b >> 4)],
+                    HEX[usize::from(b & 0xf)],
+                ];
+                push(std::str::from_utf8(&code).unwrap_or_default());
+            } else {
+                push(escape);
+            }
+            i += 1;
+            done = i;
+        }
+    }
+    push(&text[done..]);
+}
+
+/// Whether any byte of `word` is `"`, `\` or below 0x20 (may say yes for a high byte next
+/// to one of those; never no for one).
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+    below_space
+        | has_zero(word ^ (ONES * u64::from(b'"')))
+        | has_zero(word ^ (ONES * u64::from(b'\\')))
+        != 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_strings_are_escaped_byte_for_byte_as_serde_json_escapes_them() {
+        let mut all = String::new();
+        for c in (0u32..0x80).chain([0x9b, 0xe9, 0x202e, 0x6f22]) {
+            all.push(char::from_u32(c).unwrap());
+        }
+        for text in [
+            "",
+            "plain ascii text, longer than eight bytes",
+            "a\"b\\c\nd\te\u{1b}[31m\u{7f}",
+            "ünïcødé \u{1} 漢字 and \"quotes\" at the end\"",
+            &all,
+        ] {
+            let mut ours = String::new();
+            push_json_string(&mut ours, text);
+            assert_eq!(ours, serde_json::to_string(text).unwrap(), "{text:?}");
+            let mut body = Vec::new();
+            escape_json(text, |piece| body.extend_from_slice(piece.as_bytes()));
+            assert_eq!(body, ours.as_bytes()[1..ours.len() - 1], "{text:?}");
+        }
+    }
 
     #[test]
     fn codes_follow_the_pattern() {
