@@ -19,7 +19,6 @@ use exit::CommandError;
 mod cli;
 mod commands;
 mod exit;
-mod style;
 
 /// The schema of the events `aoi` itself emits in machine mode.
 const SCHEMA_NAME: &str = "io.machinemode.aoi";

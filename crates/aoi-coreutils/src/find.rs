@@ -52,6 +52,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use aoi::app::{App, Limits};
+use aoi::surface::color::Paint;
 use aoi::surface::cursor::CursorCodec;
 use aoi::surface::flags::GlobalArgs;
 use aoi::surface::term::printable_line;
@@ -1248,7 +1249,7 @@ fn human(args: &FindArgs, codec: &CursorCodec, color_allowed: bool) -> ExitCode 
 fn write_line(out: &mut impl Write, text: &str, hit: &Hit, color: bool) -> io::Result<()> {
     let text = printable_line(text);
     match color.then(|| color_code(hit)).flatten() {
-        Some(code) => writeln!(out, "\x1b[{code}m{text}\x1b[0m"),
+        Some(code) => writeln!(out, "{}", Paint::new(true).sgr(code, &text)),
         None => writeln!(out, "{text}"),
     }
 }

@@ -1975,6 +1975,9 @@ struct HumanWriter<W: Write> {
     last: Option<(String, u64)>,
 }
 
+// GNU grep's own sequences (`GREP_COLORS` defaults, reset `ESC[m`), byte for byte, so that
+// `--color=always` output is what scripts that parse GNU's expect; not the SDK's `Paint`,
+// whose reset is `ESC[0m`.
 const COLOR_MATCH: &str = "\x1b[01;31m";
 const COLOR_PATH: &str = "\x1b[35m";
 const COLOR_LINE: &str = "\x1b[32m";

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use aoi::app::{App, Limits};
+use aoi::surface::color::Paint;
 use aoi::surface::cursor::CursorCodec;
 use aoi::surface::flags::GlobalArgs;
 use aoi::surface::term::printable_line;
@@ -504,7 +505,7 @@ fn write_name(out: &mut impl Write, entry: &Entry, color: bool) -> io::Result<()
     let name = printable_line(&entry.name);
     let executable = entry.permissions.contains('x');
     match entry.kind.colour(executable).filter(|_| color) {
-        Some(code) => write!(out, "\x1b[{code}m{name}\x1b[0m"),
+        Some(code) => write!(out, "{}", Paint::new(true).sgr(code, &name)),
         None => out.write_all(name.as_bytes()),
     }
 }

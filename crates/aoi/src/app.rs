@@ -963,12 +963,8 @@ fn error_stream(builder: EmitterBuilder, event: &ErrorEvent) -> u8 {
 
 /// Prints an error for a person on stderr (`error: …` and its hint) and returns its exit code.
 pub fn human_error(error: &ErrorEvent, color: bool) -> ExitCode {
-    let paint = color && io::stderr().is_terminal();
-    let label = if paint {
-        "\u{1b}[1;31merror:\u{1b}[0m"
-    } else {
-        "error:"
-    };
+    let label =
+        crate::surface::color::Paint::new(color && io::stderr().is_terminal()).bad("error:");
     // A message may quote data (a path, a title, another program's words): shown, never obeyed.
     use crate::surface::term::printable_line;
     let mut text = format!("{label} {}\n", printable_line(&error.message));

@@ -22,7 +22,7 @@ use aoi::surface::flags::OutputMode;
 
 use crate::cli::VerifyArgs;
 use crate::exit::{CommandError, Mode};
-use crate::style::Style;
+use aoi::surface::color::Paint;
 
 /// Where the stream comes from.
 #[derive(Debug)]
@@ -183,10 +183,10 @@ fn human_run(
         // With --pass-through the stream is on stdout and the report on stderr. A report
         // nobody can read is no verdict: the write error ends the run.
         let written = if args.pass_through {
-            let text = render(&checked, source, Style::for_stream(&io::stderr(), no_color));
+            let text = render(&checked, source, Paint::for_stream(&io::stderr(), no_color));
             io::stderr().write_all(text.as_bytes())
         } else {
-            let text = render(&checked, source, Style::for_stream(&io::stdout(), no_color));
+            let text = render(&checked, source, Paint::for_stream(&io::stdout(), no_color));
             io::stdout().write_all(text.as_bytes())
         };
         written.map_err(|e| mode.write_failed(NAME, "the report", e))?;
@@ -485,7 +485,7 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 }
 
 /// The human report.
-fn render(checked: &Checked, source: &Source, style: Style) -> String {
+fn render(checked: &Checked, source: &Source, style: Paint) -> String {
     let r = &checked.report;
     let notices = r
         .findings
@@ -613,7 +613,7 @@ fn render(checked: &Checked, source: &Source, style: Style) -> String {
     out
 }
 
-fn findings_table(findings: &[Finding], style: Style) -> String {
+fn findings_table(findings: &[Finding], style: Paint) -> String {
     let line_w = findings
         .iter()
         .map(|f| f.line.map_or(1, |l| l.to_string().len()))

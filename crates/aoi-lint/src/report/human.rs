@@ -6,12 +6,12 @@ use std::fmt::Write as _;
 use super::{command_label, evidence_lines, outcome_words, report_rows, results_of};
 use crate::model::{CheckId, CheckOutcome, CheckResult, Report};
 
-const GREEN: &str = "\x1b[32m";
-const RED: &str = "\x1b[31m";
-const DIM: &str = "\x1b[2m";
-const YELLOW: &str = "\x1b[33m";
-const BOLD: &str = "\x1b[1m";
-const RESET: &str = "\x1b[0m";
+// SGR codes, painted by the SDK's one painter (`aoi::surface::color::Paint`).
+const GREEN: &str = "32";
+const RED: &str = "31";
+const DIM: &str = "2";
+const YELLOW: &str = "33";
+const BOLD: &str = "1";
 
 /// Writes `report` as a matrix, failure blocks, a legend and a summary.
 ///
@@ -24,13 +24,8 @@ const RESET: &str = "\x1b[0m";
 /// SGR) is used only when `color` is true. Text from the linted tool is shown with its
 /// control characters escaped, so it can never drive the terminal.
 pub fn human(report: &Report, color: bool) -> String {
-    let paint = |style: &str, text: &str| {
-        if color {
-            format!("{style}{text}{RESET}")
-        } else {
-            text.to_owned()
-        }
-    };
+    let painter = aoi::surface::color::Paint::new(color);
+    let paint = |style: &str, text: &str| painter.sgr(style, text);
     let mut out = String::new();
 
     let mut heading = format!("aoi-lint · {}", printable(&report.tool));

@@ -235,13 +235,13 @@ fn database_checks(db: Db) -> Vec<CheckResult> {
 pub fn doctor(app: &App, global: &GlobalArgs, db: Db) -> ExitCode {
     if !global.machine() {
         let checks = run_checks(db);
-        let paint = human::Paint::stdout(global);
+        let paint = human::stdout_paint(global);
         let mut failed = false;
         for c in &checks {
             let mark = match (c.ok, c.severity) {
-                (true, _) => paint.green("ok  "),
-                (false, Severity::Error) => paint.red("FAIL"),
-                (false, _) => paint.yellow("warn"),
+                (true, _) => paint.good("ok  "),
+                (false, Severity::Error) => paint.bad("FAIL"),
+                (false, _) => paint.warn("warn"),
             };
             human::marked_line(&mark, &format!("  {:<20}{}", c.name, c.detail));
             if let Some(hint) = c.hint {

@@ -13,57 +13,20 @@ use std::time::{Duration, Instant};
 use aoi::surface::flags::GlobalArgs;
 use aoi::surface::term;
 
-/// Whether stdout gets colour: only on a terminal, and never under `--no-color` or
-/// `NO_COLOR`.
-#[derive(Debug, Clone, Copy)]
-pub struct Paint(bool);
+pub use aoi::surface::color::Paint;
 
-impl Paint {
-    /// The paint for this run's stdout.
-    pub fn stdout(global: &GlobalArgs) -> Paint {
-        Paint(global.color_allowed() && std::io::stdout().is_terminal())
-    }
+/// The paint for this run's stdout: colour only on a terminal, and never under `--no-color`
+/// or `NO_COLOR` (the SDK's one painter).
+pub fn stdout_paint(global: &GlobalArgs) -> Paint {
+    Paint::for_stream(&std::io::stdout(), global.no_color)
+}
 
-    /// `text` in bold.
-    pub fn bold(self, text: &str) -> String {
-        self.wrap("\u{1b}[1m", text)
-    }
-
-    /// `text` dimmed.
-    pub fn dim(self, text: &str) -> String {
-        self.wrap("\u{1b}[2m", text)
-    }
-
-    /// `text` in green (a check that passed), as `aoi verify` marks one.
-    pub fn green(self, text: &str) -> String {
-        self.wrap("\u{1b}[32m", text)
-    }
-
-    /// `text` in bold red (a failure).
-    pub fn red(self, text: &str) -> String {
-        self.wrap("\u{1b}[1;31m", text)
-    }
-
-    /// `text` in yellow (a warning).
-    pub fn yellow(self, text: &str) -> String {
-        self.wrap("\u{1b}[33m", text)
-    }
-
-    /// The marks around a search match: bold yellow, or brackets without colour.
-    pub fn match_marks(self) -> (&'static str, &'static str) {
-        if self.0 {
-            ("\u{1b}[1;33m", "\u{1b}[0m")
-        } else {
-            ("[", "]")
-        }
-    }
-
-    fn wrap(self, code: &str, text: &str) -> String {
-        if self.0 {
-            format!("{code}{text}\u{1b}[0m")
-        } else {
-            text.to_owned()
-        }
+/// The marks around a search match: bold yellow, or brackets without colour.
+fn match_marks(paint: Paint) -> (&'static str, &'static str) {
+    if paint.is_on() {
+        ("\u{1b}[1;33m", "\u{1b}[0m")
+    } else {
+        ("[", "]")
     }
 }
 
@@ -173,7 +136,7 @@ fn table_fixed(paint: Paint, header: &[&str], rows: &[Vec<String>], fixed: &[&st
             }
         }
     }
-    let (open, close) = paint.match_marks();
+    let (open, close) = match_marks(paint);
     let render = |cells: Vec<String>, bold: bool| {
         let last = cells.len().saturating_sub(1);
         let text: Vec<String> = cells

@@ -205,7 +205,7 @@ pub fn list(
                     .collect();
                 let shown = rows_within(&rows, page.max_bytes);
                 human::table(
-                    human::Paint::stdout(global),
+                    human::stdout_paint(global),
                     &["ID", "COLLECTION", "TAGS", "UPDATED", "TITLE"],
                     &rows[..shown],
                 );
@@ -216,7 +216,7 @@ pub fn list(
                 };
                 if let Some(next) = next {
                     let command = next_page(&db, &["list"], &filter, &page, &codec.encode(&next));
-                    human::dim_line(human::Paint::stdout(global), &format!("more: {command}"));
+                    human::dim_line(human::stdout_paint(global), &format!("more: {command}"));
                 }
                 ExitCode::SUCCESS
             }
@@ -304,7 +304,7 @@ pub fn search(
                     human::line("no matches");
                     return ExitCode::SUCCESS;
                 }
-                let paint = human::Paint::stdout(global);
+                let paint = human::stdout_paint(global);
                 let (open, close) = (human::MATCH_OPEN, human::MATCH_CLOSE);
                 let ids = table_ids(&db, result.hits.iter().map(|h| h.id.as_str()));
                 let rows: Vec<Vec<String>> = result

@@ -440,7 +440,7 @@ pub fn export(app: &App, global: &GlobalArgs, db: Db, filter: FilterArgs) -> Exi
                     row[0] = id;
                 }
                 human::table(
-                    human::Paint::stdout(global),
+                    human::stdout_paint(global),
                     &["ID", "COLLECTION", "BYTES", "TITLE"],
                     &rows,
                 );
