@@ -2,23 +2,25 @@
 //!
 //! Conformance is asserted per factor and per command (§18.1). This crate exercises a tool,
 //! in any language, through its own discovery (`capabilities`, `input-schema`, `schema`), each
-//! run in a fresh [`sandbox`], and reports one [`CheckResult`] per (check × command): pass,
+//! run in a fresh sandbox, and reports one [`CheckResult`] per (check × command): pass,
 //! fail with the evidence, not applicable with the reason, or could not run. Stream-level rules
 //! are judged by the `aoi` verifier; lint never re-implements a wire rule.
 
 #![deny(missing_docs)]
 
-pub mod checks;
+// Public: what `aoi` (the binary) and the fuzz targets use. The rest is lint's own, in layers
+// (model <- sandbox, reaper, snapshot <- tool <- subject <- checks <- lint <- report).
+mod checks;
 pub mod config;
-pub mod lint;
-pub mod manifest;
-pub mod model;
+mod lint;
+mod manifest;
+mod model;
 pub mod reaper;
 pub mod report;
-pub mod sandbox;
-pub mod snapshot;
-pub mod subject;
-pub mod tool;
+mod sandbox;
+mod snapshot;
+mod subject;
+mod tool;
 
 pub use config::Config;
 pub use lint::{

@@ -53,7 +53,7 @@ pub struct Escapee {
 /// A process lint killed, with the command line of the run that left it behind.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Witnessed {
-    /// The run's command line, as in [`crate::sandbox::Run::argv`].
+    /// The run's command line, as a sandbox run records it.
     pub argv: Vec<String>,
     /// The process.
     pub escapee: Escapee,

@@ -128,12 +128,6 @@ impl Invocation {
         }
     }
 
-    /// Appends one argument.
-    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
-        self.args.push(arg.into());
-        self
-    }
-
     /// Sets one environment variable for the child.
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
         self.env.push((key.into(), value.into()));
@@ -153,6 +147,7 @@ impl Invocation {
     }
 
     /// Sets this invocation's own timeout.
+    #[cfg(test)]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
@@ -247,8 +242,6 @@ pub enum Signal {
     Interrupt,
     /// `SIGTERM`.
     Terminate,
-    /// `SIGKILL`.
-    Kill,
 }
 
 impl Signal {
@@ -256,7 +249,6 @@ impl Signal {
         match self {
             Signal::Interrupt => rustix::process::Signal::INT,
             Signal::Terminate => rustix::process::Signal::TERM,
-            Signal::Kill => rustix::process::Signal::KILL,
         }
     }
 }
@@ -394,6 +386,7 @@ impl Sandbox {
     }
 
     /// The sandbox's root directory.
+    #[cfg(test)]
     pub fn root(&self) -> &Path {
         &self.root
     }

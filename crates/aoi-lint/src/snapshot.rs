@@ -131,17 +131,14 @@ fn sha256_of(path: &Path) -> io::Result<[u8; 32]> {
 }
 
 impl Snapshot {
-    /// The recorded entries, by path relative to the root, in path order.
-    pub fn entries(&self) -> &BTreeMap<PathBuf, Entry> {
-        &self.entries
-    }
-
     /// The entry at `path` (relative to the root), if any.
+    #[cfg(test)]
     pub fn get(&self, path: &Path) -> Option<&Entry> {
         self.entries.get(path)
     }
 
     /// Everything that differs from `self` (before) to `after`, in path order.
+    #[cfg(test)]
     pub fn changes(&self, after: &Snapshot) -> Vec<Change> {
         self.changes_ignoring(after, &[])
     }
