@@ -245,3 +245,16 @@ pub fn on_terminal(
         String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"),
     ))
 }
+
+/// A run as a snapshot reads it: `exit: N` (or `exit: signal`), then stdout and stderr under
+/// `--- stdout` and `--- stderr`, each as (lossy) UTF-8.
+pub fn transcript(out: &std::process::Output) -> String {
+    format!(
+        "exit: {}\n--- stdout\n{}--- stderr\n{}",
+        out.status
+            .code()
+            .map_or_else(|| "signal".to_owned(), |c| c.to_string()),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}

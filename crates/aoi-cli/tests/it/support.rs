@@ -34,14 +34,7 @@ pub fn run_aoi(args: &[&str], stdin: &[u8]) -> Output {
 }
 
 /// Exit code, stdout and stderr, for snapshot-style comparisons.
-pub fn transcript(out: &Output) -> String {
-    format!(
-        "exit: {}\n--- stdout\n{}--- stderr\n{}",
-        out.status.code().map_or("signal".into(), |c| c.to_string()),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+pub use aoi_test::transcript;
 
 /// A valid three-line stream with a fixed run id.
 pub const OK_STREAM: &str = concat!(

@@ -167,10 +167,5 @@ pub fn transcript(out: &Output) -> String {
             .unwrap_or_default()
     };
     let names = format!(" {} {} ", owner("-un"), owner("-gn"));
-    format!(
-        "exit: {}\n--- stdout\n{}--- stderr\n{}",
-        out.status.code().unwrap_or(-1),
-        text(&out.stdout).replace(&names, " OWNER GROUP "),
-        text(&out.stderr)
-    )
+    aoi_test::transcript(out).replace(&names, " OWNER GROUP ")
 }

@@ -8,23 +8,21 @@ use std::process::Command;
 
 use crate::support::{domain, error, hide_ids, summary, Db};
 
-/// `outline --db DB ARGS` under a pseudo-terminal of `columns` columns (util-linux `script`),
-/// its output with the terminal's line endings undone.
+/// `outline --db DB ARGS` under a pseudo-terminal of `columns` columns
+/// ([`aoi_test::on_terminal`]), its output with the terminal's line endings undone.
 fn on_terminal(db: &Db, args: &[&str], columns: u16) -> String {
-    let mut line = format!(
-        "COLUMNS={columns} NO_COLOR=1 {} --db {}",
-        env!("CARGO_BIN_EXE_outline"),
-        db.path().display()
-    );
-    for a in args {
-        line.push_str(&format!(" '{}'", a.replace('\'', r"'\''")));
-    }
-    let out = Command::new("script")
-        .args(["-qec", &line, "/dev/null"])
-        .env_remove("OUTLINE_DB")
-        .output()
-        .expect("util-linux script runs");
-    String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n")
+    let path = db.path().display().to_string();
+    let columns = columns.to_string();
+    let mut argv = vec!["--db", path.as_str()];
+    argv.extend_from_slice(args);
+    let (_, text) = aoi_test::on_terminal(
+        std::path::Path::new(env!("CARGO_BIN_EXE_outline")),
+        &argv,
+        &[("COLUMNS", columns.as_str()), ("NO_COLOR", "1")],
+        &std::env::temp_dir(),
+    )
+    .expect("util-linux script runs");
+    text
 }
 
 #[test]
