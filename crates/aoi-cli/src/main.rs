@@ -61,17 +61,6 @@ fn app() -> App {
                 .protocol("mcp")
                 .example([commands::mcp::NAME, "--", "outline"]),
         )
-        .command(CommandSpec::new("schema").read_only().example(["schema"]))
-        .command(CommandSpec::new("input-schema").read_only().example([
-            "input-schema",
-            "--command",
-            commands::verify::NAME,
-        ]))
-        .command(
-            CommandSpec::new("capabilities")
-                .read_only()
-                .example(["capabilities"]),
-        )
 }
 
 /// The emitter one `aoi` command writes its stream with.

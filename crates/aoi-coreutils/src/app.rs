@@ -205,17 +205,6 @@ pub fn app() -> App {
             .example(["stat", "notes/todo.txt", "notes/readme.md"]),
     )
     // <specs: one .command(...) per command above this marker>
-    .command(CommandSpec::new("schema").read_only().example(["schema"]))
-    .command(CommandSpec::new("input-schema").read_only().example([
-        "input-schema",
-        "--command",
-        "ls",
-    ]))
-    .command(
-        CommandSpec::new("capabilities")
-            .read_only()
-            .example(["capabilities"]),
-    )
 }
 
 /// The argv with the command inserted when the program was called by a command's name.

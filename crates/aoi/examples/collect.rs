@@ -149,9 +149,6 @@ fn app() -> App {
             .destructive()
             .events([Cleared::TYPE]),
     )
-    .command(CommandSpec::new("schema").read_only())
-    .command(CommandSpec::new("input-schema").read_only())
-    .command(CommandSpec::new("capabilities").read_only())
 }
 
 fn main() -> ExitCode {

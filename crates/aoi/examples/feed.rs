@@ -90,17 +90,6 @@ fn app() -> App {
             .events([Check::TYPE])
             .example(["doctor"]),
     )
-    .command(CommandSpec::new("schema").read_only().example(["schema"]))
-    .command(CommandSpec::new("input-schema").read_only().example([
-        "input-schema",
-        "--command",
-        "list",
-    ]))
-    .command(
-        CommandSpec::new("capabilities")
-            .read_only()
-            .example(["capabilities"]),
-    )
 }
 
 fn main() -> ExitCode {

@@ -70,10 +70,7 @@ fn main() -> ExitCode {
             .events([Item::TYPE])
             .record::<ItemIn>()
             .input_default(InputMode::FailFast),
-    )
-    .command(CommandSpec::new("schema").read_only())
-    .command(CommandSpec::new("input-schema").read_only())
-    .command(CommandSpec::new("capabilities").read_only());
+    );
     let cli: Cli = match app.parse() {
         Ok(cli) => cli,
         Err(code) => return code,

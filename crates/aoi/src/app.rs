@@ -63,6 +63,9 @@ use crate::Outcome;
 
 type SchemaFn = dyn Fn(&Identity) -> Result<Value, SchemaError>;
 
+/// The discovery subcommands of §16.2, as [`Discovery`] names them.
+const DISCOVERY_COMMANDS: [&str; 3] = ["schema", "input-schema", "capabilities"];
+
 /// The discovery subcommands (§16.2), for a tool to flatten into its own subcommands.
 ///
 /// Each prints one JSON document, newline-terminated: one compact line with `--output jsonl`
@@ -176,6 +179,10 @@ impl App {
     /// States one command's behaviour for `capabilities`. The command must exist in the clap
     /// definition and the event types it names in the event schema: a statement that names
     /// neither is an error at start-up ([`App::check`]), never a silent fallback.
+    ///
+    /// The discovery subcommands ([`Discovery`]) need no statement: the SDK states each as
+    /// read-only with itself as its example (`input-schema --command` the first command
+    /// stated). State one only to say something else of it.
     pub fn command(mut self, spec: CommandSpec) -> App {
         self.specs.push(spec);
         self
@@ -269,10 +276,38 @@ impl App {
         })
     }
 
+    /// The tool's statements, and for each discovery subcommand its definition has and no
+    /// statement names, the SDK's own: read-only, with itself as its example
+    /// (`input-schema --command FIRST`, the first command stated). A tool states its
+    /// discovery commands itself only to say something else of them.
+    fn stated(&self, root: &clap::Command) -> Vec<CommandSpec> {
+        let mut specs = self.specs.clone();
+        let first = self
+            .specs
+            .iter()
+            .map(CommandSpec::name)
+            .find(|name| !DISCOVERY_COMMANDS.contains(name))
+            .map(str::to_owned);
+        for name in DISCOVERY_COMMANDS {
+            if root.find_subcommand(name).is_none() || self.specs.iter().any(|s| s.name() == name) {
+                continue;
+            }
+            let spec = CommandSpec::new(name).read_only();
+            specs.push(match (name, &first) {
+                ("input-schema", Some(first)) => {
+                    spec.example(["input-schema", "--command", first.as_str()])
+                }
+                ("input-schema", None) => spec,
+                _ => spec.example([name]),
+            });
+        }
+        specs
+    }
+
     /// `root` with each command's examples (its [`CommandSpec`]s) at the end of its help, so
     /// `--help` and `capabilities` show the same ones and cannot drift apart.
     fn taught(&self, mut root: clap::Command) -> clap::Command {
-        for spec in &self.specs {
+        for spec in &self.stated(&root) {
             if spec.examples().is_empty() {
                 continue;
             }
@@ -595,7 +630,7 @@ impl App {
                 }
                 let m = manifest(
                     root,
-                    &self.specs,
+                    &self.stated(root),
                     &self.identity(),
                     &self.schema_name,
                     &self.versions,
@@ -1001,6 +1036,42 @@ mod tests {
             a.negotiate(Some("10")).is_err(),
             "10 is not a prefix of 1.x at a dot"
         );
+    }
+
+    #[test]
+    fn the_sdk_states_the_discovery_commands_a_tool_did_not() {
+        let root = clap::Command::new("notes")
+            .subcommand(clap::Command::new("search"))
+            .subcommand(clap::Command::new("schema"))
+            .subcommand(clap::Command::new("input-schema"))
+            .subcommand(clap::Command::new("capabilities"));
+        let a = app()
+            .command(CommandSpec::new("search").read_only())
+            .command(
+                CommandSpec::new("schema")
+                    .read_only()
+                    .example(["schema", "--name", "x"]),
+            );
+        let stated = a.stated(&root);
+        let find = |name: &str| stated.iter().find(|s| s.name() == name).cloned();
+        // The tool's own statement stands.
+        assert_eq!(
+            find("schema").map(|s| s.examples().to_vec()),
+            Some(vec![vec![
+                "schema".to_owned(),
+                "--name".to_owned(),
+                "x".to_owned()
+            ]])
+        );
+        let input = find("input-schema").expect("stated by the SDK");
+        assert_eq!(input.examples(), [["input-schema", "--command", "search"]]);
+        assert_eq!(
+            find("capabilities").map(|s| s.examples().to_vec()),
+            Some(vec![vec!["capabilities".to_owned()]])
+        );
+        // A command the definition lacks is not stated.
+        let bare = clap::Command::new("notes").subcommand(clap::Command::new("search"));
+        assert_eq!(a.stated(&bare).len(), 2);
     }
 
     #[test]

@@ -325,17 +325,11 @@ fn app() -> App {
             .auth("the database's token, from OUTLINE_TOKEN or `outline auth login`")
             .example(["auth", "unprotect"]),
     )
-    .command(CommandSpec::new("schema").read_only().example(["schema"]))
     .command(CommandSpec::new("input-schema").read_only().example([
         "input-schema",
         "--command",
         "search",
     ]))
-    .command(
-        CommandSpec::new("capabilities")
-            .read_only()
-            .example(["capabilities"]),
-    )
 }
 
 /// The database a run is about: `--db`/`OUTLINE_DB` (with `--create-dirs`), else the default.
