@@ -133,7 +133,7 @@ pub fn input(schema: &mut Map<String, Value>) {
     // Which arguments are paths is the adapter's to enforce (`--root`), read from the CLI's
     // own schema: the marker says nothing a caller can act on.
     for_each_schema(&mut value, &mut |map| {
-        map.remove("x-aoi-format");
+        map.remove(aoi::discover::input_schema::X_AOI_FORMAT);
     });
     if let Value::Object(map) = value {
         *schema = map;
