@@ -10,7 +10,7 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use aoi::{exit_code, Category, Code, ErrorEvent, Harness};
+use aoi::{exit_code, ErrorEvent, Harness};
 
 /// Who reads the command's stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,7 +114,7 @@ impl CommandError {
                     );
                     return ExitCode::from(exit_code::USAGE);
                 }
-                ErrorEvent::new(Category::Usage, Code::from_static("USAGE"), message).hint("--help")
+                ErrorEvent::usage(message)
             }
             Kind::Failed(error) => *error,
         };

@@ -1248,6 +1248,7 @@ fn human(args: &FindArgs, codec: &CursorCodec, color_allowed: bool) -> ExitCode 
 
 fn write_line(out: &mut impl Write, text: &str, hit: &Hit, color: bool) -> io::Result<()> {
     let text = printable_line(text);
+    // Painted only when colour is on; otherwise written as it is, with no copy.
     match color.then(|| color_code(hit)).flatten() {
         Some(code) => writeln!(out, "{}", Paint::new(true).sgr(code, &text)),
         None => writeln!(out, "{text}"),

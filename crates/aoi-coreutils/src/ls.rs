@@ -504,6 +504,7 @@ fn header(dir: &Path, args: &LsArgs) -> String {
 fn write_name(out: &mut impl Write, entry: &Entry, color: bool) -> io::Result<()> {
     let name = printable_line(&entry.name);
     let executable = entry.permissions.contains('x');
+    // Painted only when colour is on; otherwise written as it is, with no copy.
     match entry.kind.colour(executable).filter(|_| color) {
         Some(code) => write!(out, "{}", Paint::new(true).sgr(code, &name)),
         None => out.write_all(name.as_bytes()),

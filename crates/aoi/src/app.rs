@@ -960,12 +960,12 @@ fn usage_error(error: &clap::Error) -> ErrorEvent {
         .map(str::trim)
         .filter(|t| !t.is_empty())
         .collect();
-    let hint = if tips.is_empty() {
-        "--help".to_owned()
+    let error = ErrorEvent::usage(message);
+    if tips.is_empty() {
+        error
     } else {
-        tips.join("; ")
-    };
-    ErrorEvent::new(Category::Usage, Code::from_static("USAGE"), message).hint(hint)
+        error.hint(tips.join("; "))
+    }
 }
 
 /// The error of a schema the tool could not build.

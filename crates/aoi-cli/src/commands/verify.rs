@@ -278,13 +278,9 @@ fn check(
             })
         }
         Source::Command(argv) => {
-            let (program, rest) = argv.split_first().ok_or_else(|| {
-                ErrorEvent::new(
-                    Category::Usage,
-                    Code::from_static("USAGE"),
-                    "no command after `--`",
-                )
-            })?;
+            let (program, rest) = argv
+                .split_first()
+                .ok_or_else(|| ErrorEvent::usage("no command after `--`"))?;
             let mut session = Session::spawn_with(Command::new(program).args(rest), verifier)
                 .map_err(|e| spawn_error(program, &e))?;
             let relayed = relay_session(&mut session, relay);

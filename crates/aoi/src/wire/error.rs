@@ -141,6 +141,13 @@ impl ErrorEvent {
         }
     }
 
+    /// A usage error (§16.1): arguments that do not fit the command. `usage` `USAGE`, not
+    /// retryable, with `--help` as its hint; the one shape every usage error of the SDK and of
+    /// `aoi` has (a parse error's hint is clap's suggestion instead).
+    pub fn usage(message: impl AsRef<str>) -> ErrorEvent {
+        ErrorEvent::new(Category::Usage, Code::from_static("USAGE"), message).hint("--help")
+    }
+
     /// The error for a file that cannot be opened: `not_found` `FILE_NOT_FOUND`, `authz`
     /// `FILE_NOT_READABLE`, or `io` `FILE_OPEN_FAILED`, with the path as `target`.
     pub fn cannot_open(path: &str, error: &std::io::Error) -> ErrorEvent {
