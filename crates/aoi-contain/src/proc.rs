@@ -188,6 +188,9 @@ mod tests {
             // It stays in sh (no exec to race with the read) until killed.
             .args(["-c", "echo ready; while :; do sleep 1; done"])
             .env("AOI_PROCESS_TEST", "run-7")
+            // Its `sleep` outlives the kill of `sh` for up to a second: it holds no stream of
+            // the test's.
+            .stderr(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("sh");

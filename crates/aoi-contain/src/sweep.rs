@@ -268,14 +268,17 @@ mod tests {
 
     /// A process in a session of its own (`setsid`: out of this process's group) carrying
     /// `variable=value`, once it runs its own program (its line says so); one process, no
-    /// children (`exec sleep`). Killed and reaped when dropped, whatever the test found.
+    /// children and no `exec` after the line (while a process execs, its environment cannot
+    /// be read): `sh` waits on `read`, its stdin held open here. Killed and reaped when
+    /// dropped, whatever the test found.
     struct Escaped(Child);
 
     impl Escaped {
         fn start(variable: &str, value: &str) -> Escaped {
             let mut child = Command::new("setsid")
-                .args(["sh", "-c", "echo ready; exec sleep 600"])
+                .args(["sh", "-c", "echo ready; read line"])
                 .env(variable, value)
+                .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::null())
                 .spawn()
@@ -337,7 +340,7 @@ mod tests {
             [mine.pid()],
             "exactly the marked process"
         );
-        assert_eq!(killed[0].command, "sleep");
+        assert_eq!(killed[0].command, "sh");
         assert!(mine.killed(), "killed, not finished");
         assert!(other.alive(), "another marker's process is left alone");
         // A prefix takes every run of the program: the other one too.
