@@ -90,13 +90,17 @@ pub fn summary(events: &[Value]) -> &Value {
 pub struct Scratch(pub PathBuf);
 
 impl Scratch {
-    /// A new empty directory.
+    /// A new empty directory, `work/` inside a directory of its own: its `..` (which `ls -a`
+    /// lists, with a link count and a time) belongs to this test alone, never to the shared
+    /// temp directory that other tests change meanwhile.
     pub fn new(tag: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!(
-            "aoi-coreutils-it-{tag}-{}-{}",
-            std::process::id(),
-            ulid_like()
-        ));
+        let dir = std::env::temp_dir()
+            .join(format!(
+                "aoi-coreutils-it-{tag}-{}-{}",
+                std::process::id(),
+                ulid_like()
+            ))
+            .join("work");
         std::fs::create_dir_all(&dir).expect("scratch dir");
         Scratch(dir)
     }
@@ -141,7 +145,7 @@ impl Drop for Scratch {
             .args(["-R", "u+rwx"])
             .arg(&self.0)
             .status();
-        let _ = std::fs::remove_dir_all(&self.0);
+        let _ = std::fs::remove_dir_all(self.0.parent().unwrap_or(&self.0));
     }
 }
 
