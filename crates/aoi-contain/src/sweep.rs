@@ -28,7 +28,9 @@ pub struct Selector<'a> {
     /// Also take processes without any marker whose working directory is inside one of these
     /// (a tool that scrubbed its environment still runs in its sandbox).
     pub roots: &'a [PathBuf],
-    /// Also take every child of this process (when everything ends).
+    /// Also take every child of this process that carries no marker at all (when everything
+    /// ends: an orphan reparented here that scrubbed its environment). A child marked with
+    /// another value belongs to another run, which sweeps it.
     pub children: bool,
     /// Only processes started no earlier than this (`/proc/PID/stat` start time, in clock
     /// ticks since boot): a run's processes are no older than its first, so every older
@@ -44,9 +46,6 @@ impl Selector<'_> {
     /// Whether the live process at `proc_dir`, a child of `parent`, is taken. Another user's
     /// process has an environment that cannot be read: it is never taken by its marker.
     fn takes(&self, proc_dir: &Path, parent: i32, me: i32) -> bool {
-        if self.children && parent == me {
-            return true;
-        }
         let value = proc::env_value(proc_dir, self.variable);
         if let Some(value) = &value {
             let wanted = self.value.as_bytes();
@@ -54,8 +53,14 @@ impl Selector<'_> {
                 return true;
             }
         }
-        if value.is_some() || self.roots.is_empty() {
+        if value.is_some() {
             // Another run's process: that run sweeps it.
+            return false;
+        }
+        if self.children && parent == me {
+            return true;
+        }
+        if self.roots.is_empty() {
             return false;
         }
         fs::read_link(proc_dir.join("cwd"))

@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -12,7 +12,7 @@ use crate::checks::{self, Judge};
 use crate::config::Config;
 use crate::manifest::CommandEntry;
 use crate::model::{CheckId, CheckOutcome, CheckResult, Evidence, Report};
-use crate::reaper::{self, Witnessed};
+use crate::reaper::{Reaper, Witnessed};
 use crate::sandbox::{network_isolation, SandboxConfig};
 use crate::subject::{verify, Subject};
 use crate::tool::Tool;
@@ -26,6 +26,9 @@ pub struct Options {
     pub only: Vec<CheckId>,
     /// Only these commands (all when empty).
     pub commands: Vec<String>,
+    /// This lint's processes and sandboxes: hold a clone to end them all at once
+    /// ([`Reaper::cancel_all`], e.g. on SIGINT), after which no check starts anything.
+    pub reaper: Arc<Reaper>,
 }
 
 impl Default for Options {
@@ -37,6 +40,7 @@ impl Default for Options {
             jobs: (cores * 4).clamp(4, 32),
             only: Vec::new(),
             commands: Vec::new(),
+            reaper: Arc::new(Reaper::new()),
         }
     }
 }
@@ -45,10 +49,11 @@ impl Default for Options {
 /// finished (the report keeps command then check order). Called from lint's worker threads.
 pub type OnCommand<'a> = &'a (dyn Fn(&[CheckResult]) + Sync);
 
-fn sandbox_config(config: &Config) -> SandboxConfig {
+fn sandbox_config(config: &Config, options: &Options) -> SandboxConfig {
     SandboxConfig {
         timeout: config.timeout(),
         fixtures: config.fixtures.clone(),
+        reaper: Arc::clone(&options.reaper),
         ..SandboxConfig::default()
     }
 }
@@ -76,7 +81,7 @@ pub fn lint_tool_streaming(
     on_command: OnCommand<'_>,
 ) -> Report {
     let started = Instant::now();
-    let sandbox = sandbox_config(&config);
+    let sandbox = sandbox_config(&config, options);
     let processes = sandbox.processes.clone();
     let escaped = sandbox.escaped.clone();
     let tool = Tool::discover(argv, config, sandbox);
@@ -154,7 +159,7 @@ pub fn lint_invocation_streaming(
     on_command: OnCommand<'_>,
 ) -> Report {
     let started = Instant::now();
-    let sandbox = sandbox_config(&config);
+    let sandbox = sandbox_config(&config, options);
     let processes = sandbox.processes.clone();
     let escaped = sandbox.escaped.clone();
     let tool = Tool::discover(vec![program], config, sandbox);
@@ -334,19 +339,21 @@ fn run_all(
                 let subject = &subjects[*s];
                 let started = Instant::now();
                 let (mut result, escaped) =
-                    reaper::witness(|| match (skip, &subject.entry.protocol) {
-                        _ if reaper::cancelled() => {
-                            Judge::new(*check, subject).could_not_run("lint was cancelled")
-                        }
-                        (Some(why), _) => Judge::new(*check, subject)
-                            .could_not_run(format!("skipped in aoi-lint.toml: {why}")),
-                        (None, Some(protocol)) if *check != checks::c01_discovery::ID => {
-                            Judge::new(*check, subject).not_applicable(format!(
+                    options
+                        .reaper
+                        .witness(|| match (skip, &subject.entry.protocol) {
+                            _ if options.reaper.cancelled() => {
+                                Judge::new(*check, subject).could_not_run("lint was cancelled")
+                            }
+                            (Some(why), _) => Judge::new(*check, subject)
+                                .could_not_run(format!("skipped in aoi-lint.toml: {why}")),
+                            (None, Some(protocol)) if *check != checks::c01_discovery::ID => {
+                                Judge::new(*check, subject).not_applicable(format!(
                         "it speaks {protocol} on stdout, not an AOI stream (capabilities says so)"
                     ))
-                        }
-                        (None, _) => run(subject),
-                    });
+                            }
+                            (None, _) => run(subject),
+                        });
                 result.elapsed = started.elapsed();
                 result
                     .evidence

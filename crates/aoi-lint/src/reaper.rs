@@ -3,7 +3,7 @@
 //!
 //! A process group is not a container: a descendant can leave it (`setsid`, a double fork into
 //! a new session) and outlive the run, where a group kill never reaches it. So every process
-//! lint starts carries a per-run variable in its environment, [`MARKER`]`=<lint pid>-<sandbox>-<run>`
+//! lint starts carries a per-run variable in its environment, [`MARKER`]`=<lint pid>-<reaper>-<sandbox>-<run>`
 //! (the environment is built from empty, so only lint puts it there, and every descendant
 //! inherits it), and after each run lint scans `/proc` for live processes that carry the run's
 //! marker, or carry none but have their working directory inside the sandbox, and kills them.
@@ -16,17 +16,18 @@
 //! (`SPAWN_GATE`), so a child that exits before its owner has recorded it is never reaped
 //! from under it.
 //!
-//! [`cancel_all`] is the end of everything: every live process group and every marked process
-//! of this lint is killed, and every sandbox directory removed; afterwards no sandbox can be
-//! made and nothing can be spawned.
+//! A [`Reaper`], held by the caller, is one lint's state: its live process groups and sandbox
+//! roots, and whether it was cancelled. [`Reaper::cancel_all`] is the end of everything of that
+//! lint: every live process group and every marked process of it is killed, and every sandbox
+//! directory removed; afterwards none of its sandboxes can be made and nothing spawned.
 
-use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, RwLock};
+use std::thread::ThreadId;
 use std::time::Duration;
 
 use aoi_contain::{Reapable, Selector, Sweep};
@@ -59,7 +60,7 @@ pub struct Witnessed {
     pub escapee: Escapee,
 }
 
-/// What [`cancel_all`] ended.
+/// What [`Reaper::cancel_all`] ended.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Cancelled {
     /// Processes killed (group members counted once each only when a scan saw them).
@@ -68,42 +69,60 @@ pub struct Cancelled {
     pub directories: usize,
 }
 
+// Three facts belong to the process, not to one lint, and stay process-wide: whether it is a
+// subreaper (a `prctl` of the process), which of its children a `Child` will reap (a process
+// has one set of children, whichever lint started them), and the ids that make markers unique
+// (two lints in one process must never share one).
 static SUBREAPER: AtomicBool = AtomicBool::new(false);
-static CANCELLED: AtomicBool = AtomicBool::new(false);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+static OWNED: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
 
 /// Spawns hold it shared, reaping of unowned zombies holds it exclusively.
 pub(crate) static SPAWN_GATE: RwLock<()> = RwLock::new(());
 
-/// What is alive now: process groups of running children, sandbox roots, and the pids a
-/// [`std::process::Child`] will reap.
+/// What is alive now in one lint: process groups of running children and sandbox roots.
 #[derive(Default)]
 struct Live {
     groups: HashMap<u64, Pid>,
     roots: HashMap<u64, PathBuf>,
-    owned: HashSet<i32>,
 }
 
-static LIVE: Mutex<Option<Live>> = Mutex::new(None);
-static CANCEL: Mutex<Cancelled> = Mutex::new(Cancelled {
-    processes: 0,
-    directories: 0,
-});
+/// One lint's processes and sandboxes, and the end of all of them at once.
+///
+/// The caller holds it (in [`crate::lint::Options`], which hands it to every sandbox of the
+/// lint) and keeps a clone where it handles signals, so that
+/// [`Reaper::cancel_all`] ends exactly this lint: its marker scan takes only the processes of
+/// this reaper's runs (`<pid>-<reaper>-…`), and another lint in the same process, or a test
+/// beside it, goes on.
+pub struct Reaper {
+    id: u64,
+    cancelled: AtomicBool,
+    live: Mutex<Live>,
+    totals: Mutex<Cancelled>,
+    /// The processes killed for runs made on each thread, while [`Reaper::witness`] collects
+    /// there.
+    witnessed: Mutex<HashMap<ThreadId, Vec<Witnessed>>>,
+}
 
-thread_local! {
-    /// The processes lint killed for runs made on this thread, while [`witness`] collects.
-    static WITNESSED: RefCell<Option<Vec<Witnessed>>> = const { RefCell::new(None) };
+impl std::fmt::Debug for Reaper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reaper")
+            .field("id", &self.id)
+            .field("cancelled", &self.cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Reaper {
+    fn default() -> Self {
+        Reaper::new()
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn with_live<R>(f: impl FnOnce(&mut Live) -> R) -> R {
-    let mut guard = lock(&LIVE);
-    f(guard.get_or_insert_with(Live::default))
 }
 
 /// Makes this process a child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`), so that orphans of
@@ -118,85 +137,153 @@ pub fn become_subreaper() -> std::io::Result<()> {
     Ok(())
 }
 
-/// True once [`cancel_all`] was called.
-pub fn cancelled() -> bool {
-    CANCELLED.load(Ordering::SeqCst)
-}
-
-/// A fresh id for a sandbox or a run.
+/// A fresh id for a reaper, a sandbox or a run, unique in this process.
 pub(crate) fn next_id() -> u64 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
 
-/// The marker value common to every run of sandbox `sandbox`, ending in `-`.
-pub(crate) fn sandbox_prefix(sandbox: u64) -> String {
-    format!("{}-{sandbox}-", std::process::id())
-}
-
-/// The error every refused sandbox or spawn gets after [`cancel_all`].
+/// The error every refused sandbox or spawn gets after [`Reaper::cancel_all`].
 pub(crate) fn cancelled_error() -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::Interrupted, "lint was cancelled")
 }
 
-/// Records a sandbox root; `Err` (and nothing recorded) once lint is cancelled.
-pub(crate) fn register_root(id: u64, root: &Path) -> std::io::Result<()> {
-    with_live(|live| live.roots.insert(id, root.to_path_buf()));
-    // Checked after recording, so that a concurrent cancel either sees the root or is seen here.
-    if cancelled() {
-        with_live(|live| live.roots.remove(&id));
-        return Err(cancelled_error());
+/// Records a started child of this process, which its [`std::process::Child`] will reap, so
+/// that [`reap_unowned`] leaves it alone.
+pub(crate) fn own(pid: Pid) {
+    lock(&OWNED)
+        .get_or_insert_with(HashSet::new)
+        .insert(pid.as_raw_nonzero().get());
+}
+
+/// Forgets a child its [`std::process::Child`] reaped.
+pub(crate) fn disown(pid: Pid) {
+    if let Some(owned) = lock(&OWNED).as_mut() {
+        owned.remove(&pid.as_raw_nonzero().get());
     }
-    Ok(())
 }
 
-/// Forgets a sandbox root (it was removed).
-pub(crate) fn unregister_root(id: u64) {
-    with_live(|live| live.roots.remove(&id));
-}
-
-/// Records a started child (its pid, which is its process group); `Err` once lint is
-/// cancelled, and the caller kills it.
-pub(crate) fn register_child(run: u64, pid: Pid) -> std::io::Result<()> {
-    with_live(|live| {
-        live.groups.insert(run, pid);
-        live.owned.insert(pid.as_raw_nonzero().get());
-    });
-    if cancelled() {
-        return Err(cancelled_error());
+impl Reaper {
+    /// A reaper with nothing alive yet.
+    pub fn new() -> Reaper {
+        Reaper {
+            id: next_id(),
+            cancelled: AtomicBool::new(false),
+            live: Mutex::new(Live::default()),
+            totals: Mutex::new(Cancelled::default()),
+            witnessed: Mutex::new(HashMap::new()),
+        }
     }
-    Ok(())
-}
 
-/// Forgets a child once its [`std::process::Child`] reaped it.
-pub(crate) fn unregister_child(run: u64, pid: Pid) {
-    with_live(|live| {
-        live.groups.remove(&run);
-        live.owned.remove(&pid.as_raw_nonzero().get());
-    });
-}
-
-/// Runs `f`, returning with its result every process lint killed for a run made on this
-/// thread meanwhile, with the run's command line: which probe left what behind.
-pub fn witness<R>(f: impl FnOnce() -> R) -> (R, Vec<Witnessed>) {
-    let outer = WITNESSED.with(|w| w.borrow_mut().replace(Vec::new()));
-    let result = f();
-    let seen = WITNESSED.with(|w| std::mem::replace(&mut *w.borrow_mut(), outer));
-    (result, seen.unwrap_or_default())
-}
-
-/// Notes, for [`witness`], that `argv`'s run left `escapees` behind.
-pub(crate) fn report_witnessed(argv: &[String], escapees: &[Escapee]) {
-    if escapees.is_empty() {
-        return;
+    /// True once [`Reaper::cancel_all`] was called.
+    pub fn cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
     }
-    WITNESSED.with(|w| {
-        if let Some(seen) = w.borrow_mut().as_mut() {
+
+    /// The marker value common to every run of this reaper, ending in `-`.
+    fn prefix(&self) -> String {
+        format!("{}-{}-", std::process::id(), self.id)
+    }
+
+    /// The marker value common to every run of sandbox `sandbox`, ending in `-`.
+    pub(crate) fn sandbox_prefix(&self, sandbox: u64) -> String {
+        format!("{}{sandbox}-", self.prefix())
+    }
+
+    /// Records a sandbox root; `Err` (and nothing recorded) once cancelled.
+    pub(crate) fn register_root(&self, id: u64, root: &Path) -> std::io::Result<()> {
+        lock(&self.live).roots.insert(id, root.to_path_buf());
+        // Checked after recording, so that a concurrent cancel either sees the root or is seen
+        // here.
+        if self.cancelled() {
+            lock(&self.live).roots.remove(&id);
+            return Err(cancelled_error());
+        }
+        Ok(())
+    }
+
+    /// Forgets a sandbox root (it was removed).
+    pub(crate) fn unregister_root(&self, id: u64) {
+        lock(&self.live).roots.remove(&id);
+    }
+
+    /// Records a started child (its pid, which is its process group); `Err` once cancelled,
+    /// and the caller kills it.
+    pub(crate) fn register_child(&self, run: u64, pid: Pid) -> std::io::Result<()> {
+        lock(&self.live).groups.insert(run, pid);
+        own(pid);
+        if self.cancelled() {
+            return Err(cancelled_error());
+        }
+        Ok(())
+    }
+
+    /// Forgets a child once its [`std::process::Child`] reaped it.
+    pub(crate) fn unregister_child(&self, run: u64, pid: Pid) {
+        lock(&self.live).groups.remove(&run);
+        disown(pid);
+    }
+
+    /// Runs `f`, returning with its result every process this reaper killed for a run made on
+    /// this thread meanwhile, with the run's command line: which probe left what behind.
+    pub fn witness<R>(&self, f: impl FnOnce() -> R) -> (R, Vec<Witnessed>) {
+        let thread = std::thread::current().id();
+        let outer = lock(&self.witnessed).insert(thread, Vec::new());
+        let result = f();
+        let mut witnessed = lock(&self.witnessed);
+        let seen = match outer {
+            Some(outer) => witnessed.insert(thread, outer),
+            None => witnessed.remove(&thread),
+        };
+        (result, seen.unwrap_or_default())
+    }
+
+    /// Notes, for [`Reaper::witness`], that `argv`'s run left `escapees` behind.
+    pub(crate) fn report_witnessed(&self, argv: &[String], escapees: &[Escapee]) {
+        if escapees.is_empty() {
+            return;
+        }
+        if let Some(seen) = lock(&self.witnessed).get_mut(&std::thread::current().id()) {
             seen.extend(escapees.iter().map(|e| Witnessed {
                 argv: argv.to_vec(),
                 escapee: e.clone(),
             }));
         }
-    });
+    }
+
+    /// Kills every process of this lint (every live process group, every process of its
+    /// runs, every child of lint) and removes every sandbox directory; from then on no
+    /// sandbox can be made and nothing spawned through this reaper. For SIGINT/SIGTERM to
+    /// `aoi lint`. Safe to call from several threads and more than once: a second call waits
+    /// for the first, then sweeps again (for anything a check thread started meanwhile) and
+    /// returns the running totals.
+    pub fn cancel_all(&self) -> Cancelled {
+        let mut totals = lock(&self.totals);
+        self.cancelled.store(true, Ordering::SeqCst);
+        let (groups, roots): (Vec<Pid>, Vec<PathBuf>) = {
+            let live = lock(&self.live);
+            (
+                live.groups.values().copied().collect(),
+                live.roots.values().cloned().collect(),
+            )
+        };
+        for group in groups {
+            let _ = kill_process_group(group, Signal::KILL);
+        }
+        let mine = self.prefix();
+        let select = Selector {
+            roots: &roots,
+            children: true,
+            born_since: aoi_contain::proc::start_time(std::process::id()),
+            ..marked(&mine, true)
+        };
+        totals.processes += sweep(select).len();
+        for root in &roots {
+            if remove_tree(root) {
+                totals.directories += 1;
+            }
+        }
+        *totals
+    }
 }
 
 /// Reaps (without blocking) each target that is a child of lint no sandbox's `Child` owns;
@@ -206,7 +293,7 @@ fn reap_unowned(targets: &[Reapable<'_>]) {
         return;
     }
     let _gate = SPAWN_GATE.write().unwrap_or_else(|p| p.into_inner());
-    let owned = with_live(|live| live.owned.clone());
+    let owned = lock(&OWNED).clone().unwrap_or_default();
     for target in targets {
         if owned.contains(&target.pid().as_raw_nonzero().get()) {
             continue;
@@ -255,41 +342,6 @@ pub(crate) fn marked(value: &str, prefix: bool) -> Selector<'_> {
     }
 }
 
-/// Kills every process of this lint (every live process group, every marked process, every
-/// child of lint) and removes every sandbox directory; from then on no sandbox can be made and
-/// nothing spawned. For SIGINT/SIGTERM to `aoi lint`. Safe to call from several threads and
-/// more than once: a second call waits for the first, then sweeps again (for anything a check
-/// thread started meanwhile) and returns the running totals.
-pub fn cancel_all() -> Cancelled {
-    let mut totals = lock(&CANCEL);
-    CANCELLED.store(true, Ordering::SeqCst);
-    let (groups, roots): (Vec<Pid>, Vec<PathBuf>) = with_live(|live| {
-        (
-            live.groups.values().copied().collect(),
-            live.roots.values().cloned().collect(),
-        )
-    });
-    for group in groups {
-        let _ = kill_process_group(group, Signal::KILL);
-    }
-    let mine = format!("{}-", std::process::id());
-    let select = Selector {
-        roots: &roots,
-        children: true,
-        born_since: aoi_contain::proc::start_time(std::process::id()),
-        ..marked(&mine, true)
-    };
-    totals.processes += sweep(select).len();
-    for root in &roots {
-        if remove_tree(root) {
-            totals.directories += 1;
-        }
-    }
-    *totals
-}
-
-/// Removes `root` and everything in it, giving back permissions a tool took away; true when
-/// something was removed.
 /// What earlier lint runs left that were killed outright (SIGKILL, an OOM kill: no chance to
 /// clean up): sandbox roots `aoi-lint-<pid>-…` under the temp dir, and processes of their
 /// runs ([`MARKER`] `<pid>-…`), for every such `<pid>` that is no longer alive. Removes and
@@ -338,6 +390,8 @@ pub fn clean_up_after_dead_runs() -> (usize, usize) {
     (roots, processes)
 }
 
+/// Removes `root` and everything in it, giving back permissions a tool took away; true when
+/// something was removed.
 pub(crate) fn remove_tree(root: &Path) -> bool {
     match fs::remove_dir_all(root) {
         Ok(()) => true,

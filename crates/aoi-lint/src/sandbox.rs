@@ -35,7 +35,7 @@ use rustix::process::{kill_process_group, pidfd_open, Pid, PidfdFlags};
 
 use aoi_contain::Selector;
 
-use crate::reaper::{self, Escapee};
+use crate::reaper::{self, Escapee, Reaper};
 use crate::snapshot::{self, Snapshot};
 
 /// How long to keep draining pipes after the child is gone, for a descendant that escaped the
@@ -63,6 +63,8 @@ pub struct SandboxConfig {
     /// Incremented for every process lint found still running outside a run's process group
     /// after the run ended, and killed ([`Run::escaped`]).
     pub escaped: Arc<AtomicU64>,
+    /// The lint these sandboxes belong to: what its cancellation ends.
+    pub reaper: Arc<Reaper>,
 }
 
 impl Default for SandboxConfig {
@@ -73,6 +75,7 @@ impl Default for SandboxConfig {
             fixtures: None,
             processes: Arc::new(AtomicU64::new(0)),
             escaped: Arc::new(AtomicU64::new(0)),
+            reaper: Arc::new(Reaper::new()),
         }
     }
 }
@@ -89,6 +92,7 @@ pub struct Sandbox {
     max_output: usize,
     processes: Arc<AtomicU64>,
     escaped: Arc<AtomicU64>,
+    reaper: Arc<Reaper>,
     /// Runs started here and not yet swept; a [`Running`] may outlive its sandbox.
     unswept: Arc<AtomicUsize>,
 }
@@ -284,9 +288,8 @@ fn probe_unshare() -> Result<PathBuf, String> {
         .spawn()
         .map_err(|e| format!("cannot run {}: {e}", unshare.display()))?;
     let pgid = Pid::from_child(&child);
-    let probe = reaper::next_id();
-    // Registered like a sandbox's child, so that lint's reaping of orphans leaves it alone.
-    let _ = reaper::register_child(probe, pgid);
+    // Owned like a sandbox's child, so that lint's reaping of orphans leaves it alone.
+    reaper::own(pgid);
     let pidfd = pidfd_open(pgid, PidfdFlags::empty()).ok();
     let deadline = Instant::now() + PROBE_TIMEOUT;
     let status = loop {
@@ -298,19 +301,19 @@ fn probe_unshare() -> Result<PathBuf, String> {
             Ok(None) => {
                 let _ = kill_process_group(pgid, rustix::process::Signal::KILL);
                 let _ = child.wait();
-                reaper::unregister_child(probe, pgid);
+                reaper::disown(pgid);
                 return Err(format!(
                     "`unshare --user --map-root-user --net -- true` did not finish within {}s",
                     PROBE_TIMEOUT.as_secs()
                 ));
             }
             Err(e) => {
-                reaper::unregister_child(probe, pgid);
+                reaper::disown(pgid);
                 return Err(format!("waiting for unshare: {e}"));
             }
         }
     };
-    reaper::unregister_child(probe, pgid);
+    reaper::disown(pgid);
     if status.success() {
         return Ok(unshare);
     }
@@ -360,15 +363,15 @@ impl Sandbox {
         Ok(sandbox)
     }
 
-    /// A new empty root, recorded so that [`reaper::cancel_all`] can remove it; refused once
+    /// A new empty root, recorded so that [`Reaper::cancel_all`] can remove it; refused once
     /// lint is cancelled.
     fn empty(config: &SandboxConfig) -> io::Result<Sandbox> {
-        if reaper::cancelled() {
+        if config.reaper.cancelled() {
             return Err(reaper::cancelled_error());
         }
         let root = create_unique_root()?;
         let id = reaper::next_id();
-        if let Err(e) = reaper::register_root(id, &root) {
+        if let Err(e) = config.reaper.register_root(id, &root) {
             reaper::remove_tree(&root);
             return Err(e);
         }
@@ -381,6 +384,7 @@ impl Sandbox {
             max_output: config.max_output,
             processes: Arc::clone(&config.processes),
             escaped: Arc::clone(&config.escaped),
+            reaper: Arc::clone(&config.reaper),
             unswept: Arc::new(AtomicUsize::new(0)),
         })
     }
@@ -454,7 +458,7 @@ impl Sandbox {
             .stderr(Stdio::piped());
 
         let run_id = reaper::next_id();
-        let marker = format!("{}{run_id}", reaper::sandbox_prefix(self.id));
+        let marker = format!("{}{run_id}", self.reaper.sandbox_prefix(self.id));
         command.env(reaper::MARKER, &marker);
         let gate = reaper::SPAWN_GATE
             .read()
@@ -468,13 +472,13 @@ impl Sandbox {
         let started = Instant::now();
         self.processes.fetch_add(1, Ordering::Relaxed);
         let pgid = Pid::from_child(&child);
-        let registered = reaper::register_child(run_id, pgid);
+        let registered = self.reaper.register_child(run_id, pgid);
         drop(gate);
         // Until `Running` exists, a failure must not leave the child behind.
         let kill_on_error = |child: &mut Child, e: io::Error| {
             let _ = kill_process_group(pgid, rustix::process::Signal::KILL);
             let _ = child.wait();
-            reaper::unregister_child(run_id, pgid);
+            self.reaper.unregister_child(run_id, pgid);
             e
         };
         if let Err(e) = registered {
@@ -524,6 +528,7 @@ impl Sandbox {
             unswept: Arc::clone(&self.unswept),
             escaped_total: Arc::clone(&self.escaped),
             escaped: Vec::new(),
+            reaper: Arc::clone(&self.reaper),
             swept: false,
             started,
             argv: inv.argv(),
@@ -548,7 +553,7 @@ impl Drop for Sandbox {
         if self.unswept.load(Ordering::SeqCst) > 0 {
             // A `Running` outlives this sandbox: its processes must not outlive the directory.
             let roots = [self.root.clone()];
-            let prefix = reaper::sandbox_prefix(self.id);
+            let prefix = self.reaper.sandbox_prefix(self.id);
             reaper::sweep(Selector {
                 roots: &roots,
                 born_since: aoi_contain::proc::start_time(std::process::id()),
@@ -556,7 +561,7 @@ impl Drop for Sandbox {
             });
         }
         reaper::remove_tree(&self.root);
-        reaper::unregister_root(self.id);
+        self.reaper.unregister_root(self.id);
     }
 }
 
@@ -735,6 +740,8 @@ pub struct Running {
     unswept: Arc<AtomicUsize>,
     escaped_total: Arc<AtomicU64>,
     escaped: Vec<Escapee>,
+    /// The lint the run belongs to.
+    reaper: Arc<Reaper>,
     swept: bool,
     started: Instant,
     argv: Vec<String>,
@@ -874,7 +881,7 @@ impl Running {
             .collect();
         self.escaped_total
             .fetch_add(self.escaped.len() as u64, Ordering::Relaxed);
-        reaper::report_witnessed(&self.argv, &self.escaped);
+        self.reaper.report_witnessed(&self.argv, &self.escaped);
         self.unswept.fetch_sub(1, Ordering::SeqCst);
     }
 
@@ -909,7 +916,7 @@ impl Running {
         if self.exited.is_none() {
             if let Some(status) = self.child.try_wait()? {
                 self.exited = Some((status, Instant::now()));
-                reaper::unregister_child(self.run_id, self.pgid);
+                self.reaper.unregister_child(self.run_id, self.pgid);
             }
         }
         Ok(self.exited)
@@ -922,7 +929,7 @@ impl Running {
                 let status = self.child.wait()?;
                 let exited = (status, Instant::now());
                 self.exited = Some(exited);
-                reaper::unregister_child(self.run_id, self.pgid);
+                self.reaper.unregister_child(self.run_id, self.pgid);
                 Ok(exited)
             }
         }
@@ -934,7 +941,7 @@ impl Drop for Running {
         if self.exited.is_none() {
             let _ = kill_process_group(self.pgid, rustix::process::Signal::KILL);
             let _ = self.child.wait();
-            reaper::unregister_child(self.run_id, self.pgid);
+            self.reaper.unregister_child(self.run_id, self.pgid);
         }
         self.sweep();
     }
@@ -1240,7 +1247,8 @@ mod tests {
         let line = running.read_line(GUARD)?.unwrap_or_default();
         let pid = String::from_utf8_lossy(&line).trim().to_string();
         assert!(!process_is_dead(&pid));
-        let (_, seen) = reaper::witness(|| drop(running));
+        let reaper = Arc::clone(&sandbox.reaper);
+        let (_, seen) = reaper.witness(|| drop(running));
         assert!(process_is_dead(&pid), "{pid} survived drop");
         assert_eq!(
             seen.iter()
@@ -1248,6 +1256,53 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![pid]
         );
+        Ok(())
+    }
+
+    #[test]
+    fn cancelling_one_reaper_ends_its_runs_and_leaves_another_lints_alone() -> io::Result<()> {
+        // Two lints in one process, each with the reaper its caller holds.
+        let mine = SandboxConfig::default();
+        let theirs = SandboxConfig::default();
+        let (a, b) = (Sandbox::new(&mine)?, Sandbox::new(&theirs)?);
+        let mut doomed = a.spawn(&sh(&format!("{}; sleep 100", escape("setsid sleep 100"))))?;
+        let mut spared = b.spawn(&sh(&format!("{}; sleep 100", escape("setsid sleep 100"))))?;
+        let doomed_escapee = String::from_utf8_lossy(&doomed.read_line(GUARD)?.unwrap_or_default())
+            .trim()
+            .to_string();
+        let spared_escapee = String::from_utf8_lossy(&spared.read_line(GUARD)?.unwrap_or_default())
+            .trim()
+            .to_string();
+        let root = a.root().to_path_buf();
+
+        let cancelled = mine.reaper.cancel_all();
+
+        assert!(
+            process_is_dead(&doomed_escapee),
+            "the cancelled lint's escapee lives"
+        );
+        assert!(process_is_dead(&doomed.pgid.as_raw_nonzero().to_string()));
+        assert!(
+            !root.exists(),
+            "the cancelled lint's sandbox is still there"
+        );
+        assert_eq!(cancelled.directories, 1);
+        // The escapee at least: the group kill may end the shell before the scan sees it.
+        assert!(cancelled.processes >= 1, "{cancelled:?}");
+        assert_eq!(
+            Sandbox::new(&mine).err().map(|e| e.kind()),
+            Some(io::ErrorKind::Interrupted),
+            "a cancelled lint made a sandbox"
+        );
+        assert!(!theirs.reaper.cancelled());
+        assert!(
+            !process_is_dead(&spared_escapee),
+            "the other lint's escapee was killed"
+        );
+        assert!(!process_is_dead(&spared.pgid.as_raw_nonzero().to_string()));
+        assert!(Sandbox::new(&theirs).is_ok());
+        drop(spared);
+        assert!(process_is_dead(&spared_escapee));
         Ok(())
     }
 

@@ -11,14 +11,14 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aoi::{
     exit_code, Category, Check, Code, DomainEvent, EmitError, ErrorEvent, Harness, Outcome,
     Severity,
 };
-use aoi_lint::reaper;
+use aoi_lint::reaper::{self, Reaper};
 use aoi_lint::{
     lint_invocation_streaming, lint_tool_streaming, lint_transcript, CheckId, CheckResult, Config,
     OnCommand, Options, Report,
@@ -137,6 +137,7 @@ pub fn run(args: LintArgs) -> Result<ExitCode, CommandError> {
     // A lint killed outright (SIGKILL) could not remove its sandboxes or stop its tool: that is
     // done here, for every earlier lint that is no longer alive.
     let _ = reaper::clean_up_after_dead_runs();
+    let reaper = Arc::clone(&options.reaper);
     let run = LintRun {
         target,
         config,
@@ -156,11 +157,11 @@ pub fn run(args: LintArgs) -> Result<ExitCode, CommandError> {
         },
         LintFormat::Junit => |report, _| aoi_lint::report::junit(report),
     };
-    end_on_signal();
+    end_on_signal(Arc::clone(&reaper));
     let linted = run.lint(&|_| {});
     if let Some(code) = signalled() {
         // The signal thread is ending the run: its sweep first, then no report.
-        reaper::cancel_all();
+        reaper.cancel_all();
         return Ok(ExitCode::from(code));
     }
     let report = linted.map_err(|e| mode.failed(NAME, e))?;
@@ -237,7 +238,7 @@ fn signalled() -> Option<u8> {
 
 /// For the reports written at the end (human, SARIF, JUnit): the first SIGINT or SIGTERM kills
 /// every process of the tool, removes every sandbox and exits 130 or 143 at once.
-fn end_on_signal() {
+fn end_on_signal(reaper: Arc<Reaper>) {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
         // Without a handler the signal kills lint; the sweep of the next lint run cannot help,
@@ -252,7 +253,7 @@ fn end_on_signal() {
                 exit_code::SIGINT
             };
             SIGNALLED.store(code, Ordering::SeqCst);
-            reaper::cancel_all();
+            reaper.cancel_all();
             std::process::exit(i32::from(code));
         }
     });
@@ -383,11 +384,13 @@ fn check_event(r: &CheckResult) -> Check {
 /// every process of the tool and every sandbox at once, and the stream with `reason:"cancelled"`;
 /// so does a closed stdout, quietly (141).
 fn machine_run(run: LintRun, allow_incomplete: bool) -> ExitCode {
+    let reaper = Arc::clone(&run.options.reaper);
     Harness::new(crate::emitter(NAME)).run(|out| {
         let token = out.cancel_token();
+        let watcher = Arc::clone(&reaper);
         std::thread::spawn(move || {
             while token.sleep(Duration::from_secs(3600)).is_none() {}
-            reaper::cancel_all();
+            watcher.cancel_all();
         });
         let token = out.cancel_token();
         let emitter = Mutex::new(&mut *out);
@@ -406,13 +409,13 @@ fn machine_run(run: LintRun, allow_incomplete: bool) -> ExitCode {
             if let Err(e) = written {
                 // Nobody is reading (or a signal arrived): stop the tool now.
                 *lost = Some(e);
-                reaper::cancel_all();
+                reaper.cancel_all();
             }
         });
         if token.cancelled().is_some() {
             // Waits for the watcher's sweep, then sweeps again for whatever a check started
             // meanwhile; the harness writes the cancelled summary.
-            reaper::cancel_all();
+            reaper.cancel_all();
             return Ok(Outcome::cancelled());
         }
         if let Some(e) = lost.into_inner().unwrap_or_else(|p| p.into_inner()) {
