@@ -303,7 +303,7 @@ fn open(
 /// One page of the measured items, in order, after the cursor.
 fn page(args: &DuArgs, codec: &CursorCodec) -> Result<Page<Usage>, ErrorEvent> {
     let limit = args.bounds.checked_limit()?;
-    let after = match args.bounds.position(codec)? {
+    let after = match args.bounds.position::<String>(codec)? {
         None => None,
         Some(text) => Some(SortKey::parse(&text).ok_or_else(bad_cursor)?),
     };
@@ -367,7 +367,7 @@ pub fn run(app: &App, global: &GlobalArgs, args: DuArgs) -> ExitCode {
         return human(&args, &codec);
     }
     let limits = Limits {
-        max_bytes: Some(args.bounds.max_bytes),
+        max_bytes: args.bounds.max_bytes,
         ..Limits::default()
     };
     app.run_with(global, NAME, limits, |out| {

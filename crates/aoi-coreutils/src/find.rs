@@ -1118,7 +1118,7 @@ pub fn run(app: &App, global: &GlobalArgs, args: FindArgs) -> ExitCode {
         return human(&args, &codec, global.color_allowed());
     }
     let limits = Limits {
-        max_bytes: Some(args.bounds.max_bytes),
+        max_bytes: args.bounds.max_bytes,
         ..Limits::default()
     };
     app.run_with(global, NAME, limits, |out| {

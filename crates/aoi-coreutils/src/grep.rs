@@ -452,7 +452,7 @@ pub fn run(app: &App, global: &GlobalArgs, mut args: GrepArgs) -> ExitCode {
         return human(&args, &codec, global);
     }
     let limits = Limits {
-        max_bytes: Some(args.bounds.max_bytes),
+        max_bytes: args.bounds.max_bytes,
         ..Limits::default()
     };
     app.run_with(global, NAME, limits, |out| {

@@ -97,7 +97,7 @@ pub fn run(app: &App, global: &GlobalArgs, args: LsArgs) -> ExitCode {
         return human(&args, &codec);
     }
     let limits = Limits {
-        max_bytes: Some(args.bounds.max_bytes),
+        max_bytes: args.bounds.max_bytes,
         ..Limits::default()
     };
     app.run_with(global, "ls", limits, |out| {
@@ -153,7 +153,7 @@ type Listing = (Page<Entry>, Vec<Group>);
 /// Lists one page.
 fn list(args: &LsArgs, codec: &CursorCodec) -> Result<Listing, ErrorEvent> {
     let limit = args.bounds.checked_limit()?;
-    let after = args.bounds.position(codec)?;
+    let after = args.bounds.position::<String>(codec)?;
     let mut names = Names::default();
     let mut page = Page::default();
     let mut ordinal: u64 = 0;

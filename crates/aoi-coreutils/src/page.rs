@@ -3,41 +3,24 @@
 
 use std::io::Write;
 
-use aoi::surface::cursor::{check_limit, CursorCodec};
+use aoi::surface::cursor::CursorCodec;
+use aoi::surface::flags::{PageArgs, PageDefaults};
 use aoi::{Category, Code, DomainEvent, EmitError, Emitter, ErrorEvent, Outcome};
-use clap::Args;
 use serde::Serialize;
 
 use crate::{DEFAULT_LIMIT, DEFAULT_MAX_BYTES};
 
-/// Bounded reads (§15) with this tool's defaults: `--limit` 100, `--max-bytes` 64 KiB.
-#[derive(Debug, Clone, Args)]
-pub struct Bounds {
-    /// Return at most N items (at least 1); the rest is reachable with --cursor.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_LIMIT)]
-    pub limit: usize,
+/// This tool's paging defaults (§15): `--limit` 100, `--max-bytes` 64 KiB.
+#[derive(Debug, Clone, Copy)]
+pub struct Defaults;
 
-    /// Continue where a previous page stopped (the `next_cursor` of its summary).
-    #[arg(long, value_name = "TOKEN")]
-    pub cursor: Option<String>,
-
-    /// Stop before the events take more than N bytes of output (machine mode; the first
-    /// item always goes out); the rest is reachable with --cursor.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_BYTES)]
-    pub max_bytes: u64,
+impl PageDefaults for Defaults {
+    const LIMIT: usize = DEFAULT_LIMIT;
+    const MAX_BYTES: Option<u64> = Some(DEFAULT_MAX_BYTES);
 }
 
-impl Bounds {
-    /// The limit, refused when 0 (`usage` `LIMIT_INVALID`).
-    pub fn checked_limit(&self) -> Result<usize, ErrorEvent> {
-        check_limit(self.limit)
-    }
-
-    /// The cursor's position, decoded by `codec`, or `None` without `--cursor`.
-    pub fn position(&self, codec: &CursorCodec) -> Result<Option<String>, ErrorEvent> {
-        self.cursor.as_deref().map(|c| codec.decode(c)).transpose()
-    }
-}
+/// Bounded reads (§15) with this tool's defaults: the SDK's flags.
+pub type Bounds = PageArgs<Defaults>;
 
 /// One position of a page: a domain event, or the item-scope error that stands in its place.
 #[derive(Debug)]

@@ -69,7 +69,7 @@ pub fn run(app: &App, global: &GlobalArgs, args: StatArgs) -> ExitCode {
         return human(&args, &codec);
     }
     let limits = Limits {
-        max_bytes: Some(args.bounds.max_bytes),
+        max_bytes: args.bounds.max_bytes,
         ..Limits::default()
     };
     app.run_with(global, NAME, limits, |out| {
@@ -85,7 +85,7 @@ fn describe(
 ) -> Result<(Page<Entry>, Vec<Option<Metadata>>), ErrorEvent> {
     let limit = args.bounds.checked_limit()?;
     // A position is the operand's index; the page resumes after it.
-    let start = match args.bounds.position(codec)? {
+    let start = match args.bounds.position::<String>(codec)? {
         None => 0,
         Some(text) => text
             .parse::<usize>()

@@ -101,7 +101,9 @@ pub struct Limits {
 
 impl Limits {
     /// The `--max-bytes` bound of a paged command.
-    pub fn for_page(page: &crate::surface::flags::PageArgs) -> Limits {
+    pub fn for_page<D: crate::surface::flags::PageDefaults>(
+        page: &crate::surface::flags::PageArgs<D>,
+    ) -> Limits {
         Limits {
             max_bytes: page.max_bytes,
             ..Limits::default()

@@ -41,6 +41,7 @@
 //! [`FormatOnlyArgs`] instead of [`GlobalArgs`], which offers only `--format jsonl|human`, the
 //! spec's equal alternate (§16.4), and say so in `capabilities` (`outputs`).
 
+use std::marker::PhantomData;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
@@ -125,21 +126,162 @@ impl From<FormatOnlyArgs> for GlobalArgs {
     }
 }
 
-/// Bounded reads (§15): `--limit`, `--cursor`, `--max-bytes`.
-#[derive(Debug, Clone, Args)]
-pub struct PageArgs {
+/// A tool's paging defaults (§15): what `--limit` and `--max-bytes` are when not given.
+///
+/// ```
+/// use aoi::surface::flags::{PageArgs, PageDefaults};
+///
+/// #[derive(Debug, Clone, Copy)]
+/// struct Listing;
+/// impl PageDefaults for Listing {
+///     const LIMIT: usize = 100;
+///     const MAX_BYTES: Option<u64> = Some(64 * 1024);
+/// }
+///
+/// #[derive(clap::Parser)]
+/// struct Ls {
+///     #[command(flatten)]
+///     page: PageArgs<Listing>,
+/// }
+///
+/// let ls: Ls = clap::Parser::parse_from(["ls"]);
+/// assert_eq!((ls.page.limit, ls.page.max_bytes), (100, Some(65536)));
+/// ```
+pub trait PageDefaults: Clone + Send + Sync + 'static {
+    /// `--limit` when not given: every read is bounded (§15), so there is always one.
+    const LIMIT: usize;
+    /// `--max-bytes` when not given; `None`: no byte bound unless asked.
+    const MAX_BYTES: Option<u64>;
+}
+
+/// The SDK's paging defaults: `--limit` 20, no `--max-bytes`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Page20;
+
+impl PageDefaults for Page20 {
+    const LIMIT: usize = 20;
+    const MAX_BYTES: Option<u64> = None;
+}
+
+/// Bounded reads (§15): `--limit`, `--cursor`, `--max-bytes`, with the defaults `D` gives
+/// (the SDK's, [`Page20`], unless the tool names its own [`PageDefaults`]).
+#[derive(Debug, Clone)]
+pub struct PageArgs<D: PageDefaults = Page20> {
     /// Return at most N results, at least 1 (the rest is reachable with --cursor).
-    #[arg(long, value_name = "N", default_value_t = 20)]
     pub limit: usize,
-
     /// Continue where a previous page stopped (the `next_cursor` of its summary).
-    #[arg(long, value_name = "TOKEN")]
     pub cursor: Option<String>,
-
     /// Stop before the results take more than N bytes of output (the first result is always
     /// shown); the rest is reachable with --cursor.
-    #[arg(long, value_name = "N")]
     pub max_bytes: Option<u64>,
+    defaults: PhantomData<fn() -> D>,
+}
+
+impl<D: PageDefaults> PageArgs<D> {
+    /// The flags as not given: `--limit` and `--max-bytes` at their defaults, no cursor.
+    pub fn new() -> Self {
+        PageArgs {
+            limit: D::LIMIT,
+            cursor: None,
+            max_bytes: D::MAX_BYTES,
+            defaults: PhantomData,
+        }
+    }
+
+    /// `--limit`, refused when 0 (`usage` `LIMIT_INVALID`, [`check_limit`]).
+    ///
+    /// [`check_limit`]: crate::surface::cursor::check_limit
+    pub fn checked_limit(&self) -> Result<usize, crate::ErrorEvent> {
+        crate::surface::cursor::check_limit(self.limit)
+    }
+
+    /// The position `--cursor` resumes after, decoded by `codec` (a cursor it did not mint is
+    /// refused), or `None` without `--cursor`.
+    pub fn position<P: serde::de::DeserializeOwned>(
+        &self,
+        codec: &crate::surface::cursor::CursorCodec,
+    ) -> Result<Option<P>, crate::ErrorEvent> {
+        self.cursor.as_deref().map(|c| codec.decode(c)).transpose()
+    }
+}
+
+impl<D: PageDefaults> Default for PageArgs<D> {
+    fn default() -> Self {
+        PageArgs::new()
+    }
+}
+
+// Written out rather than derived: a derived default is a constant of the struct, and here it
+// is the tool's (`D`), with `--max-bytes` given a default only when `D` has one.
+impl<D: PageDefaults> Args for PageArgs<D> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        let max_bytes = clap::Arg::new("max_bytes")
+            .long("max-bytes")
+            .value_name("N")
+            .value_parser(clap::value_parser!(u64))
+            .action(clap::ArgAction::Set)
+            .help(
+                "Stop before the results take more than N bytes of output (the first result \
+                 is always shown); the rest is reachable with --cursor",
+            );
+        cmd.arg(
+            clap::Arg::new("limit")
+                .long("limit")
+                .value_name("N")
+                .value_parser(clap::value_parser!(usize))
+                .action(clap::ArgAction::Set)
+                .default_value(D::LIMIT.to_string())
+                .help("Return at most N results, at least 1 (the rest is reachable with --cursor)"),
+        )
+        .arg(
+            clap::Arg::new("cursor")
+                .long("cursor")
+                .value_name("TOKEN")
+                .value_parser(clap::value_parser!(String))
+                .action(clap::ArgAction::Set)
+                .help("Continue where a previous page stopped (the `next_cursor` of its summary)"),
+        )
+        .arg(match D::MAX_BYTES {
+            Some(bytes) => max_bytes.default_value(bytes.to_string()),
+            None => max_bytes,
+        })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl<D: PageDefaults> clap::FromArgMatches for PageArgs<D> {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Self::from_arg_matches_mut(&mut matches.clone())
+    }
+
+    fn from_arg_matches_mut(matches: &mut clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut page = PageArgs::new();
+        page.update_from_arg_matches_mut(matches)?;
+        Ok(page)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.update_from_arg_matches_mut(&mut matches.clone())
+    }
+
+    fn update_from_arg_matches_mut(
+        &mut self,
+        matches: &mut clap::ArgMatches,
+    ) -> Result<(), clap::Error> {
+        if let Some(limit) = matches.remove_one::<usize>("limit") {
+            self.limit = limit;
+        }
+        if let Some(cursor) = matches.remove_one::<String>("cursor") {
+            self.cursor = Some(cursor);
+        }
+        if let Some(max_bytes) = matches.remove_one::<u64>("max_bytes") {
+            self.max_bytes = Some(max_bytes);
+        }
+        Ok(())
+    }
 }
 
 /// Safe writes (§14.2, §14.4): `--dry-run`, `--idempotency-key`.
@@ -318,5 +460,84 @@ mod tests {
             panic!()
         };
         assert_eq!(input.mode(InputMode::FailFast), InputMode::ContinueOnError);
+    }
+
+    #[derive(Debug, Clone, Copy)]
+    struct Small;
+    impl PageDefaults for Small {
+        const LIMIT: usize = 5;
+        const MAX_BYTES: Option<u64> = Some(300);
+    }
+
+    #[derive(Parser)]
+    struct Paged {
+        #[command(flatten)]
+        small: PageArgs<Small>,
+    }
+
+    #[test]
+    fn a_tool_names_its_own_paging_defaults_and_help_and_input_schema_say_them() {
+        let page = Paged::try_parse_from(["t"]).unwrap().small;
+        assert_eq!(
+            (page.limit, page.max_bytes, page.cursor),
+            (5, Some(300), None)
+        );
+        let page =
+            Paged::try_parse_from(["t", "--limit", "7", "--max-bytes", "9", "--cursor", "c"])
+                .unwrap()
+                .small;
+        assert_eq!((page.limit, page.max_bytes), (7, Some(9)));
+        assert_eq!(page.cursor.as_deref(), Some("c"));
+
+        let help = Paged::command().render_long_help().to_string();
+        assert!(
+            help.contains("[default: 5]") && help.contains("[default: 300]"),
+            "{help}"
+        );
+        let schema = crate::discover::input_schema::input_schema(&Paged::command(), "").unwrap();
+        assert_eq!(schema["properties"]["limit"]["default"], 5, "{schema}");
+        assert_eq!(schema["properties"]["limit"]["minimum"], 1, "{schema}");
+        assert_eq!(
+            schema["properties"]["max_bytes"]["default"], 300,
+            "{schema}"
+        );
+
+        // The SDK's own: --limit 20, no byte bound unless asked.
+        let search = Cli::command()
+            .find_subcommand_mut("search")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        assert!(search.contains("[default: 20]"), "{search}");
+        let max_bytes = &search[search.find("--max-bytes").unwrap()..];
+        let max_bytes = &max_bytes[..max_bytes.find("--timeout").unwrap_or(max_bytes.len())];
+        assert!(!max_bytes.contains("[default"), "{max_bytes}");
+    }
+
+    #[test]
+    fn a_limit_of_zero_and_a_foreign_cursor_are_refused_by_the_page_itself() {
+        use crate::surface::cursor::CursorCodec;
+        let zero = Paged::try_parse_from(["t", "--limit", "0"]).unwrap().small;
+        assert_eq!(
+            zero.checked_limit().unwrap_err().code.as_str(),
+            "LIMIT_INVALID"
+        );
+        let codec = CursorCodec::new("list", &"filter");
+        let cursor = codec.encode(&"k9");
+        let page = Paged::try_parse_from(["t", "--cursor", &cursor])
+            .unwrap()
+            .small;
+        assert_eq!(
+            page.position::<String>(&codec).unwrap().as_deref(),
+            Some("k9")
+        );
+        let other = CursorCodec::new("list", &"another filter");
+        assert!(page.position::<String>(&other).is_err());
+        assert_eq!(
+            PageArgs::<Small>::default()
+                .position::<String>(&codec)
+                .unwrap(),
+            None
+        );
     }
 }
