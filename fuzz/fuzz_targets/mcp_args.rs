@@ -62,7 +62,7 @@ fn cli() -> Command {
         .arg(Arg::new("tag").long("tag").action(ArgAction::Append))
         .arg(Arg::new("collection").long("collection"))
         .arg(Arg::new("key").short('k').help("A short-only flag."));
-    let search = TimeoutArgs::augment_args(PageArgs::augment_args(search));
+    let search = TimeoutArgs::augment_args(<PageArgs>::augment_args(search));
     let delete = Command::new("delete")
         .about("Delete documents.")
         .arg(Arg::new("ids").required(true).num_args(1..))

@@ -221,8 +221,7 @@ mod tests {
 
     #[test]
     fn a_file_cut_while_mapped_reads_as_zeros_and_is_marked() {
-        let dir = std::env::temp_dir().join(format!("aoi-mapped-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = aoi_test::temp_dir("mapped");
         let path = dir.join("cut.txt");
         let mut f = File::create(&path).unwrap();
         f.write_all(&b"abcdefgh\n".repeat(100_000)).unwrap();

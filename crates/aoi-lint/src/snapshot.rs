@@ -280,14 +280,8 @@ mod tests {
         assert!(!matches("work", "work/out.txt"));
     }
 
-    fn scratch(name: &str) -> io::Result<PathBuf> {
-        let dir = std::env::temp_dir().join(format!(
-            "aoi-lint-snapshot-test-{}-{name}",
-            std::process::id()
-        ));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir)?;
-        Ok(dir)
+    fn scratch(name: &str) -> io::Result<aoi_test::TempDir> {
+        Ok(aoi_test::temp_dir(&format!("lint-snapshot-{name}")))
     }
 
     #[test]

@@ -287,15 +287,13 @@ mod tests {
         assert_eq!(c.base(), cwd);
     }
 
-    fn scratch(tag: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("aoi-mcp-confine-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+    fn scratch(tag: &str) -> aoi_test::TempDir {
+        let dir = aoi_test::temp_dir(&format!("mcp-confine-{tag}"));
         std::fs::create_dir_all(dir.join("root/sub")).unwrap();
         std::fs::create_dir_all(dir.join("outside")).unwrap();
         std::fs::write(dir.join("outside/secret"), "s").unwrap();
         std::fs::write(dir.join("root/notes.db"), "").unwrap();
-        dir.canonicalize().unwrap()
+        dir
     }
 
     fn confined(dir: &Path) -> Confinement {

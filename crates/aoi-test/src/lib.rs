@@ -1,11 +1,15 @@
 //! Test support shared by the workspace's end-to-end tests: locating the built binaries,
-//! assertions that read a captured stream through the `aoi` reader and verifier, and
-//! [`faultshim`], which makes the operating system fail a binary's writes.
+//! assertions that read a captured stream through the `aoi` reader and verifier, temporary
+//! directories ([`temp_dir`]), and [`faultshim`], which makes the operating system fail a
+//! binary's writes.
 
 #![deny(missing_docs)]
 
 pub mod faultshim;
 pub mod prerequisite;
+mod temp;
+
+pub use temp::{temp_dir, TempDir};
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

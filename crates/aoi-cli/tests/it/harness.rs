@@ -39,13 +39,15 @@ fn a_closed_pipe_ends_the_tool_quietly_with_141() {
 #[test]
 fn head_n_1_in_a_real_shell_pipeline_prints_no_stack_trace() {
     let tool = fake_tool();
+    let dir = aoi_test::temp_dir("head");
+    let err_path = dir.join("head.err");
     let out = Command::new("bash")
         .args([
             "-c",
             r#"set -o pipefail; "$0" many 5000000 2>"$1" | head -n 1; echo "status=${PIPESTATUS[0]}""#,
         ])
         .arg(&tool)
-        .arg(std::env::temp_dir().join(format!("aoi-head-{}.err", std::process::id())))
+        .arg(&err_path)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -53,9 +55,7 @@ fn head_n_1_in_a_real_shell_pipeline_prints_no_stack_trace() {
     assert_eq!(lines.len(), 2, "{stdout}");
     assert!(lines[0].starts_with(r#"{"type":"aoi:meta""#));
     assert_eq!(lines[1], "status=141");
-    let err_path = std::env::temp_dir().join(format!("aoi-head-{}.err", std::process::id()));
     let stderr = std::fs::read_to_string(&err_path).unwrap();
-    std::fs::remove_file(err_path).unwrap();
     assert_eq!(stderr, "", "no stack trace, no message");
 }
 

@@ -27,10 +27,10 @@ pub(crate) struct Row {
 
 /// An empty directory to run lint in, so that no `./aoi-lint.toml` is picked up.
 pub(crate) fn scratch() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    // One per test process, kept for its whole life: a static is never dropped.
+    static DIR: OnceLock<crate::support::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("aoi-lint-it-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::support::temp_dir("lint-it");
         std::fs::create_dir_all(dir.join("work")).unwrap();
         dir
     })

@@ -10,31 +10,8 @@ use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::support::aoi;
-
-/// A directory of the test's own, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(what: &str) -> Scratch {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "aoi-robust-{what}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        fs::create_dir_all(&dir).expect("scratch dir");
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
+use crate::support::{aoi, temp_dir};
 
 fn mkfifo(path: &Path) {
     let status = Command::new("mkfifo")
@@ -186,26 +163,26 @@ fn await_slow_run(dir: &Path) -> (String, String) {
 
 #[test]
 fn sigterm_mid_run_kills_every_process_of_the_tool_and_removes_every_sandbox() {
-    let tool_dir = Scratch::new("tool");
-    let tmp = Scratch::new("tmp");
-    let tool = write_tool(&tool_dir.0, true);
-    let mut child = start_lint(&tool, &tmp.0, &["--format", "jsonl"]);
+    let tool_dir = temp_dir("robust-tool");
+    let tmp = temp_dir("robust-tmp");
+    let tool = write_tool(&tool_dir, true);
+    let mut child = start_lint(&tool, &tmp, &["--format", "jsonl"]);
     let mut stdout = child.stdout.take().expect("stdout");
-    let (run, escapee) = await_slow_run(&tool_dir.0);
+    let (run, escapee) = await_slow_run(&tool_dir);
     assert!(alive(&run) && alive(&escapee));
     let lint = child.id();
     let (stream, _) = aoi_test::assert_cancelled(child, &mut stdout, String::new(), "TERM", 143);
     assert!(stream.starts_with(r#"{"type":"aoi:meta""#), "{stream}");
-    assert_nothing_left(&tool_dir.0, &tmp.0, lint);
+    assert_nothing_left(&tool_dir, &tmp, lint);
 }
 
 #[test]
 fn sigint_mid_run_does_the_same_for_a_human_report() {
-    let tool_dir = Scratch::new("tool");
-    let tmp = Scratch::new("tmp");
-    let tool = write_tool(&tool_dir.0, true);
-    let mut child = start_lint(&tool, &tmp.0, &[]);
-    let (run, escapee) = await_slow_run(&tool_dir.0);
+    let tool_dir = temp_dir("robust-tool");
+    let tmp = temp_dir("robust-tmp");
+    let tool = write_tool(&tool_dir, true);
+    let mut child = start_lint(&tool, &tmp, &[]);
+    let (run, escapee) = await_slow_run(&tool_dir);
     assert!(alive(&run) && alive(&escapee));
     let lint = child.id();
     aoi_test::signal(&child, "INT");
@@ -216,15 +193,15 @@ fn sigint_mid_run_does_the_same_for_a_human_report() {
         out.read_to_string(&mut report).expect("stdout");
     }
     assert_eq!(report, "", "a cancelled run writes no report");
-    assert_nothing_left(&tool_dir.0, &tmp.0, lint);
+    assert_nothing_left(&tool_dir, &tmp, lint);
 }
 
 #[test]
 fn checks_stream_as_each_command_finishes_with_their_own_elapsed_time() {
-    let tool_dir = Scratch::new("tool");
-    let tmp = Scratch::new("tmp");
-    let tool = write_tool(&tool_dir.0, false);
-    let mut child = start_lint(&tool, &tmp.0, &["--format", "jsonl"]);
+    let tool_dir = temp_dir("robust-tool");
+    let tmp = temp_dir("robust-tmp");
+    let tool = write_tool(&tool_dir, false);
+    let mut child = start_lint(&tool, &tmp, &["--format", "jsonl"]);
     let lint = child.id();
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     // Every check of `fast` arrives while every run of `slow` still waits at the gate.
@@ -247,7 +224,7 @@ fn checks_stream_as_each_command_finishes_with_their_own_elapsed_time() {
     let mut gate = fs::OpenOptions::new()
         .read(true)
         .write(true)
-        .open(tool_dir.0.join("gate"))
+        .open(tool_dir.join("gate"))
         .expect("open the gate");
     gate.write_all(&[b'x'; 4096]).expect("write the gate");
     stdout.read_to_string(&mut seen).expect("the rest");
@@ -288,7 +265,7 @@ fn checks_stream_as_each_command_finishes_with_their_own_elapsed_time() {
         ),
         "{seen}"
     );
-    assert_nothing_left(&tool_dir.0, &tmp.0, lint);
+    assert_nothing_left(&tool_dir, &tmp, lint);
 }
 
 /// SIGKILL gives lint no chance to clean up: killed while it copies a large fixture tree into a
@@ -298,23 +275,23 @@ fn checks_stream_as_each_command_finishes_with_their_own_elapsed_time() {
 #[test]
 fn a_lint_killed_mid_copy_leaves_nothing_the_next_lint_does_not_clear() {
     const FILES: usize = 20_000;
-    let tool_dir = Scratch::new("tool");
-    let tmp = Scratch::new("tmp");
-    let tool = write_tool(&tool_dir.0, false);
-    let fixtures = tool_dir.0.join("fx");
+    let tool_dir = temp_dir("robust-tool");
+    let tmp = temp_dir("robust-tmp");
+    let tool = write_tool(&tool_dir, false);
+    let fixtures = tool_dir.join("fx");
     fs::create_dir(&fixtures).expect("fixtures dir");
     for n in 0..FILES {
         fs::write(fixtures.join(format!("f{n}")), [b'x'; 512]).expect("fixture");
     }
-    let config = tool_dir.0.join("aoi-lint.toml");
+    let config = tool_dir.join("aoi-lint.toml");
     fs::write(&config, "fixtures = \"fx\"\n").expect("config");
     let config_arg = config.display().to_string();
-    let mut child = start_lint(&tool, &tmp.0, &["--config", &config_arg]);
+    let mut child = start_lint(&tool, &tmp, &["--config", &config_arg]);
     let lint = child.id();
     // Kill as soon as a sandbox holds some of the fixtures.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let partial = loop {
-        let copied = fs::read_dir(&tmp.0)
+        let copied = fs::read_dir(&tmp)
             .expect("tmp")
             .flatten()
             .filter(|d| d.file_name().to_string_lossy().starts_with("aoi-lint-"))
@@ -330,25 +307,25 @@ fn a_lint_killed_mid_copy_leaves_nothing_the_next_lint_does_not_clear() {
     child.wait().expect("reaped");
     assert!(partial.is_some_and(|n| n > 0), "a sandbox was being filled");
     assert!(
-        !sandboxes(&tmp.0, &format!("{lint}-")).is_empty(),
+        !sandboxes(&tmp, &format!("{lint}-")).is_empty(),
         "SIGKILL left the sandbox (nothing could remove it)"
     );
 
     // Any later lint clears it, even one whose own tool cannot be run.
     let next = Command::new(aoi())
         .args(["lint", "--tool", "/nonexistent/tool"])
-        .env("TMPDIR", &tmp.0)
-        .current_dir(&tmp.0)
+        .env("TMPDIR", &tmp)
+        .current_dir(&tmp)
         .stdin(Stdio::null())
         .output()
         .expect("aoi lint runs");
     assert_ne!(next.status.code(), Some(0));
-    let pids = fs::read_to_string(tool_dir.0.join("pids")).unwrap_or_default();
+    let pids = fs::read_to_string(tool_dir.join("pids")).unwrap_or_default();
     let survivors: Vec<&str> = pids.lines().filter(|p| alive(p)).collect();
     assert!(survivors.is_empty(), "left running: {survivors:?}");
     assert_eq!(marked_by(lint), Vec::<String>::new());
     assert_eq!(
-        sandboxes(&tmp.0, ""),
+        sandboxes(&tmp, ""),
         Vec::<String>::new(),
         "sandbox dirs left"
     );

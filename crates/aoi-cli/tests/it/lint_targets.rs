@@ -11,8 +11,7 @@ use aoi::read::Event;
 /// the number of passes, after checking lint's own stream conforms and that its exit status
 /// agrees: 0 only when every applicable check ran and passed (could-not-run is 2).
 fn lint(tool: &Path, config: Option<&Path>) -> (Vec<String>, usize) {
-    let dir = std::env::temp_dir().join(format!("aoi-lint-targets-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = aoi_test::temp_dir("lint-targets");
     let mut command = Command::new(aoi_test::workspace_bin("aoi"));
     command.args(["lint", "--tool"]).arg(tool).current_dir(&dir);
     if let Some(config) = config {

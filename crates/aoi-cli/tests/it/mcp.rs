@@ -11,7 +11,7 @@ use std::process::Command;
 use serde_json::{json, Value};
 
 use crate::mcp_clients::mcp_clients;
-use crate::support::{aoi, temp_dir};
+use crate::support::{aoi, temp_dir, TempDir};
 
 pub(crate) fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -45,7 +45,7 @@ fn outline_server() -> Vec<String> {
 }
 
 /// A test's own outline data home.
-pub(crate) fn data_home(tag: &str) -> PathBuf {
+pub(crate) fn data_home(tag: &str) -> TempDir {
     temp_dir(&format!("mcp-{tag}"))
 }
 

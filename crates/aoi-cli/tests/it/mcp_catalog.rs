@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use serde_json::{json, Value};
 
 use crate::mcp::{checked, path, server, tool};
-use crate::support::{aoi, temp_dir};
+use crate::support::{aoi, temp_dir, TempDir};
 
 fn outline() -> PathBuf {
     aoi_test::workspace_bin("outline")
@@ -50,10 +50,8 @@ fn refusal(result: &Value) -> &Value {
 
 /// A scratch tree: `root/` (the server's working directory), `outside/secret`, and
 /// `root/link` leading to `outside/`.
-fn tree(tag: &str) -> PathBuf {
-    let dir = temp_dir(&format!("mcp-catalog-{tag}"))
-        .canonicalize()
-        .expect("temp dir");
+fn tree(tag: &str) -> TempDir {
+    let dir = temp_dir(&format!("mcp-catalog-{tag}"));
     std::fs::create_dir_all(dir.join("root")).unwrap();
     std::fs::create_dir_all(dir.join("outside")).unwrap();
     std::fs::write(dir.join("outside/secret"), "the secret body").unwrap();

@@ -10,12 +10,12 @@ use serde_json::{json, Value};
 use crate::mcp::{
     names, of_type, path, process_error, server, success, tool, tool_error, PythonHost,
 };
-use crate::support::temp_dir;
+use crate::support::{temp_dir, TempDir};
 
 /// A tree to serve (`root/`) beside a secret the server must not reach (`outside/`); the server
 /// starts in `start` (the parent of both, outside the root) unless said otherwise.
 struct Tree {
-    base: PathBuf,
+    base: TempDir,
 }
 
 impl Tree {

@@ -19,7 +19,7 @@ const MAX_OUTPUT: usize = 200_000;
 /// `aoi mcp --listen 0 ARGS -- hostile.py`, in a data home of its own.
 fn http_server(name: &str, args: &[&str]) -> HttpServer {
     let home = data_home(&format!("hostile-ts-{name}"));
-    HttpServer::start(&home, args, &[path(&data("hostile.py"))])
+    HttpServer::start(&home, args, &[path(&data("hostile.py"))]).in_home(home)
 }
 
 /// The SDK refused nothing, the second Ajv found nothing: `result` fits its outputSchema.

@@ -33,6 +33,8 @@ pub(crate) struct HttpServer {
     child: Child,
     /// `http://127.0.0.1:PORT/mcp`.
     pub url: String,
+    /// The directory it runs in, when the server owns it: removed after the server is gone.
+    home: Option<aoi_test::TempDir>,
 }
 
 impl HttpServer {
@@ -59,7 +61,17 @@ impl HttpServer {
             .to_owned();
         // Keep draining stderr so the server never blocks on a full pipe.
         std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        HttpServer { child, url }
+        HttpServer {
+            child,
+            url,
+            home: None,
+        }
+    }
+
+    /// The server, owning the directory it runs in (`home`), which goes after it.
+    pub(crate) fn in_home(mut self, home: aoi_test::TempDir) -> HttpServer {
+        self.home = Some(home);
+        self
     }
 
     /// `127.0.0.1:PORT`.
@@ -219,7 +231,7 @@ fn every_outline_result_fits_its_output_schema(home: &Path, target: Value) {
     );
 }
 
-fn seeded(tag: &str) -> std::path::PathBuf {
+fn seeded(tag: &str) -> aoi_test::TempDir {
     let home = data_home(tag);
     seed(
         &home,

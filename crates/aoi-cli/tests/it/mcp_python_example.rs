@@ -18,7 +18,7 @@ use crate::mcp::{
     success, tool, tool_error, PythonHost,
 };
 use crate::mcp_clients::mcp_clients;
-use crate::support::temp_dir;
+use crate::support::{temp_dir, TempDir};
 
 fn notes() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/python/notes.py")
@@ -31,7 +31,7 @@ fn notes_server() -> Vec<String> {
 
 /// A test's scratch directory: the server's working directory, home and store.
 struct Scratch {
-    dir: PathBuf,
+    dir: TempDir,
     /// The Python SDK client against `aoi mcp -- notes.py`, run in `dir` with the store there.
     host: PythonHost,
 }
@@ -50,7 +50,7 @@ impl Scratch {
             host: PythonHost {
                 command: notes_server(),
                 env,
-                cwd: dir.clone(),
+                cwd: dir.to_path_buf(),
             },
             dir,
         }

@@ -23,7 +23,7 @@ use crate::mcp::{
     checked, names, of_type, path, process_error, served_as_capabilities_say, served_commands,
     server, success, tool, tool_error, PythonHost,
 };
-use crate::support::temp_dir;
+use crate::support::{temp_dir, TempDir};
 
 fn bookmarks() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sdks/python/examples/bookmarks.py")
@@ -34,7 +34,7 @@ const URL_PATTERN: &str = "^https?://[^\\s]+$";
 
 /// A test's scratch directory: the server's working directory, home and data home.
 struct Scratch {
-    dir: PathBuf,
+    dir: TempDir,
     /// The Python SDK client against `aoi mcp -- bookmarks.py`, run in `dir`.
     host: PythonHost,
 }
@@ -46,7 +46,7 @@ impl Scratch {
             host: PythonHost {
                 command: server(&["--", &path(&bookmarks())]),
                 env: json!({"HOME": path(&dir), "XDG_DATA_HOME": path(&dir.join("data"))}),
-                cwd: dir.clone(),
+                cwd: dir.to_path_buf(),
             },
             dir,
         }

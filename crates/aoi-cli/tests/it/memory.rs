@@ -13,14 +13,13 @@
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use aoi::read::Event;
 use serde_json::{json, Value};
 
 use crate::mcp::{data, path};
-use crate::support::aoi;
+use crate::support::{aoi, temp_dir};
 
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
@@ -156,28 +155,6 @@ where
     }
 }
 
-/// A directory of the test's own, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(what: &str) -> Scratch {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "aoi-memory-{what}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).expect("scratch dir");
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 // ---- aoi verify ---------------------------------------------------------------------------
 
 /// `aoi verify --output jsonl` reading `feed` on stdin: the run and its finding codes.
@@ -185,14 +162,14 @@ fn verify<F>(feed: F) -> (Measured, Vec<String>)
 where
     F: FnOnce(&mut dyn Write) -> io::Result<()> + Send + 'static,
 {
-    let dir = Scratch::new("verify");
+    let dir = temp_dir("memory-verify");
     let argv = [
         path(&aoi()),
         "verify".into(),
         "--output".into(),
         "jsonl".into(),
     ];
-    let run = measure(&argv, &dir.0, feed);
+    let run = measure(&argv, &dir, feed);
     let codes = aoi_test::events(run.stdout.as_bytes())
         .into_iter()
         .filter_map(|e| match e {
@@ -448,8 +425,8 @@ else:
 /// `aoi lint --tool blast-MODE.py --format jsonl --jobs JOBS`: the run, and each check's
 /// `(check, outcome, detail)`.
 fn lint(mode: &str, jobs: u64) -> (Measured, Vec<(u64, String, String)>) {
-    let dir = Scratch::new("lint");
-    let tool = write_tool(&dir.0, mode);
+    let dir = temp_dir("memory-lint");
+    let tool = write_tool(&dir, mode);
     let argv = [
         path(&aoi()),
         "lint".into(),
@@ -460,7 +437,7 @@ fn lint(mode: &str, jobs: u64) -> (Measured, Vec<(u64, String, String)>) {
         "--jobs".into(),
         jobs.to_string(),
     ];
-    let run = measure(&argv, &dir.0, |_| Ok(()));
+    let run = measure(&argv, &dir, |_| Ok(()));
     aoi_test::assert_conforms(run.stdout.as_bytes());
     let rows = aoi_test::events(run.stdout.as_bytes())
         .into_iter()

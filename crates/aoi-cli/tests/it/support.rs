@@ -74,40 +74,4 @@ pub fn bash(script: &str, dir: &std::path::Path) -> Output {
         .expect("bash runs")
 }
 
-/// Removes, once per test process, the `aoi-it-*` directories earlier runs left over an hour
-/// ago (a test's directory lives as long as its run; some hold a copy of a binary), so runs do
-/// not fill the disk.
-fn sweep_stale_temp_dirs() {
-    static SWEPT: std::sync::Once = std::sync::Once::new();
-    SWEPT.call_once(|| {
-        let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-            return;
-        };
-        let hour = std::time::Duration::from_secs(3600);
-        for entry in entries.flatten() {
-            let stale = entry.file_name().to_string_lossy().starts_with("aoi-it-")
-                && entry
-                    .metadata()
-                    .and_then(|m| m.modified())
-                    .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > hour));
-            if stale {
-                let _ = std::fs::remove_dir_all(entry.path());
-            }
-        }
-    });
-}
-
-/// A fresh directory for one test, under the system's temp directory.
-pub fn temp_dir(tag: &str) -> PathBuf {
-    sweep_stale_temp_dirs();
-    let dir = std::env::temp_dir().join(format!(
-        "aoi-it-{tag}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+pub use aoi_test::{temp_dir, TempDir};

@@ -137,8 +137,7 @@ fn machine_mode_carries_the_upstream_retry_fields_in_caused_by() {
 
 #[test]
 fn reads_a_file_or_dash_and_reports_a_missing_file() {
-    let dir = std::env::temp_dir().join(format!("aoi-verify-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = aoi_test::temp_dir("verify");
     let path = dir.join("run.jsonl");
     std::fs::write(&path, OK_STREAM).unwrap();
     let out = run_aoi(&["verify", "-q", path.to_str().unwrap()], b"");

@@ -238,11 +238,8 @@ mod tests {
     use super::*;
     use aoi::surface::safety::{begin, Replay};
 
-    fn scratch(tag: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("aoi-coreutils-store-{tag}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        dir
+    fn scratch(tag: &str) -> aoi_test::TempDir {
+        aoi_test::temp_dir(&format!("coreutils-store-{tag}"))
     }
 
     #[test]

@@ -87,22 +87,17 @@ pub fn summary(events: &[Value]) -> &Value {
 
 /// A fresh directory under the system temp dir, removed when dropped.
 #[derive(Debug)]
-pub struct Scratch(pub PathBuf);
+pub struct Scratch(pub PathBuf, aoi_test::TempDir);
 
 impl Scratch {
     /// A new empty directory, `work/` inside a directory of its own: its `..` (which `ls -a`
     /// lists, with a link count and a time) belongs to this test alone, never to the shared
     /// temp directory that other tests change meanwhile.
     pub fn new(tag: &str) -> Scratch {
-        let dir = std::env::temp_dir()
-            .join(format!(
-                "aoi-coreutils-it-{tag}-{}-{}",
-                std::process::id(),
-                ulid_like()
-            ))
-            .join("work");
+        let base = aoi_test::temp_dir(&format!("coreutils-it-{tag}"));
+        let dir = base.join("work");
         std::fs::create_dir_all(&dir).expect("scratch dir");
-        Scratch(dir)
+        Scratch(dir, base)
     }
 
     /// The path of `rel` inside.
@@ -143,20 +138,10 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = Command::new("chmod")
             .args(["-R", "u+rwx"])
-            .arg(&self.0)
+            .arg(self.1.path())
             .status();
-        let _ = std::fs::remove_dir_all(self.0.parent().unwrap_or(&self.0));
+        // The temp dir goes next, with everything in it.
     }
-}
-
-fn ulid_like() -> u128 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    t ^ u128::from(N.fetch_add(1, Ordering::Relaxed))
 }
 
 /// A human-mode run as a snapshot reads it: the exit code, then stdout and stderr, with the

@@ -123,7 +123,8 @@ fn a_stream_that_fails_after_n_bytes_exits_74_and_never_0() {
     // The emitter buffers 64 KiB: this stream is written in several writes.
     assert!(total > 3 * (64 << 10), "{total} bytes");
     let meta = whole.stdout.iter().position(|b| *b == b'\n').unwrap() as u64 + 1;
-    let report = std::env::temp_dir().join(format!("aoi-stdout-faults-{}", std::process::id()));
+    let scratch = aoi_test::temp_dir("stdout-faults");
+    let report = scratch.join("report");
     // With a budget it never spends, the shim changes nothing: it fails only what it is told to.
     let fault = Fault::on_fd(1).after(u64::MAX).report_to(&report);
     let untouched = run(&args, Stdio::piped(), Some((lib, fault)));

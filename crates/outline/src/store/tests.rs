@@ -2,36 +2,23 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use aoi::surface::safety::{begin, IdempotencyStore, Replay};
 
 use super::search::MAX_SNAPSHOTS;
 use super::*;
 
-/// A directory under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
+/// A directory under the system temp dir, removed when dropped; its `data/outline.db` does
+/// not exist until a test makes it.
+struct TempDir(aoi_test::TempDir);
 
 impl TempDir {
     fn new(name: &str) -> TempDir {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "outline-store-{name}-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        TempDir(dir)
+        TempDir(aoi_test::temp_dir(&format!("outline-store-{name}")))
     }
 
     fn db(&self) -> PathBuf {
         self.0.join("data").join("outline.db")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

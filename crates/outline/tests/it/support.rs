@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 /// A fresh database in its own temp directory, removed on drop.
 pub struct Db {
-    dir: PathBuf,
+    dir: aoi_test::TempDir,
 }
 
 /// One finished run.
@@ -20,14 +20,7 @@ pub struct Run {
 
 impl Db {
     pub fn new(name: &str) -> Db {
-        let dir = std::env::temp_dir().join(format!(
-            "outline-it-{name}-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos()
-        ));
+        let dir = aoi_test::temp_dir(&format!("outline-it-{name}"));
         // The database's directory exists; the database itself does not, until a write.
         std::fs::create_dir_all(dir.join("data")).unwrap();
         Db { dir }
@@ -94,12 +87,6 @@ impl Db {
         assert_eq!(run.code, 0, "{}", run.stderr);
         let created = domain(&run, "created");
         created[0]["id"].as_str().unwrap().to_owned()
-    }
-}
-
-impl Drop for Db {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
