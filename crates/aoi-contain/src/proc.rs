@@ -19,12 +19,19 @@ pub struct Stat {
     pub pgid: i32,
     /// When it started, in clock ticks after boot.
     pub started: u64,
+    /// The kernel's flags for it (`PF_*`).
+    pub flags: u64,
 }
 
 impl Stat {
     /// True for a zombie or a dead process: nothing left to kill.
     pub fn is_dead(&self) -> bool {
         matches!(self.state, b'Z' | b'X')
+    }
+
+    /// True for a kernel thread (`PF_KTHREAD`): it has no environment, and is nobody's to kill.
+    pub fn is_kernel_thread(&self) -> bool {
+        self.flags & 0x0020_0000 != 0
     }
 }
 
@@ -46,6 +53,7 @@ pub fn stat(proc_dir: &Path) -> Option<Stat> {
         state: *fields.first()?.as_bytes().first()?,
         ppid: fields.get(1)?.parse().ok()?,
         pgid: fields.get(2)?.parse().ok()?,
+        flags: fields.get(6)?.parse().ok()?,
         started: fields.get(19)?.parse().ok()?,
     })
 }
@@ -134,7 +142,25 @@ pub fn window(first: i32, last: i32) -> Box<dyn Iterator<Item = (i32, PathBuf)>>
 /// The value of environment variable `name` in the process at `proc_dir`, when it has one
 /// and its environment can be read (another user's cannot, and is not ours to touch).
 pub fn env_value(proc_dir: &Path, name: &str) -> Option<Vec<u8>> {
-    let environ = fs::read(proc_dir.join("environ")).ok()?;
+    find_var(&environ(proc_dir)?, name)
+}
+
+/// The environment of the process at `proc_dir` (`NAME=value` entries, each ended by a NUL);
+/// `None` when it cannot be read whole: another user's process, always; a process of this
+/// user while it execs, for that moment. An exec replaces the memory the environment is read
+/// from, so a read then is empty, or cut where the old image went away: the environment is
+/// read twice, and taken only when both reads agree and it ends where an entry ends.
+pub fn environ(proc_dir: &Path) -> Option<Vec<u8>> {
+    let path = proc_dir.join("environ");
+    let first = fs::read(&path).ok()?;
+    if first.last() != Some(&0) {
+        return None;
+    }
+    (fs::read(&path).ok()? == first).then_some(first)
+}
+
+/// The value of `name` in `environ` (as [`environ`] returns it).
+pub fn find_var(environ: &[u8], name: &str) -> Option<Vec<u8>> {
     let prefix = format!("{name}=");
     environ
         .split(|&b| b == 0)

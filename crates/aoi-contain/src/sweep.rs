@@ -16,6 +16,12 @@ use crate::proc;
 /// How many scan-and-kill rounds one sweep makes at most.
 const ROUNDS: usize = 8;
 
+/// How long a sweep keeps reading the environments it could not read ([`sweep`]).
+pub const UNSURE_WAIT: Duration = Duration::from_millis(10);
+
+/// The pause between two of those reads.
+const UNSURE_PAUSE: Duration = Duration::from_micros(200);
+
 /// Which processes a sweep takes.
 #[derive(Debug, Clone, Copy)]
 pub struct Selector<'a> {
@@ -42,30 +48,50 @@ pub struct Selector<'a> {
     pub after_pid: Option<i32>,
 }
 
+/// What a scan decided about one process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Take {
+    Yes,
+    No,
+    /// Not taken, but its environment could not be read although it is this user's: it may
+    /// have been caught mid-exec, and be the selector's after all.
+    Unsure,
+}
+
 impl Selector<'_> {
     /// Whether the live process at `proc_dir`, a child of `parent`, is taken. Another user's
     /// process has an environment that cannot be read: it is never taken by its marker.
-    fn takes(&self, proc_dir: &Path, parent: i32, me: i32) -> bool {
-        let value = proc::env_value(proc_dir, self.variable);
+    fn takes(&self, proc_dir: &Path, parent: i32, me: i32) -> Take {
+        let environ = proc::environ(proc_dir);
+        let value = environ
+            .as_deref()
+            .and_then(|environ| proc::find_var(environ, self.variable));
         if let Some(value) = &value {
             let wanted = self.value.as_bytes();
             if value == wanted || (self.prefix && value.starts_with(wanted)) {
-                return true;
+                return Take::Yes;
             }
-        }
-        if value.is_some() {
             // Another run's process: that run sweeps it.
-            return false;
+            return Take::No;
         }
-        if self.children && parent == me {
-            return true;
+        let by_place = (self.children && parent == me)
+            || (!self.roots.is_empty()
+                && fs::read_link(proc_dir.join("cwd"))
+                    .is_ok_and(|cwd| self.roots.iter().any(|root| cwd.starts_with(root))));
+        if by_place {
+            Take::Yes
+        } else if environ.is_none() && mine(proc_dir) {
+            Take::Unsure
+        } else {
+            Take::No
         }
-        if self.roots.is_empty() {
-            return false;
-        }
-        fs::read_link(proc_dir.join("cwd"))
-            .is_ok_and(|cwd| self.roots.iter().any(|root| cwd.starts_with(root)))
     }
+}
+
+/// True when the process at `proc_dir` runs as this process's effective user.
+fn mine(proc_dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(proc_dir).is_ok_and(|m| m.uid() == rustix::process::geteuid().as_raw())
 }
 
 /// A process a sweep killed.
@@ -135,16 +161,24 @@ struct Found {
 
 /// Kills everything `how.select` takes, scan after scan until one finds nothing new; returns
 /// every process killed, each once.
+///
+/// A process of this user whose environment could not be read may have been caught mid-exec
+/// (while a process execs, its new image has no environment yet): when a scan finds nothing
+/// new but passed such a process, its environment is read again and again, for
+/// [`UNSURE_WAIT`] at most, until it says whose the process is. An exec takes well under a
+/// millisecond; a process of this user that really has an empty environment costs a sweep
+/// that wait.
 pub fn sweep(how: &Sweep<'_>) -> Vec<Killed> {
     let mut killed: Vec<Killed> = Vec::new();
     let mut seen: HashSet<i32> = HashSet::new();
     for _ in 0..ROUNDS {
-        let found = scan(how);
+        let (mut fresh, unsure) = scan(how);
         // One killed already and still alive (in uninterruptible sleep, say) is not chased.
-        let fresh: Vec<Found> = found
-            .into_iter()
-            .filter(|f| !seen.contains(&f.pid.as_raw_nonzero().get()))
-            .collect();
+        fresh.retain(|f| !seen.contains(&f.pid.as_raw_nonzero().get()));
+        if fresh.is_empty() && !unsure.is_empty() {
+            fresh = settle(&how.select, unsure);
+            fresh.retain(|f| !seen.contains(&f.pid.as_raw_nonzero().get()));
+        }
         if fresh.is_empty() {
             break;
         }
@@ -182,9 +216,41 @@ pub fn sweep(how: &Sweep<'_>) -> Vec<Killed> {
     killed
 }
 
-/// Every live process of this user that `how.select` takes; hands the zombie children it
-/// passes to `how.reap`.
-fn scan(how: &Sweep<'_>) -> Vec<Found> {
+/// A process a scan was unsure of ([`Take::Unsure`]).
+struct Unsure {
+    pid: Pid,
+    dir: PathBuf,
+    stat: proc::Stat,
+}
+
+/// Reads the environments of `unsure` again, [`UNSURE_PAUSE`] apart, until each says whether
+/// `select` takes its process or [`UNSURE_WAIT`] passed; the processes it takes.
+fn settle(select: &Selector<'_>, mut unsure: Vec<Unsure>) -> Vec<Found> {
+    let me = rustix::process::getpid().as_raw_nonzero().get();
+    let deadline = Instant::now() + UNSURE_WAIT;
+    let mut found = Vec::new();
+    while !unsure.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(UNSURE_PAUSE);
+        unsure.retain(|u| match select.takes(&u.dir, u.stat.ppid, me) {
+            Take::Unsure => true,
+            Take::No => false,
+            Take::Yes => {
+                found.push(Found {
+                    pid: u.pid,
+                    pgid: u.stat.pgid,
+                    command: u.stat.command.clone(),
+                    pidfd: pidfd_open(u.pid, PidfdFlags::empty()).ok(),
+                });
+                false
+            }
+        });
+    }
+    found
+}
+
+/// Every live process of this user that `how.select` takes, and those it was unsure of
+/// ([`Take::Unsure`]); hands the zombie children it passes to `how.reap`.
+fn scan(how: &Sweep<'_>) -> (Vec<Found>, Vec<Unsure>) {
     let select = &how.select;
     let me = rustix::process::getpid().as_raw_nonzero().get();
     // Read each round: a process forked meanwhile is in the window of the next.
@@ -197,6 +263,7 @@ fn scan(how: &Sweep<'_>) -> Vec<Found> {
     };
     let mut found = Vec::new();
     let mut zombies = Vec::new();
+    let mut unsure = Vec::new();
     for (raw, dir) in candidates {
         let Some(pid) = Pid::from_raw(raw) else {
             continue;
@@ -213,19 +280,24 @@ fn scan(how: &Sweep<'_>) -> Vec<Found> {
         if select.born_since.is_some_and(|t| stat.started < t) && stat.ppid != me {
             continue;
         }
-        if select.takes(&dir, stat.ppid, me) {
-            found.push(Found {
+        if stat.is_kernel_thread() {
+            continue;
+        }
+        match select.takes(&dir, stat.ppid, me) {
+            Take::Yes => found.push(Found {
                 pid,
                 pgid: stat.pgid,
                 command: stat.command,
                 pidfd: pidfd_open(pid, PidfdFlags::empty()).ok(),
-            });
+            }),
+            Take::Unsure => unsure.push(Unsure { pid, dir, stat }),
+            Take::No => {}
         }
     }
     if let (Some(reap), false) = (how.reap, zombies.is_empty()) {
         reap(&zombies);
     }
-    found
+    (found, unsure)
 }
 
 /// Waits until every pidfd in `found` is readable (the process exited), or `limit` passed.
@@ -381,5 +453,41 @@ mod tests {
             [child.pid()]
         );
         assert!(child.killed());
+    }
+
+    #[test]
+    fn a_marked_process_caught_mid_exec_is_found_all_the_same() {
+        // A process that does nothing but exec itself (its script is its own `$0`): whenever
+        // a scan reads it, it may be mid-exec, its environment empty or cut for that moment.
+        // Before the sweep read such environments again, a few in 40 outlived it.
+        let again = r#"exec sh -c "$0" "$0""#;
+        let mut escaped = 0;
+        for round in 0..40 {
+            let value = format!("{}-exec-{round}", std::process::id());
+            let mut child = Command::new("setsid")
+                .args(["sh", "-c", again, again])
+                .env("AOI_CONTAIN_TEST", &value)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("setsid sh");
+            std::thread::sleep(Duration::from_millis(20));
+            sweep(&Sweep {
+                select: selector(&value, false),
+                death_wait: Some(Duration::from_secs(2)),
+                reap: None,
+            });
+            std::thread::sleep(Duration::from_millis(20));
+            if child.try_wait().is_ok_and(|s| s.is_none()) {
+                escaped += 1;
+                let _ = child.kill();
+            }
+            let _ = child.wait();
+        }
+        assert_eq!(
+            escaped, 0,
+            "{escaped} of 40 re-exec'ing processes outlived a sweep"
+        );
     }
 }
