@@ -3,9 +3,8 @@
 //! An agent runs these commands many times a minute, mostly on small inputs, so start-up is
 //! much of their cost. A position-independent executable has every pointer in its read-only
 //! tables (clap's definitions, vtables, string tables) relocated by the loader at each
-//! start: about 14,500 relocations, 70 pages copied on write, 0.2 ms of a 1.7 ms run
-//! (`bench/coreutils.sh`, `cat-startup`). Linked at a fixed address there is nothing to
-//! relocate. Shared libraries and the stack are still randomised; the binary's own code is
+//! start, and the pages they sit on copied on write. Linked at a fixed address there is
+//! nothing to relocate (what it saves: `bench/README.md`, aoi-coreutils, "`cat` start-up"). Shared libraries and the stack are still randomised; the binary's own code is
 //! not. Set `AOI_COREUTILS_PIE=1` to build a position-independent executable instead.
 
 fn main() {

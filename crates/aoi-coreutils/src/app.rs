@@ -35,8 +35,8 @@ pub struct Cli {
 
 /// Every command.
 ///
-/// Deferred: only the command a run names has its arguments built, so `cat` (start-up within
-/// 1 ms of a hello-world, `bench/coreutils.sh`) does not build `grep`'s flags. A deferred
+/// Deferred: only the command a run names has its arguments built, so `cat` (whose start-up
+/// `bench/coreutils.sh` holds to a hello-world's) does not build `grep`'s flags. A deferred
 /// command's description is written twice, the same words: here for the list in
 /// `aoi-coreutils --help` (read before any command is built), and on its arguments struct,
 /// which clap applies last when it builds the command (`COMMAND --help`, `capabilities`, MCP).
