@@ -45,32 +45,46 @@ pub struct Cli {
 #[command(defer = true)]
 pub enum Command {
     /// List directory contents (bounded; sorted by name unless -t or -S).
+    #[command(name = ls::NAME)]
     Ls(ls::LsArgs),
     /// Find entries in directory trees, gitignore-aware like fd (bounded; sorted by path).
+    #[command(name = crate::find::NAME)]
     Find(crate::find::FindArgs),
     /// Search file contents for a pattern (bounded; gitignore-aware; sorted).
+    #[command(name = grep::NAME)]
     Grep(crate::grep::GrepArgs),
     /// Print files (bounded: 64 KiB of content per run, resumable with --cursor).
+    #[command(name = read::CAT)]
     Cat(crate::read::CatArgs),
     /// Print the first lines or bytes of files (bounded; GNU -n/-c).
+    #[command(name = read::HEAD)]
     Head(crate::read::HeadArgs),
     /// Print the last lines or bytes of files (bounded; GNU -n/-c, -n +K).
+    #[command(name = read::TAIL)]
     Tail(crate::read::TailArgs),
     /// Make directories (-p parents, -m mode; --dry-run plans, --idempotency-key replays).
+    #[command(name = write::mkdir::NAME)]
     Mkdir(crate::write::MkdirArgs),
     /// Set file times, creating missing files (-c, -d DATE, -r REF; --dry-run plans).
+    #[command(name = write::touch::NAME)]
     Touch(crate::write::TouchArgs),
     /// Copy files and trees (-r); an existing destination is a conflict unless -f or -n.
+    #[command(name = write::cp::NAME)]
     Cp(crate::write::CpArgs),
     /// Move or rename (across file systems too); an existing destination is a conflict unless -f or -n.
+    #[command(name = write::mv::NAME)]
     Mv(crate::write::MvArgs),
     /// Remove files and trees (-r): destructive, refuses without --confirm (and --confirm-count N).
+    #[command(name = write::rm::NAME)]
     Rm(crate::write::RmArgs),
     /// Print newline, word, byte, character counts and line widths, as GNU wc.
+    #[command(name = wc::NAME)]
     Wc(crate::wc::WcArgs),
     /// Disk usage of directory trees (bounded; largest first).
+    #[command(name = du::NAME)]
     Du(crate::du::DuArgs),
     /// Describe files in detail: size, blocks, inode, links, mode, owner, times.
+    #[command(name = crate::stat::NAME)]
     Stat(crate::stat::StatArgs),
     // <commands: one line per command above this marker>
     #[command(flatten)]
@@ -79,8 +93,20 @@ pub enum Command {
 
 /// The names a link to this binary may carry (argv\[0\] dispatch).
 pub const COMMANDS: &[&str] = &[
-    "ls", "find", "grep", "cat", "head", "tail", "wc", "mkdir", "touch", "cp", "mv", "rm", "du",
-    "stat",
+    ls::NAME,
+    crate::find::NAME,
+    grep::NAME,
+    read::CAT,
+    read::HEAD,
+    read::TAIL,
+    wc::NAME,
+    write::mkdir::NAME,
+    write::touch::NAME,
+    write::cp::NAME,
+    write::mv::NAME,
+    write::rm::NAME,
+    du::NAME,
+    crate::stat::NAME,
 ];
 
 /// The tool's identity, schema and command statements.
@@ -111,19 +137,19 @@ pub fn app() -> App {
             .build()
     })
     .command(
-        CommandSpec::new("ls")
+        CommandSpec::new(ls::NAME)
             .read_only()
             .events([Entry::TYPE])
-            .example(["ls", "-l", "--all", "."]),
+            .example([ls::NAME, "-l", "--all", "."]),
     )
     .command(
-        CommandSpec::new("find")
+        CommandSpec::new(crate::find::NAME)
             .read_only()
             .events([Entry::TYPE])
-            .example(["find", "notes", "--type", "f"]),
+            .example([crate::find::NAME, "notes", "--type", "f"]),
     )
     .command(
-        CommandSpec::new("grep")
+        CommandSpec::new(grep::NAME)
             .read_only()
             .events([
                 grep::Match::TYPE,
@@ -132,53 +158,53 @@ pub fn app() -> App {
                 grep::FileCount::TYPE,
                 grep::FileMatch::TYPE,
             ])
-            .example(["grep", "TODO", "notes", "src"]),
+            .example([grep::NAME, "TODO", "notes", "src"]),
     )
     .command(
-        CommandSpec::new("cat")
+        CommandSpec::new(read::CAT)
             .read_only()
             .events([read::Content::TYPE, read::Binary::TYPE])
-            .example(["cat", "notes/todo.txt", "--max-bytes", "16384"]),
+            .example([read::CAT, "notes/todo.txt", "--max-bytes", "16384"]),
     )
     .command(
-        CommandSpec::new("head")
+        CommandSpec::new(read::HEAD)
             .read_only()
             .events([read::Content::TYPE, read::Binary::TYPE])
-            .example(["head", "--lines", "2", "notes/todo.txt"]),
+            .example([read::HEAD, "--lines", "2", "notes/todo.txt"]),
     )
     .command(
-        CommandSpec::new("tail")
+        CommandSpec::new(read::TAIL)
             .read_only()
             .events([read::Content::TYPE, read::Binary::TYPE])
-            .example(["tail", "--lines", "2", "notes/todo.txt"]),
+            .example([read::TAIL, "--lines", "2", "notes/todo.txt"]),
     )
     .command(
-        CommandSpec::new("mkdir")
+        CommandSpec::new(write::mkdir::NAME)
             .events([write::Created::TYPE])
-            .example(["mkdir", "--parents", "build/out"]),
+            .example([write::mkdir::NAME, "--parents", "build/out"]),
     )
     .command(
-        CommandSpec::new("touch")
+        CommandSpec::new(write::touch::NAME)
             .events([write::Created::TYPE, write::Changed::TYPE])
-            .example(["touch", "notes/new.txt"]),
+            .example([write::touch::NAME, "notes/new.txt"]),
     )
     .command(
-        CommandSpec::new("cp")
+        CommandSpec::new(write::cp::NAME)
             .events([write::Copied::TYPE])
-            .example(["cp", "--recursive", "notes", "notes-copy"]),
+            .example([write::cp::NAME, "--recursive", "notes", "notes-copy"]),
     )
     .command(
-        CommandSpec::new("mv")
+        CommandSpec::new(write::mv::NAME)
             .events([write::Moved::TYPE])
-            .example(["mv", "notes/readme.md", "notes/README.md"]),
+            .example([write::mv::NAME, "notes/readme.md", "notes/README.md"]),
     )
     .command(
-        CommandSpec::new("rm")
+        CommandSpec::new(write::rm::NAME)
             .destructive()
             .events([write::Removed::TYPE])
-            .example(["rm", "--confirm", "notes/readme.md"])
+            .example([write::rm::NAME, "--confirm", "notes/readme.md"])
             .example([
-                "rm",
+                write::rm::NAME,
                 "--recursive",
                 "--confirm",
                 "--confirm-count",
@@ -187,22 +213,22 @@ pub fn app() -> App {
             ]),
     )
     .command(
-        CommandSpec::new("wc")
+        CommandSpec::new(wc::NAME)
             .read_only()
             .events([wc::Count::TYPE])
-            .example(["wc", "--lines", "notes/todo.txt", "src/main.rs"]),
+            .example([wc::NAME, "--lines", "notes/todo.txt", "src/main.rs"]),
     )
     .command(
-        CommandSpec::new("du")
+        CommandSpec::new(du::NAME)
             .read_only()
             .events([du::Usage::TYPE])
-            .example(["du", "--max-depth", "1", "."]),
+            .example([du::NAME, "--max-depth", "1", "."]),
     )
     .command(
-        CommandSpec::new("stat")
+        CommandSpec::new(crate::stat::NAME)
             .read_only()
             .events([Entry::TYPE])
-            .example(["stat", "notes/todo.txt", "notes/readme.md"]),
+            .example([crate::stat::NAME, "notes/todo.txt", "notes/readme.md"]),
     )
     // <specs: one .command(...) per command above this marker>
 }
@@ -237,7 +263,7 @@ pub fn obsolete_counts(args: Vec<OsString>) -> Vec<OsString> {
     else {
         return args;
     };
-    if args[at] != "head" && args[at] != "tail" {
+    if args[at] != read::HEAD && args[at] != read::TAIL {
         return args;
     }
     let mut out = Vec::with_capacity(args.len() + 1);
@@ -366,6 +392,14 @@ mod tests {
         let cli = Cli::command();
         for name in COMMANDS {
             assert!(cli.find_subcommand(name).is_some(), "{name}");
+        }
+        // And every command is a link name: discovery aside, the parser has no other.
+        let discovery = aoi::discover::manifest::DISCOVERY_COMMANDS;
+        for sub in cli.get_subcommands().map(clap::Command::get_name) {
+            assert!(
+                COMMANDS.contains(&sub) || discovery.contains(&sub),
+                "{sub} is not in COMMANDS"
+            );
         }
         app()
             .check::<Cli>()

@@ -42,7 +42,8 @@ use crate::paths::{io_error, path_key, path_text};
 use crate::report::{human_exit, more_note, say_error};
 
 /// The command's name, in events and messages.
-const NAME: &str = "du";
+/// The command's name, everywhere it is named.
+pub const NAME: &str = "du";
 
 /// Disk usage of directory trees (bounded; largest first).
 // The command's description, which `aoi-coreutils du --help`, `capabilities` and MCP

@@ -72,7 +72,8 @@ use crate::paths::{io_error, not_utf8, path_key};
 use crate::report::{human_exit, more_note, say_error};
 
 /// The command's name, in events and messages.
-const NAME: &str = "find";
+/// The command's name, everywhere it is named.
+pub const NAME: &str = "find";
 
 /// Find entries in directory trees, gitignore-aware like fd (bounded; sorted by path).
 // The command's description, which `aoi-coreutils find --help`, `capabilities` and MCP

@@ -94,7 +94,8 @@ use crate::paths::{display, io_error, not_utf8, path_key};
 use crate::report::{more_note, say_error};
 
 /// The command's name, in events, cursors and messages.
-const NAME: &str = "grep";
+/// The command's name, everywhere it is named.
+pub const NAME: &str = "grep";
 
 /// `--max-columns` in machine mode when it is not given: long enough for any line of code,
 /// short enough that a minified file cannot fill a page with one line.

@@ -29,6 +29,9 @@ use crate::page::{Bounds, Item, Page};
 use crate::paths::{io_error, path_key};
 use crate::report::{human_exit, more_note, say_error};
 
+/// The command's name, everywhere it is named.
+pub const NAME: &str = "ls";
+
 /// List directory contents (bounded; sorted by name unless -t or -S).
 // The command's description, which `aoi-coreutils ls --help`, `capabilities` and MCP
 // show: a deferred subcommand takes it from here (see `app::Command`).
@@ -92,7 +95,7 @@ struct Found {
 
 /// Runs `ls`.
 pub fn run(app: &App, global: &GlobalArgs, args: LsArgs) -> ExitCode {
-    let codec = CursorCodec::new("ls", &shape(&args));
+    let codec = CursorCodec::new(NAME, &shape(&args));
     if !global.machine() {
         return human(&args, &codec);
     }
@@ -100,7 +103,7 @@ pub fn run(app: &App, global: &GlobalArgs, args: LsArgs) -> ExitCode {
         max_bytes: args.bounds.max_bytes,
         ..Limits::default()
     };
-    app.run_with(global, "ls", limits, |out| {
+    app.run_with(global, NAME, limits, |out| {
         let (page, _) = list(&args, &codec)?;
         Ok(page.emit(out, &codec)?)
     })
@@ -411,7 +414,7 @@ fn human(args: &LsArgs, codec: &CursorCodec) -> ExitCode {
     let (page, groups) = match list(args, codec) {
         Ok(listing) => listing,
         Err(error) => {
-            say_error("ls", &error);
+            say_error(NAME, &error);
             return ExitCode::from(error.category.exit_code());
         }
     };
@@ -432,7 +435,7 @@ fn human(args: &LsArgs, codec: &CursorCodec) -> ExitCode {
     // delay the exit (as GNU ls, which frees none).
     std::mem::forget(page);
     if more {
-        more_note("ls", next.as_deref());
+        more_note(NAME, next.as_deref());
     }
     human_exit("aoi-coreutils ls", written, errors)
 }
@@ -456,7 +459,7 @@ fn write_human(
         entries.clear();
         for (_, item) in items.by_ref().take(group.items) {
             match item {
-                Item::Error(e) => say_error("ls", e),
+                Item::Error(e) => say_error(NAME, e),
                 Item::Event(entry) => entries.push(entry),
             }
         }

@@ -109,6 +109,13 @@ pub const SAMPLE_BYTES: usize = 8 * 1024;
 pub const LINE_SNAP: usize = 256;
 
 /// Bytes read past a cut: enough to finish any character and to see whether the file goes on.
+/// The names of the three commands, everywhere they are named.
+pub const CAT: &str = "cat";
+/// See [`CAT`].
+pub const HEAD: &str = "head";
+/// See [`CAT`].
+pub const TAIL: &str = "tail";
+
 const LOOKAHEAD: usize = 4;
 
 /// Bytes per read when scanning for line boundaries.
@@ -1370,7 +1377,7 @@ pub fn run_cat(app: &App, global: &GlobalArgs, args: CatArgs) -> ExitCode {
         select,
         bounds: &args.bounds,
     };
-    run(app, global, "cat", &request, false)
+    run(app, global, CAT, &request, false)
 }
 
 /// Runs `head`.
@@ -1381,7 +1388,7 @@ pub fn run_head(app: &App, global: &GlobalArgs, args: HeadArgs) -> ExitCode {
         bounds: &args.part.bounds,
     };
     let headers = args.part.headers(request.files.len());
-    run(app, global, "head", &request, headers)
+    run(app, global, HEAD, &request, headers)
 }
 
 /// Runs `tail`.
@@ -1392,7 +1399,7 @@ pub fn run_tail(app: &App, global: &GlobalArgs, args: TailArgs) -> ExitCode {
         bounds: &args.part.bounds,
     };
     let headers = args.part.headers(request.files.len());
-    run(app, global, "tail", &request, headers)
+    run(app, global, TAIL, &request, headers)
 }
 
 fn run(

@@ -32,7 +32,8 @@ use crate::paths::{io_error, path_key};
 use crate::report::{human_exit, more_note, say_error};
 
 /// The command's name, in events and messages.
-const NAME: &str = "stat";
+/// The command's name, everywhere it is named.
+pub const NAME: &str = "stat";
 
 /// Describe files in detail: size, blocks, inode, links, mode, owner, times.
 // The command's description, which `aoi-coreutils stat --help`, `capabilities` and MCP

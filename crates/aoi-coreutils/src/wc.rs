@@ -46,6 +46,9 @@ use unicode_width::UnicodeWidthChar;
 use crate::paths::{io_error, path_text};
 use crate::report::{human_exit, say_error};
 
+/// The command's name, everywhere it is named.
+pub const NAME: &str = "wc";
+
 /// Bytes per read.
 const BUFFER_BYTES: usize = 256 * 1024;
 
@@ -414,7 +417,7 @@ pub fn run(app: &App, global: &GlobalArgs, args: WcArgs) -> ExitCode {
     if !global.machine() {
         return human(&args, want);
     }
-    app.run_with(global, "wc", Limits::default(), |out| {
+    app.run_with(global, NAME, Limits::default(), |out| {
         let files = operands(&args);
         let mut total = Counts::default();
         let mut failed = false;
@@ -541,7 +544,7 @@ fn human(args: &WcArgs, want: Want) -> ExitCode {
             Err(e) => {
                 errors += 1;
                 let _ = out.flush();
-                say_error("wc", &io_error(path, &e));
+                say_error(NAME, &io_error(path, &e));
                 // GNU writes a directory's (zero) counts after its error.
                 (e.raw_os_error() == Some(21)).then(Counts::default)
             }

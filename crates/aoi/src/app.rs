@@ -63,8 +63,7 @@ use crate::Outcome;
 
 type SchemaFn = dyn Fn(&Identity) -> Result<Value, SchemaError>;
 
-/// The discovery subcommands of §16.2, as [`Discovery`] names them.
-const DISCOVERY_COMMANDS: [&str; 3] = ["schema", "input-schema", "capabilities"];
+use crate::discover::manifest::DISCOVERY_COMMANDS;
 
 /// The discovery subcommands (§16.2), for a tool to flatten into its own subcommands.
 ///

@@ -29,6 +29,9 @@ use super::{
 use crate::entry::Kind;
 use crate::paths::path_text;
 
+/// The command's name, everywhere it is named.
+pub const NAME: &str = "cp";
+
 /// Copy files and trees (-r); an existing destination is a conflict unless -f or -n.
 // The command's description, which `aoi-coreutils cp --help`, `capabilities` and MCP
 // show: a deferred subcommand takes it from here (see `app::Command`).
@@ -64,7 +67,7 @@ struct Options {
 /// Runs `cp`.
 pub fn run(app: &App, global: &GlobalArgs, args: CpArgs) -> ExitCode {
     let spec = Spec {
-        command: "cp",
+        command: NAME,
         dry_run: args.mutation.dry_run,
         key: args.mutation.idempotency_key.as_deref(),
         verbose: args.verbose,

@@ -21,6 +21,9 @@ use super::{fs_error, operand_keys, path_error, quote, working_dir, Created};
 use crate::entry::Kind;
 use crate::paths::path_text;
 
+/// The command's name, everywhere it is named.
+pub const NAME: &str = "mkdir";
+
 /// EEXIST and ENOTDIR (the same numbers on Linux, the BSDs and macOS), for GNU's words.
 const EEXIST: i32 = 17;
 const ENOTDIR: i32 = 20;
@@ -61,7 +64,7 @@ pub fn parse_mode(text: &str) -> Result<u32, String> {
 /// Runs `mkdir`.
 pub fn run(app: &App, global: &GlobalArgs, args: MkdirArgs) -> ExitCode {
     let spec = Spec {
-        command: "mkdir",
+        command: NAME,
         dry_run: args.mutation.dry_run,
         key: args.mutation.idempotency_key.as_deref(),
         verbose: args.verbose,

@@ -26,6 +26,9 @@ use super::{
 use crate::entry::Kind;
 use crate::paths::path_text;
 
+/// The command's name, everywhere it is named.
+pub const NAME: &str = "mv";
+
 /// EXDEV: a rename across file systems (18 on Linux, the BSDs and macOS alike).
 const EXDEV: i32 = 18;
 
@@ -53,7 +56,7 @@ pub struct MvArgs {
 /// Runs `mv`.
 pub fn run(app: &App, global: &GlobalArgs, args: MvArgs) -> ExitCode {
     let spec = Spec {
-        command: "mv",
+        command: NAME,
         dry_run: args.mutation.dry_run,
         key: args.mutation.idempotency_key.as_deref(),
         verbose: args.verbose,

@@ -33,6 +33,9 @@ use super::{
 use crate::entry::Kind;
 use crate::paths::path_text;
 
+/// The command's name, everywhere it is named.
+pub const NAME: &str = "rm";
+
 /// Remove files and trees (-r): destructive, refuses without --confirm (and --confirm-count N).
 // The command's description, which `aoi-coreutils rm --help`, `capabilities` and MCP
 // show: a deferred subcommand takes it from here (see `app::Command`).
@@ -67,7 +70,7 @@ struct Removal {
 /// Runs `rm`.
 pub fn run(app: &App, global: &GlobalArgs, args: RmArgs) -> ExitCode {
     let spec = Spec {
-        command: "rm",
+        command: NAME,
         dry_run: args.mutation.dry_run,
         key: args.mutation.idempotency_key.as_deref(),
         verbose: args.verbose,

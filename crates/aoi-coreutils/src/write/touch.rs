@@ -24,6 +24,9 @@ use crate::clock::{epoch_ms, iso8601};
 use crate::entry::Kind;
 use crate::paths::path_text;
 
+/// The command's name, everywhere it is named.
+pub const NAME: &str = "touch";
+
 /// Set file times, creating missing files (-c, -d DATE, -r REF; --dry-run plans).
 // The command's description, which `aoi-coreutils touch --help`, `capabilities` and MCP
 // show: a deferred subcommand takes it from here (see `app::Command`).
@@ -49,7 +52,7 @@ pub struct TouchArgs {
 /// Runs `touch`.
 pub fn run(app: &App, global: &GlobalArgs, args: TouchArgs) -> ExitCode {
     let spec = Spec {
-        command: "touch",
+        command: NAME,
         dry_run: args.dry_run.dry_run,
         key: None,
         verbose: false,

@@ -9,6 +9,10 @@ use serde_json::Value;
 
 use super::input_schema::{PATH_FORMAT, RECORD_DEF, X_AOI_FORMAT};
 
+/// The discovery commands every tool has (§16.2): each prints one JSON document, not a
+/// stream. [`crate::app::Discovery`] declares them under these names.
+pub const DISCOVERY_COMMANDS: [&str; 3] = ["schema", "input-schema", "capabilities"];
+
 /// `capabilities --output json` (§17).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
@@ -123,10 +127,7 @@ impl CommandEntry {
     /// True for the discovery commands every tool has (`schema`, `input-schema`,
     /// `capabilities`): they print one JSON document, not a stream.
     pub fn is_discovery(&self) -> bool {
-        matches!(
-            self.name.as_str(),
-            "schema" | "input-schema" | "capabilities"
-        )
+        DISCOVERY_COMMANDS.contains(&self.name.as_str())
     }
 }
 

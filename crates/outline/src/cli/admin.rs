@@ -13,6 +13,7 @@ use outline::store::{Status, Store};
 use super::auth::credential;
 use super::errors::RunError;
 use super::events::StatusEvent;
+use super::name;
 use super::{db_path, human, human_failure, open_store, Access};
 
 /// The status of the database this run is about.
@@ -65,7 +66,7 @@ pub fn status(app: &App, global: &GlobalArgs, db: Db) -> ExitCode {
             Err(e) => human_failure(e, global.color_allowed()),
         };
     }
-    app.run(global, "status", |out| {
+    app.run(global, name::STATUS, |out| {
         let s = fetch_status(db)?;
         out.emit(&s)?;
         Ok(Outcome::success())
@@ -255,7 +256,7 @@ pub fn doctor(app: &App, global: &GlobalArgs, db: Db) -> ExitCode {
             ExitCode::SUCCESS
         };
     }
-    app.run(global, "doctor", |out| {
+    app.run(global, name::DOCTOR, |out| {
         let mut doctor = Doctor::new();
         for c in run_checks(db) {
             doctor

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::errors::RunError;
 use super::events::{CredentialEvent, ProtectionEvent};
+use super::name;
 use super::{human, human_failure, open_store, Access};
 
 /// The environment variable that supplies a token, ahead of the credential file.
@@ -33,14 +34,19 @@ const MAX_TOKEN_LEN: usize = 4096;
 #[derive(Debug, Subcommand)]
 pub enum AuthCommand {
     /// Save a token for protected databases (prompts on a terminal; --with-token reads stdin).
+    #[command(name = name::leaf(name::AUTH_LOGIN))]
     Login(LoginArgs),
     /// Remove the saved token.
+    #[command(name = name::leaf(name::AUTH_LOGOUT))]
     Logout(DryRunArgs),
     /// Say where a token would come from: OUTLINE_TOKEN, the credential file, or nowhere.
+    #[command(name = name::leaf(name::AUTH_STATUS))]
     Status,
     /// Protect this database: a sync with it must present the current token.
+    #[command(name = name::leaf(name::AUTH_PROTECT))]
     Protect(DryRunArgs),
     /// Remove this database's protection (needs its token).
+    #[command(name = name::leaf(name::AUTH_UNPROTECT))]
     Unprotect(DryRunArgs),
 }
 
@@ -425,11 +431,11 @@ pub fn token_rejected(database: &str, credential: &Credential) -> ErrorEvent {
 /// Runs `outline auth ...`.
 pub fn auth(app: &App, global: &GlobalArgs, db: Db, command: AuthCommand) -> ExitCode {
     let name = match &command {
-        AuthCommand::Login(_) => "auth login",
-        AuthCommand::Logout(_) => "auth logout",
-        AuthCommand::Status => "auth status",
-        AuthCommand::Protect(_) => "auth protect",
-        AuthCommand::Unprotect(_) => "auth unprotect",
+        AuthCommand::Login(_) => name::AUTH_LOGIN,
+        AuthCommand::Logout(_) => name::AUTH_LOGOUT,
+        AuthCommand::Status => name::AUTH_STATUS,
+        AuthCommand::Protect(_) => name::AUTH_PROTECT,
+        AuthCommand::Unprotect(_) => name::AUTH_UNPROTECT,
     };
     if !global.machine() {
         return match run(db, &command, false) {

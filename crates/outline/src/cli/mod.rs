@@ -7,6 +7,7 @@ mod debug;
 mod errors;
 mod events;
 mod human;
+mod name;
 mod read;
 mod sync;
 mod transfer;
@@ -61,12 +62,16 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Create a document.
+    #[command(name = name::CREATE)]
     Create(write::CreateArgs),
     /// Show one document.
+    #[command(name = name::GET)]
     Get(read::GetArgs),
     /// Change a document's title, body, tags or collection.
+    #[command(name = name::UPDATE)]
     Update(write::UpdateArgs),
     /// List documents in creation order, a page at a time.
+    #[command(name = name::LIST)]
     List {
         #[command(flatten)]
         filter: FilterArgs,
@@ -80,6 +85,7 @@ enum Command {
     /// `deploy`). There are no operators: `OR`, `NOT`, quotes and `*` are words like any
     /// other, so `rollback OR deploy` looks for documents with all three.
     #[command(verbatim_doc_comment)]
+    #[command(name = name::SEARCH)]
     Search {
         /// Words to look for (every word must match, as a whole word).
         query: String,
@@ -89,10 +95,13 @@ enum Command {
         page: PageArgs,
     },
     /// Move a document to another collection, optionally retitling it.
+    #[command(name = name::MOVE)]
     Move(write::MoveArgs),
     /// Copy a document into a new document with a new id.
+    #[command(name = name::COPY)]
     Copy(write::CopyArgs),
     /// Delete documents by id or by query (destructive: needs --confirm).
+    #[command(name = name::DELETE)]
     Delete {
         /// Ids of the documents to delete (or the ends of them that `list` and `search` show).
         ids: Vec<String>,
@@ -116,21 +125,28 @@ enum Command {
     /// --output json` has the exact schema (`$defs.record`). A bad line stops the import before
     /// anything is written, unless --continue-on-error (the run then fails, partial).
     #[command(verbatim_doc_comment)]
+    #[command(name = name::IMPORT)]
     Import(transfer::ImportArgs),
     /// Export every document, with its body, in list order.
+    #[command(name = name::EXPORT)]
     Export {
         #[command(flatten)]
         filter: FilterArgs,
     },
     /// Stream changes as they happen, with heartbeats, until interrupted.
+    #[command(name = name::WATCH)]
     Watch(watch::WatchArgs),
     /// Counts and facts about the database: documents, collections, tags, size, schema.
+    #[command(name = name::STATUS)]
     Status,
     /// Check that the database is reachable, current and consistent, and where a token comes from.
+    #[command(name = name::DOCTOR)]
     Doctor,
     /// Reconcile with another outline database: states the direction and the changes, never deletes.
+    #[command(name = name::SYNC)]
     Sync(sync::SyncArgs),
     /// The token that protected databases ask a sync for: login, logout, status, protect.
+    #[command(name = name::AUTH)]
     Auth {
         #[command(subcommand)]
         command: auth::AuthCommand,
@@ -195,32 +211,36 @@ fn app() -> App {
             .build()
     })
     .command(
-        CommandSpec::new("create")
+        CommandSpec::new(name::CREATE)
             .additive()
             .events([Created::TYPE])
-            .example(["create", "--title", "Meeting notes", "--tag", "work"]),
+            .example([name::CREATE, "--title", "Meeting notes", "--tag", "work"]),
     )
     .command(
-        CommandSpec::new("get")
+        CommandSpec::new(name::GET)
             .read_only()
             .events([Entry::TYPE])
             .example([
-                "get",
+                name::GET,
                 "doc_01JZQ7X4TQ9V6H0ZT7K8F2W3C1",
                 "--max-bytes",
                 "4096",
             ]),
     )
-    .command(CommandSpec::new("update").events([Updated::TYPE]).example([
-        "update",
-        "doc_01JZQ7X4TQ9V6H0ZT7K8F2W3C1",
-        "--title",
-        "New title",
-        "--if-match",
-        "1",
-    ]))
-    .command(CommandSpec::new("move").events([Moved::TYPE]).example([
-        "move",
+    .command(
+        CommandSpec::new(name::UPDATE)
+            .events([Updated::TYPE])
+            .example([
+                name::UPDATE,
+                "doc_01JZQ7X4TQ9V6H0ZT7K8F2W3C1",
+                "--title",
+                "New title",
+                "--if-match",
+                "1",
+            ]),
+    )
+    .command(CommandSpec::new(name::MOVE).events([Moved::TYPE]).example([
+        name::MOVE,
         "doc_01JZQ7X4TQ9V6H0ZT7K8F2W3C1",
         "--to",
         "archive",
@@ -228,34 +248,34 @@ fn app() -> App {
         "1",
     ]))
     .command(
-        CommandSpec::new("copy")
+        CommandSpec::new(name::COPY)
             .additive()
             .events([Copied::TYPE])
             .example([
-                "copy",
+                name::COPY,
                 "doc_01JZQ7X4TQ9V6H0ZT7K8F2W3C1",
                 "--to",
                 "templates",
             ]),
     )
     .command(
-        CommandSpec::new("list")
+        CommandSpec::new(name::LIST)
             .read_only()
             .events([Entry::TYPE])
-            .example(["list", "--collection", "work", "--limit", "20"]),
+            .example([name::LIST, "--collection", "work", "--limit", "20"]),
     )
     .command(
-        CommandSpec::new("search")
+        CommandSpec::new(name::SEARCH)
             .read_only()
             .events([HitEvent::TYPE])
-            .example(["search", "agent operable", "--limit", "5"]),
+            .example([name::SEARCH, "agent operable", "--limit", "5"]),
     )
     .command(
-        CommandSpec::new("delete")
+        CommandSpec::new(name::DELETE)
             .destructive()
             .events([Deleted::TYPE])
             .example([
-                "delete",
+                name::DELETE,
                 "--query",
                 "draft",
                 "--confirm",
@@ -264,66 +284,70 @@ fn app() -> App {
             ]),
     )
     .command(
-        CommandSpec::new("import")
+        CommandSpec::new(name::IMPORT)
             .additive()
             .events([Created::TYPE, Progress::TYPE])
             .input_default(aoi::surface::flags::InputMode::FailFast)
             .record::<transfer::ImportRecord>()
-            .example(["import", "--input-jsonl", "docs.jsonl"]),
+            .example([name::IMPORT, "--input-jsonl", "docs.jsonl"]),
     )
     .command(
-        CommandSpec::new("export")
+        CommandSpec::new(name::EXPORT)
             .read_only()
             .events([Entry::TYPE])
-            .example(["export", "--collection", "work"]),
+            .example([name::EXPORT, "--collection", "work"]),
     )
     .command(
-        CommandSpec::new("watch")
+        CommandSpec::new(name::WATCH)
             .read_only()
             .unbounded()
             .events([Changed::TYPE])
-            .example(["watch", "--interval-ms", "1000"]),
+            .example([name::WATCH, "--interval-ms", "1000"]),
     )
     .command(
-        CommandSpec::new("status")
+        CommandSpec::new(name::STATUS)
             .read_only()
             .events([StatusEvent::TYPE])
-            .example(["status"]),
+            .example([name::STATUS]),
     )
-    .command(CommandSpec::new("doctor").read_only().example(["doctor"]))
     .command(
-        CommandSpec::new("sync")
+        CommandSpec::new(name::DOCTOR)
+            .read_only()
+            .example([name::DOCTOR]),
+    )
+    .command(
+        CommandSpec::new(name::SYNC)
             .events([SyncPlanned::TYPE, Synced::TYPE])
             .auth("a protected remote needs OUTLINE_TOKEN or a token saved by `outline auth login`")
-            .example(["sync", "team.db", "--direction", "push"]),
+            .example([name::SYNC, "team.db", "--direction", "push"]),
     )
     .command(
-        CommandSpec::new("auth login")
+        CommandSpec::new(name::AUTH_LOGIN)
             .events([CredentialEvent::TYPE])
-            .example(["auth", "login", "--with-token"]),
+            .example([name::AUTH, name::leaf(name::AUTH_LOGIN), "--with-token"]),
     )
     .command(
-        CommandSpec::new("auth logout")
+        CommandSpec::new(name::AUTH_LOGOUT)
             .events([CredentialEvent::TYPE])
-            .example(["auth", "logout"]),
+            .example([name::AUTH, name::leaf(name::AUTH_LOGOUT)]),
     )
     .command(
-        CommandSpec::new("auth status")
+        CommandSpec::new(name::AUTH_STATUS)
             .read_only()
             .events([CredentialEvent::TYPE])
-            .example(["auth", "status"]),
+            .example([name::AUTH, name::leaf(name::AUTH_STATUS)]),
     )
     .command(
-        CommandSpec::new("auth protect")
+        CommandSpec::new(name::AUTH_PROTECT)
             .events([ProtectionEvent::TYPE])
             .auth("OUTLINE_TOKEN or a token saved by `outline auth login`")
-            .example(["auth", "protect"]),
+            .example([name::AUTH, name::leaf(name::AUTH_PROTECT)]),
     )
     .command(
-        CommandSpec::new("auth unprotect")
+        CommandSpec::new(name::AUTH_UNPROTECT)
             .events([ProtectionEvent::TYPE])
             .auth("the database's token, from OUTLINE_TOKEN or `outline auth login`")
-            .example(["auth", "unprotect"]),
+            .example([name::AUTH, name::leaf(name::AUTH_UNPROTECT)]),
     )
     .command(CommandSpec::new("input-schema").read_only().example([
         "input-schema",

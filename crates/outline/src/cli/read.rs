@@ -15,6 +15,7 @@ use aoi::surface::term::shell_word;
 
 use super::errors::RunError;
 use super::events::{Entry, HitEvent};
+use super::name;
 use super::{human, human_failure, open_store, table_ids, Access, FilterArgs};
 
 /// `outline get`.
@@ -75,7 +76,7 @@ pub fn get(app: &App, global: &GlobalArgs, db: Db, args: GetArgs) -> ExitCode {
             Err(e) => human_failure(e, global.color_allowed()),
         };
     }
-    app.run(global, "get", |out| {
+    app.run(global, name::GET, |out| {
         let (entry, truncated) = fetch_entry(db, &args)?;
         out.emit(&entry)?;
         let outcome = Outcome::success();
@@ -96,7 +97,7 @@ fn fetch_list(
 ) -> Result<(ListPage, CursorCodec), RunError> {
     let limit = check_limit(page.limit)?;
     let store = open_store(db, Access::Read)?;
-    let codec = CursorCodec::new("list", &(filter, store.instance()));
+    let codec = CursorCodec::new(name::LIST, &(filter, store.instance()));
     let after: Option<ListPosition> = page
         .cursor
         .as_deref()
@@ -215,7 +216,8 @@ pub fn list(
                     result.next
                 };
                 if let Some(next) = next {
-                    let command = next_page(&db, &["list"], &filter, &page, &codec.encode(&next));
+                    let command =
+                        next_page(&db, &[name::LIST], &filter, &page, &codec.encode(&next));
                     human::dim_line(human::stdout_paint(global), &format!("more: {command}"));
                 }
                 ExitCode::SUCCESS
@@ -224,7 +226,7 @@ pub fn list(
         };
     }
     let limits = Limits::for_page(&page);
-    app.run_with(global, "list", limits, |out| {
+    app.run_with(global, name::LIST, limits, |out| {
         emit_list(out, db, &filter, &page).map_err(Failure::from)
     })
 }
@@ -240,7 +242,7 @@ fn fetch_search(
 ) -> Result<(SearchPage, CursorCodec), RunError> {
     let limit = check_limit(page.limit)?;
     let mut store = open_store(db, Access::Read)?;
-    let codec = CursorCodec::new("search", &(query, filter, store.instance()));
+    let codec = CursorCodec::new(name::SEARCH, &(query, filter, store.instance()));
     let after: Option<SearchPosition> = page
         .cursor
         .as_deref()
@@ -333,7 +335,7 @@ pub fn search(
                 if let Some(next) = next {
                     let command = next_page(
                         &db,
-                        &["search", &query],
+                        &[name::SEARCH, &query],
                         &filter,
                         &page,
                         &codec.encode(&next),
@@ -346,7 +348,7 @@ pub fn search(
         };
     }
     let limits = Limits::for_page(&page);
-    app.run_with(global, "search", limits, |out| {
+    app.run_with(global, name::SEARCH, limits, |out| {
         emit_search(out, db, &query, &filter, &page).map_err(Failure::from)
     })
 }

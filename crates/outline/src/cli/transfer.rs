@@ -31,6 +31,7 @@ use outline::store::DEFAULT_COLLECTION;
 use super::errors::{store_error, RunError};
 use super::events::{Created, Entry};
 use super::human::Progress;
+use super::name;
 use super::{human, human_failure, open_store, table_ids, Access, FilterArgs};
 
 /// `outline import`.
@@ -174,7 +175,7 @@ fn run_import<W: Write>(
                 .iter()
                 .map(|b| format!("{b:02x}"))
                 .collect();
-            let hash = request_hash("import", &(fail_fast, records));
+            let hash = request_hash(name::IMPORT, &(fail_fast, records));
             match begin(tx, key, &hash)? {
                 Replay::Replayed(recorded) => return Err(Abort::Replayed(recorded)),
                 Replay::Fresh(mut recorder) => {
@@ -274,13 +275,13 @@ fn captured_events(bytes: &[u8]) -> Vec<Event> {
 /// Runs `outline import`.
 pub fn import(app: &App, global: &GlobalArgs, db: Db, args: ImportArgs) -> ExitCode {
     if global.machine() {
-        return app.run(global, "import", |out| {
+        return app.run(global, name::IMPORT, |out| {
             Ok(run_import(out, db, &args, &mut Progress::off())?)
         });
     }
     let capture = Capture::default();
     let mut out = match Emitter::builder(app.identity())
-        .command("import")
+        .command(name::IMPORT)
         .start(capture.clone())
     {
         Ok(out) => out,
@@ -453,7 +454,7 @@ pub fn export(app: &App, global: &GlobalArgs, db: Db, filter: FilterArgs) -> Exi
             Err(e) => human_failure(e, global.color_allowed()),
         };
     }
-    app.run(global, "export", |out| {
+    app.run(global, name::EXPORT, |out| {
         for_each_entry(db, &filter, |entry| Ok(out.emit(&entry)?))?;
         Ok(Outcome::success())
     })

@@ -16,6 +16,7 @@ use outline::store::{plain_query, Document, ListFilter, NewDocument, Patch, DEFA
 
 use super::errors::RunError;
 use super::events::{Copied, Created, Deleted, Moved, Updated};
+use super::name;
 use super::{human, human_failure, open_store, Access};
 
 /// What a write did.
@@ -69,7 +70,7 @@ fn run_create(db: Db, args: &CreateArgs) -> Result<Done<Created>, RunError> {
             properties: None,
         }]));
     }
-    let hash = request_hash("create", &(&args.title, &body, &args.tags, &collection));
+    let hash = request_hash(name::CREATE, &(&args.title, &body, &args.tags, &collection));
     let new = NewDocument::new(args.title.clone(), body)
         .tags(args.tags.clone())
         .collection(collection);
@@ -184,7 +185,7 @@ pub fn create(app: &App, global: &GlobalArgs, db: Db, args: CreateArgs) -> ExitC
     write_command(
         app,
         global,
-        "create",
+        name::CREATE,
         || run_create(db, &args),
         "nothing was created",
         |c: &Created| {
@@ -219,7 +220,7 @@ fn run_delete(db: Db, req: &DeleteRequest) -> Result<Done<Deleted>, RunError> {
         .hint("outline delete ID --confirm")
         .into());
     }
-    let hash = request_hash("delete", &(&req.ids, &req.query));
+    let hash = request_hash(name::DELETE, &(&req.ids, &req.query));
     let mut store = open_store(db, Access::unless_dry_run(req.mutation.dry_run))?;
     let done = store.transaction(|tx| {
         let mut recorder = match &req.mutation.idempotency_key {
@@ -255,7 +256,7 @@ fn run_delete(db: Db, req: &DeleteRequest) -> Result<Done<Deleted>, RunError> {
         }
         Confirmation::new(req.confirm.confirm, req.confirm.confirm_count)
             .require_count_for_bulk(true)
-            .check("delete", targets.len() as u64)
+            .check(name::DELETE, targets.len() as u64)
             .map_err(|f| RunError::Denied(Box::new(f.into_event())))?;
         let target_ids: Vec<String> = targets.iter().map(|d| d.id.clone()).collect();
         let deleted = tx.delete(&target_ids)?;
@@ -284,7 +285,7 @@ pub fn delete(app: &App, global: &GlobalArgs, db: Db, req: DeleteRequest) -> Exi
     write_command(
         app,
         global,
-        "delete",
+        name::DELETE,
         || run_delete(db, &req),
         "nothing to delete: no document matched",
         |d: &Deleted| format!("deleted {}  {}", d.id, d.title),
@@ -353,7 +354,7 @@ fn run_update(db: Db, args: &UpdateArgs) -> Result<Done<Updated>, RunError> {
         .into());
     }
     let hash = request_hash(
-        "update",
+        name::UPDATE,
         &(
             &args.id,
             &patch.title,
@@ -400,7 +401,7 @@ pub fn update(app: &App, global: &GlobalArgs, db: Db, args: UpdateArgs) -> ExitC
     write_command(
         app,
         global,
-        "update",
+        name::UPDATE,
         || run_update(db, &args),
         "nothing was updated",
         |u: &Updated| format!("updated {} (now version {})", u.id, u.version),
@@ -463,7 +464,7 @@ pub fn move_doc(app: &App, global: &GlobalArgs, db: Db, args: MoveArgs) -> ExitC
     write_command(
         app,
         global,
-        "move",
+        name::MOVE,
         || run_move(db, &args),
         "nothing was moved",
         |m: &Moved| {
@@ -518,7 +519,7 @@ pub fn copy(app: &App, global: &GlobalArgs, db: Db, args: CopyArgs) -> ExitCode 
     write_command(
         app,
         global,
-        "copy",
+        name::COPY,
         || run_copy(db, &args),
         "nothing was copied",
         |c: &Copied| format!("copied {} to {} in {}", c.source_id, c.id, c.collection),
