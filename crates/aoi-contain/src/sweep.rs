@@ -17,7 +17,7 @@ use crate::proc;
 const ROUNDS: usize = 8;
 
 /// How long a sweep keeps reading the environments it could not read ([`sweep`]).
-pub const UNSURE_WAIT: Duration = Duration::from_millis(10);
+const UNSURE_WAIT: Duration = Duration::from_millis(10);
 
 /// The pause between two of those reads.
 const UNSURE_PAUSE: Duration = Duration::from_micros(200);
@@ -165,7 +165,7 @@ struct Found {
 /// A process of this user whose environment could not be read may have been caught mid-exec
 /// (while a process execs, its new image has no environment yet): when a scan finds nothing
 /// new but passed such a process, its environment is read again and again, for
-/// [`UNSURE_WAIT`] at most, until it says whose the process is. An exec takes well under a
+/// `UNSURE_WAIT` (10 ms) at most, until it says whose the process is. An exec takes well under a
 /// millisecond; a process of this user that really has an empty environment costs a sweep
 /// that wait.
 pub fn sweep(how: &Sweep<'_>) -> Vec<Killed> {
@@ -223,8 +223,8 @@ struct Unsure {
     stat: proc::Stat,
 }
 
-/// Reads the environments of `unsure` again, [`UNSURE_PAUSE`] apart, until each says whether
-/// `select` takes its process or [`UNSURE_WAIT`] passed; the processes it takes.
+/// Reads the environments of `unsure` again, `UNSURE_PAUSE` apart, until each says whether
+/// `select` takes its process or `UNSURE_WAIT` passed; the processes it takes.
 fn settle(select: &Selector<'_>, mut unsure: Vec<Unsure>) -> Vec<Found> {
     let me = rustix::process::getpid().as_raw_nonzero().get();
     let deadline = Instant::now() + UNSURE_WAIT;

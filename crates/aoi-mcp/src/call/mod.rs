@@ -1,6 +1,6 @@
-//! One `tools/call`, in three phases: [`start`] spawns the CLI in machine mode (its own
-//! process group, no shell); [`watch`] reads its stream through the `aoi` reader and verifier
-//! as it arrives, forwards `aoi:progress` and stops it at its bounds; [`respond`] turns the run
+//! One `tools/call`, in three phases: `start` spawns the CLI in machine mode (its own
+//! process group, no shell); `watch` reads its stream through the `aoi` reader and verifier
+//! as it arrives, forwards `aoi:progress` and stops it at its bounds; `respond` turns the run
 //! into `{events, summary}` that always fits the tool's `outputSchema`.
 //!
 //! Everything a call waits for has a deadline: the CLI's stdout, its exit and its stderr are
