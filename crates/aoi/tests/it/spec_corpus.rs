@@ -7,12 +7,18 @@
 //! `{"signal": N}`), whether the command is documented as unbounded, and the verdict the
 //! spec's sentence (quoted in `spec`) settles. The test runs every case and reports all
 //! disagreements at once.
+//!
+//! A verdict cannot show a SHOULD: a stream that misses one is as conforming as one that
+//! meets it. For those sentences a case may also name finding codes (the stable codes of
+//! `docs/verifier.md`): `notices`, each of which the verifier must report as a notice, and
+//! `not_reported`, none of which it may report at all. A SHOULD is then tested both ways by
+//! two cases with the same verdict.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use aoi::read::{LineReader, ProcessEnd};
+use aoi::read::{FindingCode, Level, LineReader, ProcessEnd};
 use aoi::{Verdict, Verifier, VerifyOptions};
 use serde_json::Value;
 
@@ -45,6 +51,8 @@ struct Case {
     end: End,
     unbounded: bool,
     expect: &'static str,
+    notices: Vec<FindingCode>,
+    not_reported: Vec<FindingCode>,
 }
 
 fn corpus_dir() -> PathBuf {
@@ -146,6 +154,8 @@ fn parse_case(file: &str, v: &Value) -> Result<Case, String> {
             .ok_or_else(|| ctx("no string expect".into()))?,
     )
     .map_err(ctx)?;
+    let notices = parse_codes(o.get("notices")).map_err(ctx)?;
+    let not_reported = parse_codes(o.get("not_reported")).map_err(ctx)?;
     Ok(Case {
         file: file.to_owned(),
         name,
@@ -154,7 +164,26 @@ fn parse_case(file: &str, v: &Value) -> Result<Case, String> {
         end,
         unbounded,
         expect,
+        notices,
+        not_reported,
     })
+}
+
+fn parse_codes(v: Option<&Value>) -> Result<Vec<FindingCode>, String> {
+    match v {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(codes)) => codes
+            .iter()
+            .map(|c| {
+                c.as_str()
+                    .and_then(FindingCode::parse)
+                    .ok_or_else(|| format!("not a finding code: {c}"))
+            })
+            .collect(),
+        Some(other) => Err(format!(
+            "finding codes are an array of strings, not {other}"
+        )),
+    }
 }
 
 fn load_corpus() -> Vec<Case> {
@@ -236,13 +265,36 @@ fn spec_corpus() {
         }
         let report = v.finish(c.end.to_process_end());
         let got = verdict_name(&report.verdict);
-        if got != c.expect {
+        let missing: Vec<&str> = c
+            .notices
+            .iter()
+            .filter(|code| {
+                !report
+                    .findings
+                    .iter()
+                    .any(|f| f.code == **code && f.level == Level::Notice)
+            })
+            .map(|code| code.as_str())
+            .collect();
+        let unwanted: Vec<&str> = c
+            .not_reported
+            .iter()
+            .filter(|code| report.findings.iter().any(|f| f.code == **code))
+            .map(|code| code.as_str())
+            .collect();
+        if got != c.expect || !missing.is_empty() || !unwanted.is_empty() {
             failed += 1;
             let _ = writeln!(
                 failures,
                 "\n[{}] {}\n  spec: {}\n  expected: {}, got: {}",
                 c.file, c.name, c.spec, c.expect, got
             );
+            if !missing.is_empty() {
+                let _ = writeln!(failures, "  notices expected, not reported: {missing:?}");
+            }
+            if !unwanted.is_empty() {
+                let _ = writeln!(failures, "  reported, expected absent: {unwanted:?}");
+            }
             if report.findings.is_empty() {
                 let _ = writeln!(failures, "  findings: (none)");
             }
