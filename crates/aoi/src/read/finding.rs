@@ -101,7 +101,7 @@ codes! {
     MetaRepeated = "META_REPEATED", "§13.1";
     /// No `aoi:meta` at all.
     MetaMissing = "META_MISSING", "§4";
-    /// An `aoi:meta` field has the wrong JSON type.
+    /// An `aoi:meta` field has the wrong JSON type, or `args` echoes a sensitive value (§11).
     MetaFieldInvalid = "META_FIELD_INVALID", "§8.3";
     /// The identity triple is incomplete on meta or summary.
     IdentityIncomplete = "IDENTITY_INCOMPLETE", "§5";
@@ -156,7 +156,8 @@ codes! {
     ErrorCountMismatch = "ERROR_COUNT_MISMATCH", "§8.3";
     /// `warning_count` is below the `aoi:warning` events received.
     WarningCountMismatch = "WARNING_COUNT_MISMATCH", "§8.3";
-    /// A summary field has the wrong JSON type.
+    /// A summary field has the wrong JSON type; as a notice, a `next_cursor` without
+    /// `truncated:true` (§15).
     SummaryFieldInvalid = "SUMMARY_FIELD_INVALID", "§8.3";
     /// `partial:true` with no error at all.
     PartialWithoutErrors = "PARTIAL_WITHOUT_ERRORS", "§8.3";

@@ -352,6 +352,34 @@ impl Redactor {
         }
     }
 
+    /// Returns the positions of the arguments of an echo (`aoi:meta.args`) that still carry a
+    /// value [`redact_args`](Self::redact_args) would hide: how a consumer judges another
+    /// producer's echo by the same rules (§11 "If arguments are included, the tool MUST redact
+    /// sensitive values").
+    ///
+    /// The spec names no marker, so a value already hidden passes whatever hid it:
+    /// [`REDACTED`], other text that calls itself redacted (`<redacted>`), asterisks only, or
+    /// nothing at all (`--token=`).
+    ///
+    /// ```
+    /// use aoi::surface::redact::Redactor;
+    ///
+    /// let echo = ["search", "--token", "ghp_canary", "--password=***", "--key", "[REDACTED]"];
+    /// assert_eq!(Redactor::new().unredacted_args(&echo), [2]);
+    /// ```
+    pub fn unredacted_args<S: AsRef<str>>(&self, args: &[S]) -> Vec<usize> {
+        let hidden = self.redact_args(args);
+        args.iter()
+            .zip(&hidden.args)
+            .enumerate()
+            .filter(|(_, (given, hidden))| {
+                let given = given.as_ref();
+                given != hidden.as_str() && !hidden_by_a_marker(given, hidden)
+            })
+            .map(|(at, _)| at)
+            .collect()
+    }
+
     /// Returns `text` with secrets replaced by [`REDACTED`], for error messages and `--debug`
     /// logs; borrows when nothing was hidden.
     ///
@@ -565,6 +593,28 @@ fn hex_fingerprint(digest: &[u8]) -> String {
 /// Ranges are widened to character boundaries and merged; a range that already reads
 /// `[REDACTED]` is left alone, so scrubbing twice changes nothing the second time. Borrows when
 /// nothing changed.
+/// Whether `given` differs from its redaction `hidden` only where it already held a marker of
+/// its own: the text between their common prefix and suffix is empty, asterisks, or names
+/// itself redacted.
+fn hidden_by_a_marker(given: &str, hidden: &str) -> bool {
+    let prefix = given
+        .char_indices()
+        .zip(hidden.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(given.len().min(hidden.len()), |((at, _), _)| at);
+    let suffix = given[prefix..]
+        .chars()
+        .rev()
+        .zip(hidden[prefix..].chars().rev())
+        .take_while(|(a, b)| a == b)
+        .map(|(a, _)| a.len_utf8())
+        .sum::<usize>();
+    let original = &given[prefix..given.len() - suffix];
+    original.is_empty()
+        || original.chars().all(|c| c == '*')
+        || original.to_ascii_lowercase().contains("redacted")
+}
+
 fn replace_ranges<'a>(text: &'a str, ranges: &mut [Range<usize>]) -> Cow<'a, str> {
     ranges.sort_unstable_by_key(|r| r.start);
     let mut out: Option<String> = None;
@@ -1540,5 +1590,41 @@ mod tests {
         assert_ne!(args_fingerprint::<&str>(&[]), args_fingerprint(&[""]));
         // Length-prefixed, not a hash of the concatenation.
         assert_ne!(args_fingerprint(&["abc"]), input_fingerprint(b"abc"));
+    }
+
+    #[test]
+    fn an_echo_is_judged_by_what_redaction_would_still_hide() {
+        let r = Redactor::new();
+        // Raw values the §11 patterns name: a flag's value, attached or separate, URL
+        // credentials, a secret query key, a header.
+        let raw = [
+            &["search", "--token", CANARY][..],
+            &["--password=hunter2"],
+            &["--client-secret", CANARY],
+            &["https://alice:hunter2@example.com/docs"],
+            &["https://example.com/d?sv=2024&sig=Zm9vYmFy"],
+            &["--header", "Authorization: Bearer abc.def"],
+        ];
+        for args in raw {
+            assert!(!r.unredacted_args(args).is_empty(), "{args:?} passed");
+        }
+        // Already hidden, by the SDK's marker or another, or nothing sensitive at all.
+        let hidden = [
+            &["search", "--token", REDACTED][..],
+            &["--api-key=[REDACTED]", "agent"],
+            &["--token", "***"],
+            &["--password=<redacted>"],
+            &["--token="],
+            &["https://example.com/d?sv=2024&sig=[REDACTED]"],
+            &["search", "agent operable", "--limit", "2"],
+            &["https://example.com/docs?page=2"],
+        ];
+        for args in hidden {
+            assert_eq!(r.unredacted_args(args), Vec::<usize>::new(), "{args:?}");
+        }
+        assert_eq!(
+            r.unredacted_args(&["a", "--token", "x1", "--limit", "2", "--key=v"]),
+            [2, 5]
+        );
     }
 }

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use super::{major, SeqMode, Verifier, IDENTITY_FIELDS};
 use crate::read::finding::FindingCode;
 use crate::read::head::Head;
+use crate::surface::redact::Redactor;
 use crate::wire::{Meta, AOI_VERSION};
 
 impl Verifier {
@@ -194,7 +195,36 @@ impl Verifier {
                 format!("aoi:meta has a field of the wrong type: {e}"),
             );
         }
+        self.echoed_args(number, &fields);
         self.meta = Some(fields);
+    }
+
+    /// §11 "If arguments are included, the tool MUST redact sensitive values": `aoi:meta.args`
+    /// is judged by the SDK's redactor, whatever marker the producer hid a value with. The
+    /// finding names the position, never the value.
+    fn echoed_args(&mut self, number: u64, fields: &Map<String, Value>) {
+        let Some(Value::Array(args)) = fields.get("args") else {
+            return;
+        };
+        let Some(args) = args
+            .iter()
+            .map(Value::as_str)
+            .collect::<Option<Vec<&str>>>()
+        else {
+            return; // not strings: the type check above has said so
+        };
+        let raw = Redactor::new().unredacted_args(&args);
+        if !raw.is_empty() {
+            let at: Vec<String> = raw.iter().map(usize::to_string).collect();
+            self.violation(
+                FindingCode::MetaFieldInvalid,
+                number,
+                format!(
+                    "aoi:meta.args echoes a sensitive value unredacted at position {} (§11)",
+                    at.join(", ")
+                ),
+            );
+        }
     }
 
     pub(super) fn identity(&mut self, number: u64, ty: &str, fields: &Map<String, Value>) {

@@ -115,6 +115,18 @@ impl Verifier {
                 );
             }
         }
+        // §15 "If output is truncated, `aoi:summary.truncated` MUST be true": a cursor names
+        // more data, so the output was truncated. §15 is Part II, not required for
+        // conformance: a notice.
+        if fields.get("next_cursor").is_some_and(Value::is_string)
+            && fields.get("truncated") != Some(&Value::Bool(true))
+        {
+            self.notice(
+                FindingCode::SummaryFieldInvalid,
+                number,
+                "`next_cursor` names more data, but `truncated` is not true (§15)",
+            );
+        }
         if let Some(v) = fields.get("caused_by") {
             self.caused_by(number, v);
             if ok == Some(true) {

@@ -2773,3 +2773,65 @@ fn an_empty_upstream_is_only_a_notice() {
         &[(FindingCode::UpstreamInvalid, N, Some(2))],
     );
 }
+
+#[test]
+fn echoed_args_carry_no_sensitive_value_raw_whatever_marker_hides_it() {
+    let with_args = |args: &str| {
+        numbered(&[
+            &format!(r#"{{"type":"aoi:meta",{IDENTITY},"command":"search","args":{args}}}"#),
+            &summary(r#""ok":true,"count":0"#),
+        ])
+    };
+    for raw in [
+        r#"["search","--token","ghp_4f9a1c2e"]"#,
+        r#"["search","--password=hunter2"]"#,
+        r#"["search","--source","https://alice:hunter2@example.com/d"]"#,
+        r#"["search","--source","https://example.com/d?sig=Zm9vYmFy"]"#,
+    ] {
+        let report = verify(with_args(raw));
+        assert_report(
+            &report,
+            Verdict::Violation,
+            &[(FindingCode::MetaFieldInvalid, V, Some(1))],
+        );
+        assert!(
+            report
+                .findings
+                .iter()
+                .all(|f| !f.message.contains("hunter2")),
+            "a finding repeats the secret: {}",
+            listing(&report)
+        );
+    }
+    for hidden in [
+        r#"["search","--token","[REDACTED]"]"#,
+        r#"["search","--token","***"]"#,
+        r#"["search","--password=<redacted>"]"#,
+        r#"["search","agent operable","--limit","2"]"#,
+    ] {
+        assert_conforming(&verify(with_args(hidden)), Verdict::Succeeded, &[]);
+    }
+}
+
+#[test]
+fn a_next_cursor_without_truncated_true_is_a_notice() {
+    for fields in [
+        r#""ok":true,"count":1,"truncated":false,"next_cursor":"t1""#,
+        r#""ok":true,"count":1,"next_cursor":"t1""#,
+    ] {
+        let stream = numbered(&[&meta(), HIT, &summary(fields)]);
+        assert_conforming(
+            &verify(stream),
+            Verdict::Succeeded,
+            &[(FindingCode::SummaryFieldInvalid, N, Some(3))],
+        );
+    }
+    for fields in [
+        r#""ok":true,"count":1,"truncated":true,"next_cursor":"t1""#,
+        r#""ok":true,"count":1,"truncated":false,"next_cursor":null"#,
+        r#""ok":true,"count":1,"truncated":true"#,
+    ] {
+        let stream = numbered(&[&meta(), HIT, &summary(fields)]);
+        assert_conforming(&verify(stream), Verdict::Succeeded, &[]);
+    }
+}
