@@ -5,6 +5,7 @@
 //! reader never panics on any bytes; and a damaged stream is never taken for a whole one.
 
 mod arbitrary_bytes;
+mod conformance_doc;
 mod damaged_streams;
 mod emitted_streams;
 mod process_end;
