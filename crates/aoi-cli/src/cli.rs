@@ -166,6 +166,11 @@ pub struct LintArgs {
     /// is exit 2: conformance not proven).
     #[arg(long)]
     pub allow_incomplete: bool,
+
+    /// Fail a check on this project's profile advice too (what `aoi mcp` needs to call a
+    /// command, how ids are named: docs/discovery.md), not only on the spec's sentences.
+    #[arg(long)]
+    pub strict_profile: bool,
 }
 
 /// Arguments of `aoi mcp`.

@@ -27,4 +27,4 @@ pub use lint::{
     lint_invocation, lint_invocation_streaming, lint_tool, lint_tool_streaming, lint_transcript,
     OnCommand, Options,
 };
-pub use model::{CheckId, CheckOutcome, CheckResult, Evidence, Factor, Report, CHECKS};
+pub use model::{Advice, CheckId, CheckOutcome, CheckResult, Evidence, Factor, Report, CHECKS};

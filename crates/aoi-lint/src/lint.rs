@@ -26,6 +26,8 @@ pub struct Options {
     pub only: Vec<CheckId>,
     /// Only these commands (all when empty).
     pub commands: Vec<String>,
+    /// `--strict-profile`: the profile's advice fails its check, as a rule of the spec would.
+    pub strict_profile: bool,
     /// This lint's processes and sandboxes: hold a clone to end them all at once
     /// ([`Reaper::cancel_all`], e.g. on SIGINT), after which no check starts anything.
     pub reaper: Arc<Reaper>,
@@ -40,6 +42,7 @@ impl Default for Options {
             jobs: (cores * 4).clamp(4, 32),
             only: Vec::new(),
             commands: Vec::new(),
+            strict_profile: false,
             reaper: Arc::new(Reaper::new()),
         }
     }
@@ -355,6 +358,9 @@ fn run_all(
                             (None, _) => run(subject),
                         });
                 result.elapsed = started.elapsed();
+                if options.strict_profile {
+                    result.fail_on_advice();
+                }
                 result
                     .evidence
                     .extend(escaped.into_iter().map(escape_evidence));

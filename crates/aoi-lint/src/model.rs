@@ -368,6 +368,21 @@ pub struct Evidence {
     pub finding: Option<String>,
 }
 
+/// What lint recommends beyond the spec: a rule of this project's profile
+/// (`docs/discovery.md`), such as what `aoi mcp` needs to call a command, that no sentence of
+/// AOI-CLI makes a requirement. Advice never fails a check, a factor or lint's exit status,
+/// unless `--strict-profile` asks for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Advice {
+    /// One line: what was seen.
+    pub detail: String,
+    /// One line: what to change, and where the profile says it.
+    pub fix: String,
+    /// What supports it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<Evidence>,
+}
+
 /// One check's conclusion for one command.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CheckResult {
@@ -383,6 +398,9 @@ pub struct CheckResult {
     /// What supports it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<Evidence>,
+    /// What the profile recommends beyond the spec; never part of the outcome.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub advice: Vec<Advice>,
     /// The check's own wall time for this command (zero for a result no check ran for).
     #[serde(skip)]
     pub elapsed: Duration,
@@ -402,6 +420,7 @@ impl CheckResult {
             outcome,
             detail: detail.into(),
             evidence: Vec::new(),
+            advice: Vec::new(),
             elapsed: Duration::ZERO,
         }
     }
@@ -410,6 +429,33 @@ impl CheckResult {
     pub fn evidence(mut self, evidence: Evidence) -> Self {
         self.evidence.push(evidence);
         self
+    }
+
+    /// With one more piece of advice.
+    pub fn advise(mut self, advice: Advice) -> Self {
+        self.advice.push(advice);
+        self
+    }
+
+    /// `--strict-profile`: advice fails the check. A check that passed fails with its first
+    /// advice as the detail (and every piece as evidence); a check already failed keeps its
+    /// own detail and gains the advice as evidence.
+    pub fn fail_on_advice(&mut self) {
+        if self.advice.is_empty() {
+            return;
+        }
+        if matches!(
+            self.outcome,
+            CheckOutcome::Pass | CheckOutcome::NotApplicable
+        ) {
+            self.outcome = CheckOutcome::Fail;
+            self.detail = format!("profile (--strict-profile): {}", self.advice[0].detail);
+        }
+        for advice in &self.advice {
+            let mut evidence = advice.evidence.first().cloned().unwrap_or_default();
+            evidence.excerpt = Some(format!("{} — {}", advice.detail, advice.fix));
+            self.evidence.push(evidence);
+        }
     }
 }
 
@@ -453,6 +499,13 @@ impl Report {
     /// True when no applicable check failed.
     pub fn passed(&self) -> bool {
         !self.results.iter().any(|r| r.outcome == CheckOutcome::Fail)
+    }
+
+    /// Every piece of advice, with the result it belongs to.
+    pub fn advice(&self) -> impl Iterator<Item = (&CheckResult, &Advice)> {
+        self.results
+            .iter()
+            .flat_map(|r| r.advice.iter().map(move |a| (r, a)))
     }
 
     /// True when every applicable check ran: nothing "could not run". Only a report that

@@ -126,6 +126,7 @@ pub fn run(args: LintArgs) -> Result<ExitCode, CommandError> {
             .filter_map(|n| CheckId::new(*n))
             .collect(),
         commands: args.commands.clone(),
+        strict_profile: args.strict_profile,
         ..Options::default()
     };
     if let Some(jobs) = args.jobs {
@@ -305,6 +306,9 @@ pub struct LintVerdict {
     passed: bool,
     /// The factors every applicable check of which passed.
     factors_passed: Vec<String>,
+    /// Pieces of this project's profile advice (docs/discovery.md): they fail nothing unless
+    /// `--strict-profile` was given.
+    advice: u64,
     /// Processes of the tool lint ran.
     processes: u64,
     /// Whether discovery ran with the network unreachable.
@@ -379,6 +383,37 @@ fn check_event(r: &CheckResult) -> Check {
     }
 }
 
+/// One piece of the profile's advice as an `aoi:check` event: `ok: true` (it fails nothing),
+/// severity `info`, `properties.level` and `properties.outcome` both `advice`, the fix in
+/// `hint`.
+fn advice_event(r: &CheckResult, advice: &aoi_lint::Advice) -> Check {
+    let info = r.check.info();
+    let mut properties = serde_json::Map::new();
+    properties.insert("check".into(), r.check.number().into());
+    properties.insert("command".into(), r.command.clone().into());
+    properties.insert("level".into(), "advice".into());
+    properties.insert("outcome".into(), "advice".into());
+    if !advice.evidence.is_empty() {
+        properties.insert(
+            "evidence".into(),
+            serde_json::to_value(&advice.evidence).unwrap_or_default(),
+        );
+    }
+    let name = if r.command.is_empty() {
+        format!("{} {} (advice)", r.check, info.name)
+    } else {
+        format!("{} {} · {} (advice)", r.check, info.name, r.command)
+    };
+    Check {
+        name,
+        ok: true,
+        severity: Some(Severity::Info),
+        detail: Some(advice.detail.clone()),
+        hint: Some(advice.fix.clone()),
+        properties: Some(properties),
+    }
+}
+
 /// `--output jsonl`: each command's `aoi:check` events as soon as all its checks finished,
 /// then the verdict and the summary. A signal (the harness turns it into cancellation) ends
 /// every process of the tool and every sandbox at once, and the stream with `reason:"cancelled"`;
@@ -404,7 +439,12 @@ fn machine_run(run: LintRun, allow_incomplete: bool) -> ExitCode {
             // Flushed per command: a consumer sees each command's verdict as it is known.
             let written = results
                 .iter()
-                .try_for_each(|r| out.check(&check_event(r)))
+                .try_for_each(|r| {
+                    out.check(&check_event(r))?;
+                    r.advice
+                        .iter()
+                        .try_for_each(|advice| out.check(&advice_event(r, advice)))
+                })
                 .and_then(|()| out.flush());
             if let Err(e) = written {
                 // Nobody is reading (or a signal arrived): stop the tool now.
@@ -433,6 +473,7 @@ fn machine_run(run: LintRun, allow_incomplete: bool) -> ExitCode {
                 .iter()
                 .map(|f| f.name().to_owned())
                 .collect(),
+            advice: report.advice().count() as u64,
             processes: report.processes,
             network_isolated: report.network_isolated,
         })?;

@@ -130,6 +130,11 @@ fn rows(out: &Output) -> Vec<Row> {
     rows
 }
 
+/// How many (check × command) results `rows` holds: the profile's advice rows aside.
+pub(crate) fn checks_of(rows: &[Row]) -> usize {
+    rows.iter().filter(|r| r.outcome != "advice").count()
+}
+
 /// Asserts that the failures are exactly `expected` (check, command) and everything else
 /// passed or was not applicable.
 pub(crate) fn assert_fails_exactly(what: &str, rows: &[Row], expected: &[(u64, &str)]) {
@@ -153,7 +158,12 @@ pub(crate) fn assert_fails_within(
     let failed: BTreeSet<(u64, &str)> = failed.into_iter().filter(|f| !racy.contains(f)).collect();
     let other: Vec<&Row> = rows
         .iter()
-        .filter(|r| !matches!(r.outcome.as_str(), "pass" | "not_applicable" | "fail"))
+        .filter(|r| {
+            !matches!(
+                r.outcome.as_str(),
+                "pass" | "not_applicable" | "fail" | "advice"
+            )
+        })
         .collect();
     assert!(
         failed == expected && other.is_empty(),
@@ -165,7 +175,7 @@ pub(crate) fn assert_fails_within(
 #[test]
 fn the_clean_sdk_tool_passes_every_check_with_no_config() {
     let rows = lint(&target(None), &[]);
-    assert_eq!(rows.len(), 16 * COMMANDS.len());
+    assert_eq!(checks_of(&rows), 16 * COMMANDS.len());
     assert_fails_exactly("aoi-lint-target", &rows, &[]);
     // Every check is exercised somewhere: the tool covers the whole of §18.2.
     for check in 1..=16 {
@@ -208,7 +218,9 @@ fn expected_failures(fault: u8) -> Vec<(u64, &'static str)> {
         5 | 13 => on(&COMMANDS),
         6 => on(&["delete"]),
         7 => on(&["create"]),
-        8 => on(&["create", "delete", "import"]),
+        // A delete without ids is the profile's advice: lint cannot tell a natural key from
+        // no key there; two additive runs with identical events name nothing (§14.5).
+        8 => on(&["create", "import"]),
         10 => on(&["watch"]),
         12 | 16 => on(&["import"]),
         _ => unreachable!(),
@@ -237,13 +249,15 @@ fn each_fault_of_the_sdk_tool_fails_exactly_its_check() {
             .collect()
     });
     for (n, rows) in results {
-        assert_eq!(rows.len(), 16 * COMMANDS.len(), "fault {n:02}");
+        assert_eq!(checks_of(&rows), 16 * COMMANDS.len(), "fault {n:02}");
         assert_fails_exactly(&format!("fault {n:02}"), &rows, &expected_failures(n));
     }
 }
 
 #[test]
-fn sarif_has_one_result_per_failure_and_junit_counts_match() {
+fn sarif_has_one_result_per_failure_and_advice_and_junit_counts_match() {
+    // Fault 08 emits no ids: `create` (additive) fails check 8, since two runs give the same
+    // events (§14.5); for `delete` lint cannot tell a natural key from none: advice.
     let tool = target(Some(8));
     let tool = tool.to_str().unwrap();
     let filter = [
@@ -258,7 +272,13 @@ fn sarif_has_one_result_per_failure_and_junit_counts_match() {
     ];
 
     let jsonl = rows(&aoi_lint(&[&filter[..], &["--format", "jsonl"]].concat()));
-    assert_fails_exactly("fault 08", &jsonl, &[(8, "create"), (8, "delete")]);
+    assert_fails_exactly("fault 08", &jsonl, &[(8, "create")]);
+    assert!(
+        jsonl
+            .iter()
+            .any(|r| r.check == 8 && r.command == "delete" && r.outcome == "advice"),
+        "{jsonl:#?}"
+    );
     let not_applicable = jsonl
         .iter()
         .filter(|r| r.outcome == "not_applicable")
@@ -270,9 +290,20 @@ fn sarif_has_one_result_per_failure_and_junit_counts_match() {
     assert_eq!(doc["version"], "2.1.0");
     let results = doc["runs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), 2, "{results:#?}");
-    assert!(results
+    assert!(results.iter().all(|r| r["ruleId"] == "AOI008"));
+    let levels: Vec<&str> = results
         .iter()
-        .all(|r| r["ruleId"] == "AOI008" && r["level"] == "error"));
+        .map(|r| r["level"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        levels,
+        ["error", "note"],
+        "the failure, then the advice: {results:#?}"
+    );
+    assert!(results[1]["message"]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("advice: "));
     // GitHub code scanning takes a result only with a file to show it at, and records how the
     // analysis ran.
     for r in results {
@@ -296,7 +327,7 @@ fn sarif_has_one_result_per_failure_and_junit_counts_match() {
     assert_eq!(junit.status.code(), Some(1));
     let text = String::from_utf8(junit.stdout).unwrap();
     let mut reader = quick_xml::Reader::from_str(&text);
-    let (mut cases, mut failures, mut skipped) = (0, 0, 0);
+    let (mut cases, mut failures, mut skipped, mut outputs) = (0, 0, 0, 0);
     let mut total_failures = None;
     loop {
         match reader.read_event().unwrap() {
@@ -306,6 +337,7 @@ fn sarif_has_one_result_per_failure_and_junit_counts_match() {
                     "testcase" => cases += 1,
                     "failure" => failures += 1,
                     "skipped" => skipped += 1,
+                    "system-out" => outputs += 1,
                     "testsuites" => {
                         total_failures = e
                             .try_get_attribute("failures")
@@ -318,10 +350,15 @@ fn sarif_has_one_result_per_failure_and_junit_counts_match() {
             _ => {}
         }
     }
-    assert_eq!(cases, jsonl.len());
-    assert_eq!(failures, 2);
-    assert_eq!(total_failures.as_deref(), Some("2"));
+    assert_eq!(cases, checks_of(&jsonl));
+    assert_eq!(failures, 1);
+    assert_eq!(total_failures.as_deref(), Some("1"));
     assert_eq!(skipped, not_applicable);
+    assert_eq!(
+        outputs, 1,
+        "the advice, beside its passing test case: {text}"
+    );
+    assert!(text.contains("advice: none of the"), "{text}");
 }
 
 #[test]
@@ -564,9 +601,10 @@ fn a_stream_cut_by_lints_own_bound_is_never_blamed_on_the_tool() {
 }
 
 #[test]
-fn an_example_aoi_mcp_could_not_call_fails_check_1() {
+fn an_example_aoi_mcp_could_not_call_is_advice_and_fails_only_with_strict_profile() {
     // `ping now` works, but the input schema describes no operand, so a caller of the MCP
-    // tool could never pass `now` (docs/discovery.md): the tool is not callable as published.
+    // tool could never pass `now` (docs/discovery.md). No sentence of the spec asks an input
+    // schema to describe the command line that far: the profile's advice, not a failure.
     let tool = sh_variant(
         "sh-undescribed-operand.sh",
         &[
@@ -579,12 +617,49 @@ fn an_example_aoi_mcp_could_not_call_fails_check_1() {
         ],
     );
     let rows = lint(&tool, &["--check", "1", "--check", "3"]);
-    let of = |check: u64| rows.iter().find(|r| r.check == check).unwrap();
-    assert_eq!(of(3).outcome, "pass", "the example itself works: {rows:#?}");
-    assert_eq!(of(1).outcome, "fail", "{rows:#?}");
+    let of = |check: u64, outcome: &str| {
+        rows.iter()
+            .find(|r| r.check == check && r.outcome == outcome)
+            .unwrap_or_else(|| panic!("no {outcome} of check {check}: {rows:#?}"))
+    };
+    assert_eq!(of(3, "pass").outcome, "pass", "the example itself works");
+    of(1, "pass");
+    let advice = of(1, "advice");
     assert!(
-        of(1).detail.contains("aoi mcp could not call"),
-        "{:?}",
-        of(1)
+        advice.detail.contains("aoi mcp could not call"),
+        "{advice:?}"
+    );
+    assert!(!rows.iter().any(|r| r.outcome == "fail"), "{rows:#?}");
+
+    // The human report says it apart, and the exit status is the spec's: 0.
+    let out = Command::new(crate::support::aoi())
+        .args(["lint", "--tool"])
+        .arg(&tool)
+        .args(["--check", "1", "--no-color"])
+        .current_dir(scratch())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("advice (1): this project's profile"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fix: describe every flag and operand"),
+        "{text}"
+    );
+
+    // --strict-profile: the advice fails check 1, and lint exits 1.
+    let rows = lint(&tool, &["--check", "1", "--strict-profile"]);
+    let failed = rows
+        .iter()
+        .find(|r| r.check == 1 && r.outcome == "fail")
+        .unwrap_or_else(|| panic!("{rows:#?}"));
+    assert!(
+        failed
+            .detail
+            .starts_with("profile (--strict-profile): aoi mcp could not call"),
+        "{failed:?}"
     );
 }

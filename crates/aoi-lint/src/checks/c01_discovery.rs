@@ -3,7 +3,7 @@
 //! valid JSON Schema; and what capabilities claims of the command matches what it does.
 
 use super::{id, Judge};
-use crate::model::{cut, CheckId, CheckOutcome, CheckResult, Evidence};
+use crate::model::{cut, Advice, CheckId, CheckOutcome, CheckResult, Evidence};
 use crate::subject::{machine, Extras, Subject};
 use crate::tool::Discovered;
 
@@ -45,10 +45,16 @@ fn no_such_command(subject: &Subject<'_>) -> Option<(String, Evidence)> {
     ))
 }
 
+/// How to make a command callable the way `aoi mcp` calls it (advice: no sentence of the spec
+/// asks for it).
+const CALLABLE_FIX: &str = "describe every flag and operand in the input schema as docs/discovery.md says (operands as properties named in `x-aoi.positional`, flags spelt as `x-aoi.flags` or the convention says), so that an adapter can build the command line from named arguments";
+
 /// A command whose example works but cannot be called the way `aoi mcp` calls it: the example
 /// turned into arguments through the input schema and back into argv
-/// (`aoi::discover::argv`) is not expressible, or is refused where the example ran.
-fn not_callable_as_mcp_calls(subject: &Subject<'_>) -> Option<(String, Evidence)> {
+/// (`aoi::discover::argv`) is not expressible, or is refused where the example ran. This is
+/// the profile's advice, not a failure: §3, §10, §16.2 and §17 ask for discovery documents,
+/// not for an input schema an adapter can build every command line from.
+fn not_callable_as_mcp_calls(subject: &Subject<'_>) -> Option<Advice> {
     let entry = &subject.entry;
     let input = subject.input?;
     if !entry.speaks_aoi() || entry.is_discovery() || entry.unbounded {
@@ -67,13 +73,14 @@ fn not_callable_as_mcp_calls(subject: &Subject<'_>) -> Option<(String, Evidence)
     let argv = match called {
         Ok(argv) => argv,
         Err(e) => {
-            return Some((
-                format!(
-                    "aoi mcp could not call `{}` as its example does: {e} (the input schema must describe every flag and operand, docs/discovery.md)",
+            return Some(Advice {
+                detail: format!(
+                    "aoi mcp could not call `{}` as its example does: {e}",
                     example.join(" ")
                 ),
-                base.evidence(),
-            ))
+                fix: CALLABLE_FIX.into(),
+                evidence: vec![base.evidence()],
+            })
         }
     };
     let mut full = words;
@@ -88,17 +95,18 @@ fn not_callable_as_mcp_calls(subject: &Subject<'_>) -> Option<(String, Evidence)
         return None;
     }
     let stderr = String::from_utf8_lossy(&mapped.run.stderr);
-    Some((
-        format!(
-            "the example works, but passed as aoi mcp passes a call it exits {}: the input schema does not describe the command line",
+    Some(Advice {
+        detail: format!(
+            "the example works, but built from the input schema as aoi mcp builds a call it exits {}",
             mapped.run.exit.shell_status()
         ),
-        Evidence {
+        fix: CALLABLE_FIX.into(),
+        evidence: vec![Evidence {
             invocation: mapped.run.argv.clone(),
             excerpt: (!stderr.trim().is_empty()).then(|| cut(stderr.trim(), 300)),
             ..Evidence::default()
-        },
-    ))
+        }],
+    })
 }
 
 /// A read-only command writes nothing in any probe (§14.1, §17 `read_only`): every run lint
@@ -195,10 +203,11 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             ));
         }
     }
+    let mut advice = None;
     if let Some(problem) = no_such_command(subject) {
         problems.push(problem);
-    } else if let Some(problem) = not_callable_as_mcp_calls(subject) {
-        problems.push(problem);
+    } else {
+        advice = not_callable_as_mcp_calls(subject);
     }
     if entry.read_only && entry.speaks_aoi() {
         // The base run is made here; what it and every other probe wrote is judged once all
@@ -216,9 +225,13 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         } else {
             "(the network could not be isolated here)"
         };
-        return judge.pass(format!(
+        let result = judge.pass(format!(
             "schema, capabilities and input-schema work without credentials {network}; the claims match the command"
         ));
+        return match advice {
+            Some(advice) => result.advise(advice),
+            None => result,
+        };
     }
     let mut result = judge.fail(problems[0].0.clone());
     for (detail, mut evidence) in problems {
@@ -227,5 +240,8 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         }
         result = result.evidence(evidence);
     }
-    result
+    match advice {
+        Some(advice) => result.advise(advice),
+        None => result,
+    }
 }

@@ -9,8 +9,8 @@
 use serde_json::{Map, Value};
 
 use super::{id, Judge};
-use crate::model::{CheckId, CheckResult};
-use crate::subject::{Captured, Extras, Subject};
+use crate::model::{Advice, CheckId, CheckResult};
+use crate::subject::{without, Captured, Extras, Subject};
 
 /// This check.
 pub const ID: CheckId = id(8);
@@ -118,6 +118,54 @@ fn ids(run: &Captured, natural: &[String], locations: bool) -> Vec<String> {
         .collect()
 }
 
+/// The events of a run as compared across two runs: the domain events without the
+/// envelope.
+fn events_of(run: &Captured) -> Vec<Map<String, Value>> {
+    run.domain()
+        .map(|e| {
+            let mut e = e.clone();
+            e.remove("aoi");
+            e
+        })
+        .collect()
+}
+
+/// When no field reads as an id, for a command capabilities calls additive (each run adds a
+/// resource): the example run twice in one sandbox (without its idempotency key, so the
+/// second run is a second mutation). Two runs that both changed the sandbox added two
+/// resources, and events that are identical name neither: the failure of §14.5, shown without
+/// knowing which field a tool uses as its key. `None` when the runs cannot show it (not
+/// additive: a second update of one resource may rightly say the same; the second run was
+/// refused, changed nothing, or its events differ).
+fn two_runs_name_nothing(subject: &Subject<'_>) -> Option<CheckResult> {
+    if !subject.entry.additive {
+        return None;
+    }
+    let args = subject.base.as_ref().ok()?;
+    let args = without(args, "--idempotency-key", true);
+    let sandbox = subject.fresh().ok()?;
+    let first = subject.exec_in(&sandbox, &args, &Extras::default()).ok()?;
+    let second = subject.exec_in(&sandbox, &args, &Extras::default()).ok()?;
+    let both_changed = first.succeeded()
+        && second.succeeded()
+        && !first.changes.is_empty()
+        && !second.changes.is_empty();
+    let events = events_of(&first);
+    if !both_changed || events.is_empty() || events != events_of(&second) {
+        return None;
+    }
+    Some(
+        Judge::new(ID, subject)
+            .fail(format!(
+                "run twice, the mutation changed the sandbox both times ({} then {} file(s)) and emitted the same events both times: nothing in them names which resource each run changed (§14.5: mutating operations SHOULD emit stable IDs/paths/URLs for resources created, updated, or deleted)",
+                first.changes.len(),
+                second.changes.len()
+            ))
+            .evidence(first.evidence())
+            .evidence(second.evidence()),
+    )
+}
+
 /// A short list of ids for a detail line.
 fn shown(ids: &[String]) -> String {
     let mut text = ids.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
@@ -200,18 +248,35 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         .iter()
         .filter(|e| !ids_of(e, &natural, true).is_empty())
         .count();
-    if with_ids == 0 {
-        let what = if domain.is_empty() {
-            "no domain event".to_owned()
-        } else {
-            format!("{} domain event(s), none with an id", domain.len())
-        };
+    if domain.is_empty() {
         return judge
             .fail(format!(
-                "the mutation changed {} file(s) but emitted {what}",
+                "the mutation changed {} file(s) but emitted no domain event to name what it changed (§14.5: mutating operations SHOULD emit stable IDs/paths/URLs for resources created, updated, or deleted)",
                 base.changes.len()
             ))
             .evidence(base.evidence());
+    }
+    if with_ids == 0 {
+        if let Some(failed) = two_runs_name_nothing(subject) {
+            return failed;
+        }
+        // The events may name the resource by a key lint cannot tell from other fields: §14.4
+        // allows "a documented natural key", and the words it is documented in are the
+        // tool's. Which field is an id is the profile's convention, so this is advice.
+        return judge
+            .pass(format!(
+                "the mutation changed {} file(s) and emitted {} domain event(s); lint could not tell which field names the resource",
+                base.changes.len(),
+                domain.len()
+            ))
+            .advise(Advice {
+                detail: format!(
+                    "none of the {} domain event(s) has a field lint reads as an id",
+                    domain.len()
+                ),
+                fix: "name the resource's id field `id`, `*_id`, `path` or `url`, or say in its description in the event schema that it is the resource's identifier or natural key (docs/discovery.md, \"a resource's id in an event\")".into(),
+                evidence: vec![base.evidence()],
+            });
     }
     let mut passed = format!("{with_ids} of {} domain event(s) carry an id", domain.len());
     if subject.takes("--idempotency-key") {

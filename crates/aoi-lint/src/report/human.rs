@@ -12,6 +12,7 @@ const RED: &str = "31";
 const DIM: &str = "2";
 const YELLOW: &str = "33";
 const BOLD: &str = "1";
+const CYAN: &str = "36";
 
 /// Writes `report` as a matrix, failure blocks, a legend and a summary.
 ///
@@ -116,6 +117,46 @@ pub fn human(report: &Report, color: bool) -> String {
             for (i, line) in evidence_lines(evidence).into_iter().enumerate() {
                 let indent = if i == 0 { "    " } else { "      " };
                 let _ = writeln!(out, "{indent}{}", printable(&line));
+            }
+        }
+    }
+
+    // Advice: the profile's, not the spec's; it fails nothing (unless --strict-profile made
+    // it a failure above), so it comes after what does.
+    let advice: Vec<_> = report.advice().collect();
+    if !advice.is_empty() {
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "{}",
+            paint(
+                BOLD,
+                &format!(
+                    "advice ({}): this project's profile (docs/discovery.md), not the spec; fails nothing without --strict-profile",
+                    advice.len()
+                )
+            )
+        );
+        for (result, advice) in advice {
+            let _ = writeln!(
+                out,
+                "{} {} {} · {}: {}",
+                paint(CYAN, "i"),
+                paint(BOLD, &result.check.to_string()),
+                paint(BOLD, result.check.info().name),
+                printable(command_label(&result.command)),
+                printable(&advice.detail),
+            );
+            let _ = writeln!(
+                out,
+                "    {}",
+                paint(DIM, &format!("fix: {}", printable(&advice.fix)))
+            );
+            for evidence in &advice.evidence {
+                for (i, line) in evidence_lines(evidence).into_iter().enumerate() {
+                    let indent = if i == 0 { "    " } else { "      " };
+                    let _ = writeln!(out, "{indent}{}", printable(&line));
+                }
             }
         }
     }

@@ -54,8 +54,29 @@ pub fn junit(report: &Report) -> String {
                 attr(&format!("aoi-lint.{label}")),
                 attr(&format!("{} {}", result.check, info.name)),
             );
+            // The profile's advice: output beside the test case, never a failure.
+            let mut advice = String::new();
+            for piece in &result.advice {
+                let _ = writeln!(advice, "advice: {}\nfix: {}", piece.detail, piece.fix);
+                for evidence in &piece.evidence {
+                    for line in evidence_lines(evidence) {
+                        let _ = writeln!(advice, "{line}");
+                    }
+                }
+            }
+            let advice = if advice.is_empty() {
+                advice
+            } else {
+                format!(
+                    "      <system-out>{}</system-out>\n",
+                    xml_escape(&advice, false)
+                )
+            };
             match result.outcome {
-                CheckOutcome::Pass => out.push_str("/>\n"),
+                CheckOutcome::Pass if advice.is_empty() => out.push_str("/>\n"),
+                CheckOutcome::Pass => {
+                    let _ = write!(out, ">\n{advice}    </testcase>\n");
+                }
                 CheckOutcome::Fail => {
                     let mut text = format!(
                         "{}\nrequires: {} ({})\n",
@@ -68,7 +89,7 @@ pub fn junit(report: &Report) -> String {
                     }
                     let _ = write!(
                         out,
-                        ">\n      <failure message=\"{}\" type=\"AOI{:03}\">{}</failure>\n    </testcase>\n",
+                        ">\n      <failure message=\"{}\" type=\"AOI{:03}\">{}</failure>\n{advice}    </testcase>\n",
                         attr(&result.detail),
                         result.check.number(),
                         xml_escape(&text, false),
@@ -77,7 +98,7 @@ pub fn junit(report: &Report) -> String {
                 CheckOutcome::CouldNotRun => {
                     let _ = write!(
                         out,
-                        ">\n      <error message=\"{}\" type=\"could_not_run\">{}</error>\n    </testcase>\n",
+                        ">\n      <error message=\"{}\" type=\"could_not_run\">{}</error>\n{advice}    </testcase>\n",
                         attr(&result.detail),
                         xml_escape(
                             &format!("could not run: {}\nrequires: {} ({})\n", result.detail, info.title, info.sections),
@@ -88,7 +109,7 @@ pub fn junit(report: &Report) -> String {
                 CheckOutcome::NotApplicable => {
                     let _ = write!(
                         out,
-                        ">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+                        ">\n      <skipped message=\"{}\"/>\n{advice}    </testcase>\n",
                         attr(&format!(
                             "{}: {}",
                             outcome_words(result.outcome),

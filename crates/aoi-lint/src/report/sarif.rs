@@ -25,16 +25,26 @@ const SPEC_URI: &str = concat!(
 /// `properties` carry the counts, factors passed, processes, wall time and network isolation.
 pub fn sarif(report: &Report) -> Value {
     let rules: Vec<Value> = CheckId::all().map(rule).collect();
-    let results: Vec<Value> = report
+    let mut results: Vec<Value> = report
         .results
         .iter()
         .filter(|r| matches!(r.outcome, CheckOutcome::Fail | CheckOutcome::CouldNotRun))
         .map(|r| result(report, r))
         .collect();
+    // The profile's advice: a note, never an error (docs/discovery.md, not the spec).
+    results.extend(report.advice().map(|(r, advice)| {
+        let mut note = result(report, r);
+        note["level"] = json!("note");
+        note["message"]["text"] = json!(format!("advice: {} (fix: {})", advice.detail, advice.fix));
+        note["properties"]["outcome"] = json!("advice");
+        note["properties"]["evidence"] = json!(advice.evidence);
+        note
+    }));
     let mut run_properties = json!({
         "tool": report.tool,
         "pass": report.count(CheckOutcome::Pass),
         "fail": report.count(CheckOutcome::Fail),
+        "advice": report.advice().count(),
         "not_applicable": report.count(CheckOutcome::NotApplicable),
         "could_not_run": report.count(CheckOutcome::CouldNotRun),
         "factors_passed": report.factors_passed().iter().map(|f| f.name()).collect::<Vec<_>>(),

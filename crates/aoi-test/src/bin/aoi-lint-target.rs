@@ -297,11 +297,12 @@ fn app() -> App {
             .events([Item::TYPE])
             .example(["list", "--limit", "2"]),
     )
-    .command(CommandSpec::new("create").events([Created::TYPE]).example([
-        "create",
-        "--title",
-        "Lint note",
-    ]))
+    .command(
+        CommandSpec::new("create")
+            .additive()
+            .events([Created::TYPE])
+            .example(["create", "--title", "Lint note"]),
+    )
     .command(
         CommandSpec::new("delete")
             .destructive()
@@ -310,6 +311,7 @@ fn app() -> App {
     )
     .command(
         CommandSpec::new("import")
+            .additive()
             .events([Imported::TYPE])
             .input_default(InputMode::FailFast)
             .example(["import", "--input-jsonl", "-"]),
