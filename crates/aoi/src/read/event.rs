@@ -169,7 +169,10 @@ fn decode_fields(mut fields: Map<String, Value>) -> Result<(Decoded, Option<Stri
         .and_then(|v| serde_json::from_value::<Envelope>(v).ok());
     let mut wire_category = None;
     let event = match ty.as_str() {
-        "aoi:meta" => Event::Meta(typed(&ty, fields)?),
+        "aoi:meta" => {
+            args_as_strings(&mut fields);
+            Event::Meta(typed(&ty, fields)?)
+        }
         "aoi:summary" => {
             if let Some(Value::Object(cause)) = fields.get_mut("caused_by") {
                 route_unknown_category(cause);
@@ -182,13 +185,47 @@ fn decode_fields(mut fields: Map<String, Value>) -> Result<(Decoded, Option<Stri
         }
         "aoi:warning" => Event::Warning(typed(&ty, fields)?),
         "aoi:check" => Event::Check(typed(&ty, fields)?),
-        "aoi:plan" => Event::Plan(typed(&ty, fields)?),
+        "aoi:plan" => {
+            // §8.3 defines no field of `aoi:plan` ("one planned side effect"): a plan that
+            // says what it does only in `properties` (§8.1) is a plan. The SDK writes `action`;
+            // a reader does not require it.
+            fields
+                .entry("action")
+                .or_insert_with(|| Value::String(String::new()));
+            Event::Plan(typed(&ty, fields)?)
+        }
         "aoi:progress" => Event::Progress(typed(&ty, fields)?),
         "aoi:heartbeat" => Event::Heartbeat(typed(&ty, fields)?),
         _ if ty.starts_with("aoi:") => Event::UnknownFramework { ty, fields },
         _ => Event::Domain { ty, fields },
     };
     Ok((Decoded { envelope, event }, wire_category))
+}
+
+/// `aoi:meta.args` as the list of strings the SDK writes, whatever shape a tool gave it: §11
+/// says only that it is optional and redacted, not what it holds. An array keeps its strings
+/// (anything else in it as its JSON text), an object becomes `--key=value` entries (as the
+/// flags they stand for, so the redaction check reads a `token` key as the `--token` flag), a
+/// string one entry, anything else its JSON text: every value stays in view of that check.
+pub(crate) fn args_as_strings(fields: &mut Map<String, Value>) {
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let strings: Vec<String> = match fields.get("args") {
+        None | Some(Value::Null) => return,
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => return,
+        Some(Value::Array(items)) => items.iter().map(text).collect(),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(k, v)| format!("--{k}={}", text(v)))
+            .collect(),
+        Some(other) => vec![text(other)],
+    };
+    fields.insert(
+        "args".into(),
+        Value::Array(strings.into_iter().map(Value::String).collect()),
+    );
 }
 
 fn typed<T: DeserializeOwned>(ty: &str, fields: Map<String, Value>) -> Result<T, DecodeError> {
@@ -301,5 +338,50 @@ mod tests {
             Err(DecodeError::NoType)
         ));
         assert!(matches!(decode(b"[1]"), Err(DecodeError::Json(_))));
+    }
+
+    #[test]
+    fn meta_args_of_any_shape_are_read_with_every_value_kept_section_11() {
+        // §11: "`aoi:meta.args` is optional and dangerous" — it gives args no type.
+        let line =
+            br#"{"type":"aoi:meta","tool":"t","args":{"slug":"a","limit":2,"token":"[REDACTED]"}}"#;
+        let Event::Meta(meta) = decode(line).unwrap().event else {
+            panic!("not a meta")
+        };
+        assert_eq!(
+            meta.args.unwrap(),
+            ["--limit=2", "--slug=a", "--token=[REDACTED]"]
+        );
+        for (args, want) in [
+            (r#"["get",1,true]"#, vec!["get", "1", "true"]),
+            (r#""get a""#, vec!["get a"]),
+            (r#"["get","a"]"#, vec!["get", "a"]),
+        ] {
+            let line = format!(r#"{{"type":"aoi:meta","tool":"t","args":{args}}}"#);
+            let Event::Meta(meta) = decode(line.as_bytes()).unwrap().event else {
+                panic!("not a meta")
+            };
+            assert_eq!(meta.args.unwrap(), want, "{args}");
+        }
+    }
+
+    #[test]
+    fn a_plan_that_says_what_it_does_only_in_properties_is_a_plan_section_8_3() {
+        // §8.3 defines no field of aoi:plan; §8.1 puts tool additions in `properties`.
+        let line = br#"{"type":"aoi:plan","properties":{"op":"add","slug":"a"}}"#;
+        let Event::Plan(plan) = decode(line).unwrap().event else {
+            panic!("not a plan")
+        };
+        assert_eq!(plan.action, "");
+        assert_eq!(plan.properties.unwrap()["slug"], "a");
+        // What the SDK writes reads back as written.
+        let line = br#"{"type":"aoi:plan","action":"delete","target":"n1"}"#;
+        let Event::Plan(plan) = decode(line).unwrap().event else {
+            panic!("not a plan")
+        };
+        assert_eq!(
+            (plan.action.as_str(), plan.target.as_deref()),
+            ("delete", Some("n1"))
+        );
     }
 }

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import CATEGORIES as _CATEGORIES
+from .redact import unredacted_args
 
 __all__ = [
     "SUCCEEDED",
@@ -119,6 +120,23 @@ _KNOWN_FIELDS: Dict[str, frozenset[str]] = {
 _OPEN_TYPES = frozenset({"aoi:plan", "aoi:progress", "aoi:heartbeat"})
 
 Json = Any
+
+
+def _args_as_strings(value: Json) -> Optional[List[str]]:
+    """``aoi:meta.args`` as a list of strings, whatever its shape (§11 gives it none): an array keeps
+    its strings (other items as their JSON text), an object gives ``--key=value`` entries, anything
+    else one entry. The Rust reader's ``args_as_strings``."""
+
+    def text(v: Json) -> str:
+        return v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))
+
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return [text(v) for v in value]
+    if isinstance(value, dict):
+        return [f"--{k}={text(v)}" for k, v in sorted(value.items())]
+    return [text(value)]
 
 
 # --------------------------------------------------------------------------- typed events
@@ -594,7 +612,7 @@ class StreamReader:
     def _envelope(self, obj: Mapping[str, Json], n: int) -> Envelope:
         s = self._s
         raw = obj.get("aoi")
-        if raw is None:
+        if "aoi" not in obj:
             env: Mapping[str, Json] = {}
         elif not isinstance(raw, dict):
             self._v("ENVELOPE_NOT_OBJECT", "§8.1", "aoi is not an object", n)
@@ -724,8 +742,14 @@ class StreamReader:
                 self._v("META_FIELD_INVALID", "§8.3", f"aoi:meta.{k} is not a string", n)
         if "args_redacted" in obj and not isinstance(obj["args_redacted"], bool):
             self._v("META_FIELD_INVALID", "§11", "aoi:meta.args_redacted is not a boolean", n)
-        if "args" in obj and not isinstance(obj["args"], list):
-            self._v("META_FIELD_INVALID", "§11", "aoi:meta.args is not an array", n)
+        # §11 gives `args` no shape: read as the Rust reader reads it, and every value judged.
+        args = _args_as_strings(obj["args"]) if "args" in obj else None
+        if args:
+            leaks = unredacted_args(args)
+            if leaks:
+                at = ", ".join(str(i) for i in leaks)
+                message = f"aoi:meta.args echoes a sensitive value unredacted at position {at} (§11)"
+                self._v("META_FIELD_INVALID", "§8.3", message, n)
 
         def st(k: str) -> Optional[str]:
             v = obj.get(k)
@@ -792,6 +816,10 @@ class StreamReader:
                 self._v("SUMMARY_FIELD_INVALID", "§8.3", f"aoi:summary.{k} is not a boolean", n)
         if "next_cursor" in obj and not (obj["next_cursor"] is None or isinstance(obj["next_cursor"], str)):
             self._v("SUMMARY_FIELD_INVALID", "§15", "aoi:summary.next_cursor is not a string", n)
+        if isinstance(obj.get("next_cursor"), str) and obj.get("truncated") is not True:
+            # §15 is Part II, not required for conformance: a notice, as the Rust verifier says.
+            message = "`next_cursor` names more data, but `truncated` is not true (§15)"
+            self._n("SUMMARY_FIELD_INVALID", "§15", message, n)
         for k in _IDENTITY:
             if k in obj and not isinstance(obj[k], str):
                 self._v("SUMMARY_FIELD_INVALID", "§5", f"aoi:summary.{k} is not a string", n)

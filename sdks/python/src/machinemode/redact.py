@@ -493,6 +493,32 @@ def redact_args(argv: Sequence[str]) -> Tuple[List[str], bool]:
     return out, changed
 
 
+def unredacted_args(args: Sequence[str]) -> List[int]:
+    """The positions of ``args`` (an ``aoi:meta.args`` as written) that still hold a sensitive value.
+
+    §11: what :func:`redact_args` would still change leaks, unless the producer hid it with a
+    marker of its own (text calling itself redacted, asterisks only, or nothing). The Rust SDK's
+    ``Redactor::new().unredacted_args``.
+    """
+    hidden, _ = redact_args(args)
+    return [at for at, (given, h) in enumerate(zip(args, hidden)) if given != h and not _hidden_by_a_marker(given, h)]
+
+
+def _hidden_by_a_marker(given: str, hidden: str) -> bool:
+    prefix = 0
+    for a, b in zip(given, hidden):
+        if a != b:
+            break
+        prefix += 1
+    suffix = 0
+    for a, b in zip(reversed(given[prefix:]), reversed(hidden[prefix:])):
+        if a != b:
+            break
+        suffix += 1
+    original = given[prefix : len(given) - suffix]
+    return original == "" or set(original) == {"*"} or "redacted" in original.lower()
+
+
 def redact_argv(argv: Sequence[str]) -> List[str]:
     """``argv`` with every sensitive value replaced (§11); see :func:`redact_args`."""
     return redact_args(argv)[0]

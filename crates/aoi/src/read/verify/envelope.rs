@@ -188,14 +188,17 @@ impl Verifier {
             );
         }
         self.identity(number, "aoi:meta", &fields);
-        if let Err(e) = serde_json::from_value::<Meta>(Value::Object(fields.clone())) {
+        // §11 gives `args` no shape: read as the reader reads it, values kept.
+        let mut read = fields.clone();
+        crate::read::event::args_as_strings(&mut read);
+        if let Err(e) = serde_json::from_value::<Meta>(Value::Object(read.clone())) {
             self.violation(
                 FindingCode::MetaFieldInvalid,
                 number,
                 format!("aoi:meta has a field of the wrong type: {e}"),
             );
         }
-        self.echoed_args(number, &fields);
+        self.echoed_args(number, &read);
         self.meta = Some(fields);
     }
 
@@ -211,7 +214,7 @@ impl Verifier {
             .map(Value::as_str)
             .collect::<Option<Vec<&str>>>()
         else {
-            return; // not strings: the type check above has said so
+            return; // not strings after reading: cannot happen
         };
         let raw = Redactor::new().unredacted_args(&args);
         if !raw.is_empty() {
