@@ -298,6 +298,8 @@ pub const fn check_of(code: FindingCode) -> CheckId {
         | F::V02CategoryPartial
         | F::V02ErrorUpstream => 5,
         F::MetaNotFirst | F::MetaRepeated | F::SummaryNotLast | F::SummaryRepeated => 14,
+        // §18 #9 "Known secret-looking args are not echoed raw in output".
+        F::ArgsNotRedacted => 9,
         F::SeqMissing
         | F::SeqAbsent
         | F::SeqInvalid
@@ -608,7 +610,7 @@ mod tests {
         for code in FindingCode::ALL {
             let check = check_of(*code).number();
             assert!(
-                [2, 3, 4, 5, 14, 15].contains(&check),
+                [2, 3, 4, 5, 9, 14, 15].contains(&check),
                 "{code} maps to {check}"
             );
         }

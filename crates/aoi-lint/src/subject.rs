@@ -557,6 +557,13 @@ impl<'t> Subject<'t> {
 
     /// Notes the violations in `captured`'s stream for [`Subject::probe_violations`].
     fn record(&self, captured: &Captured) {
+        self.record_where(captured, |_| true);
+    }
+
+    /// [`Subject::record`] for the violations `keep` takes only: a probe whose check judges
+    /// most of its stream itself still hands on what belongs to another check wherever it
+    /// shows (prose on stdout is §2's on any path).
+    pub fn record_where(&self, captured: &Captured, keep: impl Fn(&aoi::Finding) -> bool) {
         if captured.run.stdout_truncated {
             // Cut by lint's own bound: its end says nothing about the tool.
             return;
@@ -568,7 +575,8 @@ impl<'t> Subject<'t> {
             .filter(|f| f.level == aoi::read::Level::Violation)
             .filter(|f| !explained(f, all))
             // An upstream's summary forwarded: check 16's, not an identity fault here.
-            .filter(|f| !(forwarded && f.code == aoi::FindingCode::IdentityMismatch));
+            .filter(|f| !(forwarded && f.code == aoi::FindingCode::IdentityMismatch))
+            .filter(|f| keep(f));
         if let Ok(mut probes) = self.probes.lock() {
             probes.extend(violations.map(|finding| ProbeViolation {
                 argv: captured.run.argv.clone(),

@@ -5,8 +5,12 @@
 //! `properties`). What the spec does not ask for must not fail it.
 //!
 //! Each `js-notes-<fault>.mjs` runs it with one sentence of the spec broken (the list is at the
-//! top of js-notes.mjs): lint must fail that check and no other. A check that could not run
-//! is no failure here: a stranger publishes no examples, so lint has to find its own way in.
+//! top of js-notes.mjs): lint must fail that check and no other.
+//!
+//! The spec has no capabilities `examples`, so a stranger's commands that take operands give
+//! lint nothing to run; its CI gives lint an invocation per command and some notes to work
+//! on in an `aoi-lint.toml`, as any project does (`js-notes.aoi-lint.toml`), and nothing
+//! else.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -76,14 +80,24 @@ fn assert_fails_only(what: &str, rows: &[Row], check: u64, commands: &[&str]) {
     assert!(other.is_empty(), "{what}: unexpected outcomes {other:#?}");
 }
 
-/// §18.1, §18.2: a tool that follows the spec in its own way passes every applicable check
-/// with no configuration, and lint exits 0 (asserted by `lint`: nothing left unproven).
+/// `--config` with the stranger's `aoi-lint.toml`: invocations and seed notes only.
+fn config() -> String {
+    corpus("js-notes.aoi-lint.toml").display().to_string()
+}
+
+/// Lints `tool` with the stranger's configuration.
+fn lint_js(tool: &Path) -> Vec<Row> {
+    lint(tool, &["--config", &config()])
+}
+
+/// §18.1, §18.2: a tool that follows the spec in its own way passes every applicable check,
+/// given invocations to run, and lint exits 0 (asserted by `lint`: nothing left unproven).
 #[test]
-fn the_stranger_notes_tool_passes_every_check_with_no_config() {
-    if !node_available("the_stranger_notes_tool_passes_every_check_with_no_config") {
+fn the_stranger_notes_tool_passes_every_check() {
+    if !node_available("the_stranger_notes_tool_passes_every_check") {
         return;
     }
-    let rows = lint(&js_notes(None), &[]);
+    let rows = lint_js(&js_notes(None));
     let results = rows.iter().filter(|r| r.outcome != "advice").count();
     assert_eq!(results, 16 * COMMANDS.len(), "{rows:#?}");
     // Advice (this project's profile, not the spec) fails nothing; anything else but a pass or
@@ -127,7 +141,7 @@ fn a_relay_printing_prose_on_a_warning_fails_check_2() {
     if !node_available("a_relay_printing_prose_on_a_warning_fails_check_2") {
         return;
     }
-    let rows = lint(&js_notes(Some("relay-prose")), &[]);
+    let rows = lint_js(&js_notes(Some("relay-prose")));
     assert_fails_only("js-notes-relay-prose", &rows, 2, &["import"]);
 }
 
@@ -138,7 +152,7 @@ fn a_confirm_count_larger_than_the_match_fails_check_6() {
     if !node_available("a_confirm_count_larger_than_the_match_fails_check_6") {
         return;
     }
-    let rows = lint(&js_notes(Some("confirm-count")), &[]);
+    let rows = lint_js(&js_notes(Some("confirm-count")));
     assert_fails_only("js-notes-confirm-count", &rows, 6, &["rm"]);
 }
 
@@ -149,7 +163,7 @@ fn a_secret_echoed_json_escaped_fails_check_9() {
     if !node_available("a_secret_echoed_json_escaped_fails_check_9") {
         return;
     }
-    let rows = lint(&js_notes(Some("secret-escaped")), &[]);
+    let rows = lint_js(&js_notes(Some("secret-escaped")));
     assert_fails_only(
         "js-notes-secret-escaped",
         &rows,
@@ -165,7 +179,7 @@ fn a_full_page_reported_untruncated_fails_check_11() {
     if !node_available("a_full_page_reported_untruncated_fails_check_11") {
         return;
     }
-    let rows = lint(&js_notes(Some("full-page")), &[]);
+    let rows = lint_js(&js_notes(Some("full-page")));
     assert_fails_only("js-notes-full-page", &rows, 11, &["list"]);
 }
 
@@ -176,7 +190,7 @@ fn a_second_meta_under_verbose_fails_check_14() {
     if !node_available("a_second_meta_under_verbose_fails_check_14") {
         return;
     }
-    let rows = lint(&js_notes(Some("verbose-meta")), &[]);
+    let rows = lint_js(&js_notes(Some("verbose-meta")));
     assert_fails_only("js-notes-verbose-meta", &rows, 14, &COMMANDS);
 }
 

@@ -5,6 +5,7 @@ mod harness;
 mod lint;
 mod lint_corpus;
 mod lint_robust;
+mod lint_strangers;
 mod lint_targets;
 mod mcp;
 mod mcp_calls;

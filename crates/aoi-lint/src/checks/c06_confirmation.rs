@@ -1,12 +1,14 @@
 //! Check 6, Safe (§14.2, §14.3): a destructive command refuses to run without `--confirm`
-//! and changes nothing; `--dry-run`, where advertised, emits `aoi:plan` and changes nothing.
-//! "Changes nothing" is judged by comparing the sandbox before and after.
+//! and changes nothing; where it takes `--confirm-count`, a count other than the one its
+//! example confirms (one more, one fewer) is refused and changes nothing; `--dry-run`, where
+//! advertised, emits `aoi:plan` and changes nothing. "Changes nothing" is judged by comparing
+//! the sandbox before and after.
 
 use serde_json::Value;
 
 use super::{id, Judge};
 use crate::model::{CheckId, CheckResult};
-use crate::subject::{without, Captured, Extras, Subject};
+use crate::subject::{with, without, Captured, Extras, Subject};
 
 /// This check.
 pub const ID: CheckId = id(6);
@@ -116,6 +118,62 @@ fn alternative_selectors(
     Ok(tried)
 }
 
+/// The count a confirmed run states: its `--confirm-count N` (`--confirm-count=N` too).
+fn stated_count(args: &[String]) -> Option<u64> {
+    args.iter().enumerate().find_map(|(i, a)| {
+        let value = a
+            .strip_prefix("--confirm-count=")
+            .or_else(|| (a == "--confirm-count").then(|| args.get(i + 1).map(String::as_str))?)?;
+        value.parse().ok()
+    })
+}
+
+/// §14.3's guard, for a command that takes `--confirm-count`: the count the example states
+/// (it succeeded, so it is the number matched), plus one and minus one, is refused and changes
+/// nothing. A guard that takes any larger count does not guard against a broad delete the
+/// caller did not expect. `Ok(None)` when the example states no count.
+fn wrong_counts(
+    subject: &Subject<'_>,
+    args: &[String],
+    base: &Captured,
+) -> Result<Option<String>, Box<CheckResult>> {
+    if !subject.takes("--confirm-count") || !base.succeeded() {
+        return Ok(None);
+    }
+    let Some(matched) = stated_count(args) else {
+        return Ok(None);
+    };
+    let mut wrong = vec![matched + 1];
+    if matched > 1 {
+        wrong.push(matched - 1);
+    }
+    for n in &wrong {
+        let probe = with(args, "--confirm-count", &n.to_string());
+        let run = subject
+            .exec(&probe, &Extras::default())
+            .map_err(|why| Box::new(Judge::new(ID, subject).could_not_run(why)))?;
+        let change = changed(&run);
+        if run.run.exit.code() == Some(0) || change.is_some() {
+            let what = change.unwrap_or_else(|| "it exited 0".into());
+            return Err(Box::new(
+                Judge::new(ID, subject)
+                    .fail(format!(
+                        "--confirm-count {n} where the example confirms {matched} was not refused: {what} (§14.3: the guard is there to prevent accidental broad deletes)"
+                    ))
+                    .evidence(run.evidence()),
+            ));
+        }
+    }
+    Ok(Some(format!(
+        "--confirm-count other than the {matched} matched ({}) is refused",
+        wrong
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
+}
+
 /// Runs the check for one command.
 pub fn run(subject: &Subject<'_>) -> CheckResult {
     let judge = Judge::new(ID, subject);
@@ -172,6 +230,11 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
             passed.push(format!(
                 "so do its {others} other selector(s) (bulk or alternative)"
             ));
+        }
+        match wrong_counts(subject, &args, base) {
+            Ok(Some(checked)) => passed.push(checked),
+            Ok(None) => {}
+            Err(result) => return *result,
         }
     }
     if dry_run {

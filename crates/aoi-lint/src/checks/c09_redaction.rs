@@ -2,7 +2,8 @@
 //! marks secret, in the credentials and sensitive query keys of a URL the command takes, and
 //! after a sensitive-looking unknown flag never appear on stdout or stderr, in machine mode,
 //! in human mode or under `--debug`: neither raw nor in a common encoding (base64,
-//! base64url, hex, percent-encoding).
+//! base64url, hex, percent-encoding), nor in a JSON string once its escapes are read; and
+//! `aoi:meta.args` names no sensitive value unredacted (the verifier's `ARGS_NOT_REDACTED`).
 
 use super::{id, Judge};
 use crate::model::{cut, CheckId, CheckResult, Evidence};
@@ -112,8 +113,31 @@ fn encoded_canaries() -> Vec<String> {
     out
 }
 
-/// Where a canary shows, raw or encoded, if it does.
+/// The first string in `value` (keys included) that holds a needle, decoded from JSON's
+/// escapes: a secret written `\u0061…` or with `\/` is the same secret to every reader.
+fn decoded_leak(value: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let holds = |s: &str| needles().iter().any(|n| s.contains(n.as_str()));
+    match value {
+        Value::String(s) if holds(s) => Some(s.clone()),
+        Value::Array(items) => items.iter().find_map(decoded_leak),
+        Value::Object(map) => map.iter().find_map(|(k, v)| {
+            if holds(k) {
+                Some(k.clone())
+            } else {
+                decoded_leak(v)
+            }
+        }),
+        _ => None,
+    }
+}
+
+/// Where a canary shows, raw or encoded, if it does; or where the verifier found
+/// `aoi:meta.args` echoing a value the §11 patterns name (`ARGS_NOT_REDACTED`), canary or not.
 fn leak(captured: &Captured) -> Option<Evidence> {
+    if let Some(found) = super::findings(captured, ID).into_iter().next() {
+        return Some(found);
+    }
     for (stream, bytes) in [
         ("stdout", &captured.run.stdout),
         ("stderr", &captured.run.stderr),
@@ -129,6 +153,24 @@ fn leak(captured: &Captured) -> Option<Evidence> {
                 invocation: captured.run.argv.clone(),
                 line: None,
                 excerpt: Some(format!("{stream}{how}: {}", cut(&text[start..], 300))),
+                finding: None,
+            });
+        }
+    }
+    // A JSON line whose strings, once their escapes are read, hold the secret: the raw bytes
+    // hide it from a grep, not from a consumer.
+    for (number, line) in captured.run.stdout.split(|&b| b == b'\n').enumerate() {
+        let Ok(value) = serde_json::from_slice::<serde_json::Value>(line) else {
+            continue;
+        };
+        if let Some(text) = decoded_leak(&value) {
+            return Some(Evidence {
+                invocation: captured.run.argv.clone(),
+                line: Some(number as u64 + 1),
+                excerpt: Some(format!(
+                    "stdout (JSON-escaped; decoded): {}",
+                    cut(&text, 300)
+                )),
                 finding: None,
             });
         }
@@ -267,5 +309,20 @@ mod tests {
             "title",
             Some(&serde_json::json!({"type": "string"}))
         ));
+    }
+
+    #[test]
+    fn a_secret_hidden_behind_json_escapes_is_found_once_decoded() {
+        let escaped: String = CANARY
+            .chars()
+            .map(|c| format!("\\u{:04x}", u32::from(c)))
+            .collect();
+        let line = format!(r#"{{"type":"aoi:meta","args":["--token","{escaped}"]}}"#);
+        assert!(!line.contains(CANARY), "the raw bytes do not show it");
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(decoded_leak(&value).as_deref(), Some(CANARY));
+        let slashes = serde_json::json!({"k": format!("x{CANARY}y"), "ok": 1});
+        assert!(decoded_leak(&slashes).is_some());
+        assert!(decoded_leak(&serde_json::json!({"token": "[REDACTED]"})).is_none());
     }
 }

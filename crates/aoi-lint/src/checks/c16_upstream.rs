@@ -2,7 +2,8 @@
 //! forwards no upstream `aoi:meta` or `aoi:summary`, tags what it forwards with `origin`,
 //! counts upstream warnings, and reproduces the upstream retry fields in `caused_by`; fed an
 //! upstream cut before its summary, it reports `ok:false` (§13.1: upstream EOF without a
-//! terminal `aoi:summary`), never success.
+//! terminal `aoi:summary`), never success. What its stream breaks on that path counts here,
+//! except bytes that are not JSON lines: check 2's wherever they show.
 
 use aoi::{Category, Code, Emitter, ErrorEvent, Identity, Outcome, Warning};
 
@@ -76,6 +77,7 @@ fn judges_a_cut_upstream(subject: &Subject<'_>, args: &[String]) -> Result<Strin
     let run = subject
         .exec_judged_here(args, &extras)
         .map_err(|why| judge.could_not_run(why))?;
+    subject.record_where(&run, framing);
     let ok = run.summary().is_some_and(|s| s.ok);
     if ok || run.run.exit.code() == Some(0) {
         return Err(judge
@@ -96,12 +98,19 @@ fn judges_a_cut_upstream(subject: &Subject<'_>, args: &[String]) -> Result<Strin
     ))
 }
 
-/// The first violation in the stream of an upstream probe, as this check's failure.
+/// True for a finding that is check 2's wherever it shows: bytes that are not JSON lines
+/// (§2), on the path an upstream takes as on any other.
+fn framing(finding: &aoi::Finding) -> bool {
+    crate::model::check_of(finding.code) == super::c02_jsonl::ID
+}
+
+/// The first violation in the stream of an upstream probe, as this check's failure (framing
+/// aside: check 2 has it).
 fn stream_broken(subject: &Subject<'_>, run: &crate::subject::Captured) -> Option<CheckResult> {
     let all = &run.verification.findings;
-    let first = all
-        .iter()
-        .find(|f| f.level == aoi::read::Level::Violation && !crate::model::explained(f, all))?;
+    let first = all.iter().find(|f| {
+        f.level == aoi::read::Level::Violation && !crate::model::explained(f, all) && !framing(f)
+    })?;
     Some(
         Judge::new(ID, subject)
             .fail(format!(
@@ -134,6 +143,7 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         Ok(run) => run,
         Err(why) => return judge.could_not_run(why),
     };
+    subject.record_where(&run, framing);
     let metas: Vec<&aoi::Meta> = run.metas().collect();
     if metas.len() != 1 || metas[0].tool.as_deref() == Some(UPSTREAM) {
         return judge

@@ -101,8 +101,10 @@ codes! {
     MetaRepeated = "META_REPEATED", "§13.1";
     /// No `aoi:meta` at all.
     MetaMissing = "META_MISSING", "§4";
-    /// An `aoi:meta` field has the wrong JSON type, or `args` echoes a sensitive value (§11).
+    /// An `aoi:meta` field has the wrong JSON type.
     MetaFieldInvalid = "META_FIELD_INVALID", "§8.3";
+    /// `aoi:meta.args` echoes a sensitive value unredacted.
+    ArgsNotRedacted = "ARGS_NOT_REDACTED", "§11";
     /// The identity triple is incomplete on meta or summary.
     IdentityIncomplete = "IDENTITY_INCOMPLETE", "§5";
     /// Meta and summary name different identities.

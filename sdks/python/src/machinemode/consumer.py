@@ -748,8 +748,8 @@ class StreamReader:
             leaks = unredacted_args(args)
             if leaks:
                 at = ", ".join(str(i) for i in leaks)
-                message = f"aoi:meta.args echoes a sensitive value unredacted at position {at} (§11)"
-                self._v("META_FIELD_INVALID", "§8.3", message, n)
+                message = f"aoi:meta.args echoes a sensitive value unredacted at position {at}"
+                self._v("ARGS_NOT_REDACTED", "§11", message, n)
 
         def st(k: str) -> Optional[str]:
             v = obj.get(k)

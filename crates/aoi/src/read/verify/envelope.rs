@@ -220,10 +220,10 @@ impl Verifier {
         if !raw.is_empty() {
             let at: Vec<String> = raw.iter().map(usize::to_string).collect();
             self.violation(
-                FindingCode::MetaFieldInvalid,
+                FindingCode::ArgsNotRedacted,
                 number,
                 format!(
-                    "aoi:meta.args echoes a sensitive value unredacted at position {} (§11)",
+                    "aoi:meta.args echoes a sensitive value unredacted at position {}",
                     at.join(", ")
                 ),
             );

@@ -462,6 +462,17 @@ fn cases() -> Vec<Case> {
             &[(C::MetaFieldInvalid, V, Some(1))],
         ),
         case(
+            C::ArgsNotRedacted,
+            numbered(&[
+                &format!(
+                    r#"{{"type":"aoi:meta",{IDENTITY},"command":"get","args":["get","--token","ghp_4f9a1c2e"]}}"#
+                ),
+                &summary(r#""ok":true,"count":0"#),
+            ]),
+            Violation,
+            &[(C::ArgsNotRedacted, V, Some(1))],
+        ),
+        case(
             C::MetaMissing,
             numbered(&[HIT, &summary(r#""ok":true,"count":1"#)]),
             Succeeded,
@@ -2792,7 +2803,7 @@ fn echoed_args_carry_no_sensitive_value_raw_whatever_marker_hides_it() {
         assert_report(
             &report,
             Verdict::Violation,
-            &[(FindingCode::MetaFieldInvalid, V, Some(1))],
+            &[(FindingCode::ArgsNotRedacted, V, Some(1))],
         );
         assert!(
             report
