@@ -141,18 +141,18 @@ impl Tool {
             if !manifest.tool.is_empty() {
                 tool.name = manifest.tool.clone();
             }
-            let names: Vec<String> = manifest
+            let entries: Vec<_> = manifest
                 .commands
                 .iter()
                 .filter(|c| !c.is_discovery())
-                .map(|c| c.name.clone())
+                .cloned()
                 .collect();
-            for name in names {
+            for entry in entries {
                 let found = tool.discover_json(
-                    &["input-schema", "--command", &name, "--output", "json"],
-                    |v| check_schema_document(&v).map(|()| InputSchema::new(v)),
+                    &["input-schema", "--command", &entry.name, "--output", "json"],
+                    |v| check_schema_document(&v).map(|()| InputSchema::for_command(v, &entry)),
                 );
-                tool.input_schemas.insert(name, found);
+                tool.input_schemas.insert(entry.name, found);
             }
         }
         tool

@@ -579,11 +579,14 @@ impl Catalog {
                     return Err(CatalogError::Duplicate(name));
                 }
                 let input = match &entry.input_schema {
-                    Some(schema) => InputSchema::new(schema.clone()),
-                    None => InputSchema::new(discover(
-                        argv,
-                        &["input-schema", "--command", &entry.name, "--output", "json"],
-                    )?),
+                    Some(schema) => InputSchema::for_command(schema.clone(), entry),
+                    None => InputSchema::for_command(
+                        discover(
+                            argv,
+                            &["input-schema", "--command", &entry.name, "--output", "json"],
+                        )?,
+                        entry,
+                    ),
                 };
                 catalog
                     .tools

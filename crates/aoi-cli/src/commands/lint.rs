@@ -368,13 +368,8 @@ fn check_event(r: &CheckResult) -> Check {
             serde_json::to_value(&r.evidence).unwrap_or_default(),
         );
     }
-    let name = if r.command.is_empty() {
-        format!("{} {}", r.check, info.name)
-    } else {
-        format!("{} {} · {}", r.check, info.name, r.command)
-    };
     Check {
-        name,
+        name: check_name(r, ""),
         ok,
         severity: Some(severity),
         detail: Some(r.detail.clone()),
@@ -383,11 +378,20 @@ fn check_event(r: &CheckResult) -> Check {
     }
 }
 
+/// The `aoi:check` name of a result: `"6 confirmation · delete"` and `suffix`.
+fn check_name(r: &CheckResult, suffix: &str) -> String {
+    let info = r.check.info();
+    if r.command.is_empty() {
+        format!("{} {}{suffix}", r.check, info.name)
+    } else {
+        format!("{} {} · {}{suffix}", r.check, info.name, r.command)
+    }
+}
+
 /// One piece of the profile's advice as an `aoi:check` event: `ok: true` (it fails nothing),
 /// severity `info`, `properties.level` and `properties.outcome` both `advice`, the fix in
 /// `hint`.
 fn advice_event(r: &CheckResult, advice: &aoi_lint::Advice) -> Check {
-    let info = r.check.info();
     let mut properties = serde_json::Map::new();
     properties.insert("check".into(), r.check.number().into());
     properties.insert("command".into(), r.command.clone().into());
@@ -399,13 +403,8 @@ fn advice_event(r: &CheckResult, advice: &aoi_lint::Advice) -> Check {
             serde_json::to_value(&advice.evidence).unwrap_or_default(),
         );
     }
-    let name = if r.command.is_empty() {
-        format!("{} {} (advice)", r.check, info.name)
-    } else {
-        format!("{} {} · {} (advice)", r.check, info.name, r.command)
-    };
     Check {
-        name,
+        name: check_name(r, " (advice)"),
         ok: true,
         severity: Some(Severity::Info),
         detail: Some(advice.detail.clone()),

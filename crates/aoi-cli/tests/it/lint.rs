@@ -602,12 +602,17 @@ fn a_stream_cut_by_lints_own_bound_is_never_blamed_on_the_tool() {
 
 #[test]
 fn an_example_aoi_mcp_could_not_call_is_advice_and_fails_only_with_strict_profile() {
-    // `ping now` works, but the input schema describes no operand, so a caller of the MCP
-    // tool could never pass `now` (docs/discovery.md). No sentence of the spec asks an input
-    // schema to describe the command line that far: the profile's advice, not a failure.
+    // `ping now` works, but the input schema says the command takes no operand
+    // (`"positional": []`), so a caller of the MCP tool could never pass `now`
+    // (docs/discovery.md). No sentence of the spec asks an input schema to describe the
+    // command line that far: the profile's advice, not a failure.
     let tool = sh_variant(
         "sh-undescribed-operand.sh",
         &[
+            (
+                r#""x-aoi":{"flags":{}}"#,
+                r#""x-aoi":{"flags":{},"positional":[]}"#,
+            ),
             (r#""examples":[["ping"]]"#, r#""examples":[["ping","now"]]"#),
             ("  ping)", "  ping|ping\\ *)"),
             (

@@ -6,7 +6,8 @@
 //! tool is callable the way the adapter calls it (`docs/discovery.md`). No shell is ever
 //! involved, so no argument is ever interpreted.
 
-use super::manifest::InputSchema;
+use super::input_schema::{PATH_FORMAT, X_AOI_FORMAT};
+use super::manifest::{CommandEntry, InputSchema};
 use serde_json::{Map, Value};
 
 /// Properties the adapter decides itself: the CLI always runs in machine mode, and in the
@@ -30,6 +31,10 @@ pub enum ArgvError {
     /// follow `--` (the command's last operand is the one after `--`).
     #[error("argument `{0}` cannot start with `-`: only the last operand is given after `--`")]
     LeadingDash(String),
+    /// An operand that starts with `-`, for a command that takes no `--` before its operands
+    /// (`x-aoi.double_dash: false`): it would be read as a flag.
+    #[error("argument `{0}` cannot start with `-`: the command takes no `--` before its operands")]
+    NoDoubleDash(String),
     /// A value of a shape no command line can carry (an object, a nested array).
     #[error("argument `{name}` cannot be given as {found}")]
     Shape {
@@ -163,15 +168,24 @@ pub fn to_argv(
         }
         return Ok(argv);
     }
+    // Operands as a person types them: after `--` only when one starts with `-` (then `--`
+    // keeps it an operand); a tool that takes no `--` gets such an operand refused instead.
     let mut operands = Vec::new();
+    let mut dashed = None;
     for name in &positional {
-        operands.extend(values(name)?);
+        let words = values(name)?;
+        if dashed.is_none() && words.iter().any(|w| w.starts_with('-') && w != "-") {
+            dashed = Some(name.clone());
+        }
+        operands.extend(words);
     }
-    if !operands.is_empty() {
-        // Operands after `--`: one that starts with `-` is still an operand.
+    if let Some(name) = dashed {
+        if !input.takes_double_dash() {
+            return Err(ArgvError::NoDoubleDash(name));
+        }
         argv.push("--".to_owned());
-        argv.extend(operands);
     }
+    argv.extend(operands);
     Ok(argv)
 }
 
@@ -320,6 +334,75 @@ pub fn caller_schema(input: &InputSchema) -> Map<String, Value> {
     schema
 }
 
+/// The property a consumer adds to an input schema that does not say which of its properties
+/// are operands (no `x-aoi.positional`) for a command that takes some: an array of strings
+/// given in order after the flags, each confined as a path by `aoi mcp` (docs/discovery.md,
+/// "Operands a schema does not name"). A tool not written to this profile is callable all the
+/// same.
+pub const OPERANDS: &str = "operands";
+
+impl InputSchema {
+    /// Command `entry`'s input schema, as lint and `aoi mcp` read it: with [`OPERANDS`] when
+    /// the schema does not say which of its properties are operands and the command may take
+    /// some (it has no example to tell, or an example has a word the schema's flags do not
+    /// account for).
+    pub fn for_command(mut schema: Value, entry: &CommandEntry) -> InputSchema {
+        let plain = InputSchema::new(schema.clone());
+        let words = entry.words().len();
+        let takes_operands = entry.examples.is_empty()
+            || entry.examples.iter().any(|example| {
+                let rest = example.get(words..).unwrap_or_default();
+                matches!(
+                    from_argv(&plain, rest),
+                    Err(ArgvError::Unknown(word)) if !word.starts_with('-')
+                )
+            });
+        if takes_operands {
+            add_operands(&mut schema);
+        }
+        InputSchema::new(schema)
+    }
+}
+
+/// Adds [`OPERANDS`] to `schema` when it declares no operands and has no property of that
+/// name.
+fn add_operands(schema: &mut Value) {
+    let declared = schema
+        .get("x-aoi")
+        .and_then(|x| x.get("positional"))
+        .is_some();
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    if declared
+        || object.get("x-aoi").is_some_and(|x| !x.is_object())
+        || object
+            .get("properties")
+            .is_some_and(|p| !p.is_object() || p.get(OPERANDS).is_some())
+    {
+        return;
+    }
+    let properties = object
+        .entry("properties")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if let Some(properties) = properties.as_object_mut() {
+        properties.insert(
+            OPERANDS.into(),
+            serde_json::json!({
+                "type": "array",
+                "items": {"type": "string", X_AOI_FORMAT: PATH_FORMAT},
+                "description": "Operands, in order, after the flags: the command's input schema does not say which of its properties are operands"
+            }),
+        );
+    }
+    let x_aoi = object
+        .entry("x-aoi")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if let Some(x_aoi) = x_aoi.as_object_mut() {
+        x_aoi.insert("positional".into(), serde_json::json!([OPERANDS]));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,7 +467,7 @@ mod tests {
             &machine(),
         )
         .unwrap();
-        assert_eq!(argv, ["--output", "jsonl", "--", "$(rm -rf /); `x`"]);
+        assert_eq!(argv, ["--output", "jsonl", "$(rm -rf /); `x`"]);
     }
 
     #[test]
@@ -409,20 +492,20 @@ mod tests {
         // Found by the fuzz target `mcp_args`: `{"limit": 5.0}` passes an integer schema and
         // became `--limit 5.0`, which the CLI's integer parser refuses.
         let argv = to_argv(&input(), &args(json!({"query": "q", "limit": 5.0})), &[]).unwrap();
-        assert_eq!(argv, ["--limit", "5", "--", "q"]);
+        assert_eq!(argv, ["--limit", "5", "q"]);
         let argv = to_argv(&input(), &args(json!({"query": "q", "limit": -0.0})), &[]).unwrap();
-        assert_eq!(argv, ["--limit", "0", "--", "q"]);
+        assert_eq!(argv, ["--limit", "0", "q"]);
         // Fractions, and floats past the integers, stay as they are.
         let argv = to_argv(&input(), &args(json!({"query": "q", "limit": 2.5})), &[]).unwrap();
-        assert_eq!(argv, ["--limit", "2.5", "--", "q"]);
+        assert_eq!(argv, ["--limit", "2.5", "q"]);
         let argv = to_argv(&input(), &args(json!({"query": "q", "limit": 1e19})), &[]).unwrap();
-        assert_eq!(argv, ["--limit", "10000000000000000000", "--", "q"]);
+        assert_eq!(argv, ["--limit", "10000000000000000000", "q"]);
         let argv = to_argv(&input(), &args(json!({"query": "q", "limit": -4.0})), &[]).unwrap();
-        assert_eq!(argv, ["--limit=-4", "--", "q"]);
+        assert_eq!(argv, ["--limit=-4", "q"]);
         let argv = to_argv(&input(), &args(json!({"query": "q", "limit": -1e19})), &[]).unwrap();
-        assert_eq!(argv, ["--limit=-1e+19", "--", "q"]);
+        assert_eq!(argv, ["--limit=-1e+19", "q"]);
         let argv = to_argv(&input(), &args(json!({"query": "q", "limit": 1e300})), &[]).unwrap();
-        assert_eq!(argv, ["--limit", "1e+300", "--", "q"]);
+        assert_eq!(argv, ["--limit", "1e+300", "q"]);
     }
 
     #[test]
@@ -480,6 +563,47 @@ mod tests {
         }
         let argv = to_argv(&input, &args(json!({"file": "-", "command": ["-l"]})), &[]).unwrap();
         assert_eq!(argv, ["-", "--", "-l"]);
+    }
+
+    #[test]
+    fn operands_go_as_typed_and_behind_double_dash_only_when_one_starts_with_a_dash() {
+        let input = InputSchema::new(json!({
+            "type": "object",
+            "properties": {"slug": {"type": "string"}, "more": {"type": "array"}},
+            "x-aoi": {"positional": ["slug", "more"]}
+        }));
+        let call = |v: Value| to_argv(&input, &args(v), &[]);
+        // A tool that takes no `--` (most that were not written with one in mind) is called
+        // as a person would call it.
+        assert_eq!(call(json!({"slug": "item_1"})).unwrap(), ["item_1"]);
+        assert_eq!(
+            call(json!({"slug": "a", "more": ["b", "-"]})).unwrap(),
+            ["a", "b", "-"]
+        );
+        // An operand that looks like a flag is kept an operand by `--` (POSIX guideline 10).
+        assert_eq!(
+            call(json!({"slug": "-x", "more": ["b"]})).unwrap(),
+            ["--", "-x", "b"]
+        );
+        assert_eq!(
+            call(json!({"slug": "a", "more": ["--output=human"]})).unwrap(),
+            ["--", "a", "--output=human"]
+        );
+        // A tool that says it takes no `--` gets such an operand refused, never passed as a flag.
+        let strict = InputSchema::new(json!({
+            "type": "object",
+            "properties": {"slug": {"type": "string"}},
+            "x-aoi": {"positional": ["slug"], "double_dash": false}
+        }));
+        assert!(!strict.takes_double_dash());
+        assert_eq!(
+            to_argv(&strict, &args(json!({"slug": "-rf"})), &[]),
+            Err(ArgvError::NoDoubleDash("slug".into()))
+        );
+        assert_eq!(
+            to_argv(&strict, &args(json!({"slug": "ok"})), &[]).unwrap(),
+            ["ok"]
+        );
     }
 
     #[test]
@@ -561,5 +685,53 @@ mod tests {
             from_argv(&input, &missing),
             Err(ArgvError::MissingValue(_))
         ));
+    }
+
+    #[test]
+    fn a_schema_that_names_no_operands_takes_them_as_operands_confined_as_paths() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {"slug": {"type": "string", "description": "the note's slug"}}
+        });
+        let entry = |examples: serde_json::Value| -> CommandEntry {
+            serde_json::from_value(serde_json::json!({"name": "get", "examples": examples}))
+                .unwrap()
+        };
+        // No example to tell, or one with a word no flag takes: operands come as `operands`.
+        let s = InputSchema::for_command(schema.clone(), &entry(serde_json::json!([])));
+        let from_example = InputSchema::for_command(
+            schema.clone(),
+            &entry(serde_json::json!([["get", "item_1"]])),
+        );
+        assert_eq!(from_example, s);
+        assert_eq!(s.positional(), [OPERANDS]);
+        assert_eq!(
+            s.path_properties(),
+            [OPERANDS],
+            "each is confined as a path"
+        );
+        assert_eq!(s.property(OPERANDS).unwrap()["type"], "array");
+        assert_eq!(s.flag("slug").as_deref(), Some("--slug"));
+        // `get item_1`, as the example has it, maps to arguments and back as it was.
+        let words = vec!["item_1".to_owned()];
+        let arguments = from_argv(&s, &words).unwrap();
+        assert_eq!(arguments[OPERANDS], serde_json::json!(["item_1"]));
+        assert_eq!(to_argv(&s, &arguments, &[]).unwrap(), ["item_1"]);
+        // Examples that use flags only: the command takes no operands, none are added.
+        let flags_only = InputSchema::for_command(
+            schema.clone(),
+            &entry(serde_json::json!([["get", "--slug", "a"]])),
+        );
+        assert_eq!(flags_only.schema, schema);
+        // Declared operands (even none), or a property already called `operands`: untouched.
+        for schema in [
+            serde_json::json!({"properties": {"q": {"type": "string"}}, "x-aoi": {"positional": []}}),
+            serde_json::json!({"properties": {"operands": {"type": "string"}}}),
+        ] {
+            let before = schema.clone();
+            let read = InputSchema::for_command(schema, &entry(serde_json::json!([])));
+            assert_eq!(read.schema, before);
+        }
     }
 }

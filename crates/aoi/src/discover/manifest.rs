@@ -140,7 +140,7 @@ pub struct InputSchema {
 }
 
 impl InputSchema {
-    /// Wraps a schema document.
+    /// Wraps a schema document as it is.
     pub fn new(schema: Value) -> InputSchema {
         InputSchema { schema }
     }
@@ -244,6 +244,15 @@ impl InputSchema {
             .and_then(|x| x.get("trailing_after_double_dash"))
             .and_then(Value::as_bool)
             .unwrap_or(false)
+    }
+
+    /// False when the command takes no `--` before its operands (`x-aoi.double_dash: false`,
+    /// docs/discovery.md); by default it does (POSIX utility syntax guideline 10).
+    pub fn takes_double_dash(&self) -> bool {
+        self.x_aoi()
+            .and_then(|x| x.get("double_dash"))
+            .and_then(Value::as_bool)
+            .unwrap_or(true)
     }
 
     /// The schema of property `name`.
