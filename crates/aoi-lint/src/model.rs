@@ -121,6 +121,8 @@ pub struct CheckInfo {
     pub factors: &'static [Factor],
     /// The spec sections it enforces.
     pub sections: &'static str,
+    /// Its row of the spec's §18.2 table, word for word: the sentence a failure of it breaks.
+    pub quote: &'static str,
 }
 
 /// The sixteen checks of §18.2, in order.
@@ -131,6 +133,7 @@ pub const CHECKS: [CheckInfo; 16] = [
         title: "schema, capabilities and input-schema work without credentials or network, are valid, and match what the command does (a read-only command writes nothing in any probe)",
         factors: &[Factor::Discoverable],
         sections: "§3, §10, §16.2, §17",
+        quote: "`schema --output json` succeeds without credentials or network. Schema is valid JSON Schema. `capabilities --output json` succeeds if advertised.",
     },
     CheckInfo {
         id: CheckId(2),
@@ -138,6 +141,7 @@ pub const CHECKS: [CheckInfo; 16] = [
         title: "machine mode writes only JSON objects, one per line, each with a type, and no ANSI or prose",
         factors: &[Factor::Typed],
         sections: "§2, §8.1",
+        quote: "Machine mode emits only valid JSONL objects to stdout. Every event has `type`. No ANSI/control/prose pollution.",
     },
     CheckInfo {
         id: CheckId(3),
@@ -145,6 +149,7 @@ pub const CHECKS: [CheckInfo; 16] = [
         title: "a finite success exits 0 with a terminal aoi:summary ok:true; a missing summary is a failure",
         factors: &[Factor::Verifiable],
         sections: "§4, §4.1, §6",
+        quote: "Finite success exits 0 with terminal `aoi:summary.ok=true`. EOF without `aoi:summary` is detected as failure.",
     },
     CheckInfo {
         id: CheckId(4),
@@ -152,6 +157,7 @@ pub const CHECKS: [CheckInfo; 16] = [
         title: "aoi:meta, aoi:summary, aoi:warning, aoi:error and aoi:check validate against the declared schema",
         factors: &[Factor::Typed, Factor::Verifiable],
         sections: "§5, §8.3, §10",
+        quote: "`aoi:meta`, `aoi:summary`, `aoi:warning`, `aoi:error`, and `aoi:check` events validate against the declared schema when emitted.",
     },
     CheckInfo {
         id: CheckId(5),
@@ -159,6 +165,7 @@ pub const CHECKS: [CheckInfo; 16] = [
         title: "malformed usage exits non-zero; every aoi:error has category, code, message and retryable, retry_after_ms only when retryable",
         factors: &[Factor::Verifiable],
         sections: "§6, §9",
+        quote: "Malformed usage exits non‑zero. Every `aoi:error` carries `category`, `code`, `message`, and `retryable`. `retry_after_ms` is absent whenever `retryable` is false. No error uses the removed `partial` category.",
     },
     CheckInfo {
         id: CheckId(6),
@@ -166,6 +173,7 @@ pub const CHECKS: [CheckInfo; 16] = [
         title: "destructive commands refuse without confirmation, by every selector; --dry-run emits aoi:plan and changes nothing",
         factors: &[Factor::Safe],
         sections: "§14.2, §14.3",
+        quote: "Destructive commands refuse to run without confirmation. Dry‑run emits `aoi:plan` events and performs no side effects when advertised.",
     },
     CheckInfo {
         id: CheckId(7),
@@ -173,6 +181,7 @@ pub const CHECKS: [CheckInfo; 16] = [
         title: "the same --idempotency-key replays the prior result (a replay marker allowed) without doubling the effect",
         factors: &[Factor::Idempotent],
         sections: "§14.4",
+        quote: "Mutations accept an `--idempotency-key` and replay returns the prior result without doubling the effect.",
     },
     CheckInfo {
         id: CheckId(8),
@@ -180,6 +189,7 @@ pub const CHECKS: [CheckInfo; 16] = [
         title: "mutating events carry ids (or the natural key given) for what they created, updated or deleted, the same on a replay; two reads name the same ids",
         factors: &[Factor::Auditable],
         sections: "§14.5",
+        quote: "Mutating events carry stable IDs for created/updated/deleted resources.",
     },
     CheckInfo {
         id: CheckId(9),
@@ -187,6 +197,7 @@ pub const CHECKS: [CheckInfo; 16] = [
         title: "secrets in the environment, secret flags and URLs never appear on stdout or stderr, raw or encoded",
         factors: &[Factor::Safe],
         sections: "§11",
+        quote: "Known secret‑looking args are not echoed raw in output.",
     },
     CheckInfo {
         id: CheckId(10),
@@ -194,6 +205,7 @@ pub const CHECKS: [CheckInfo; 16] = [
         title: "an early pipe close prints no stack trace; SIGINT/SIGTERM end with reason cancelled",
         factors: &[Factor::Composable],
         sections: "§7",
+        quote: "Early pipe close does not produce stack traces. SIGINT/SIGTERM produce a `reason:\"cancelled\"` summary when safe.",
     },
     CheckInfo {
         id: CheckId(11),
@@ -201,6 +213,7 @@ pub const CHECKS: [CheckInfo; 16] = [
         title: "--limit and cursors: truncated and next_cursor agree, pages have no duplicates or gaps, the default page says when it is cut",
         factors: &[Factor::Bounded, Factor::Streamable],
         sections: "§15",
+        quote: "Commands advertising `--limit` report `truncated` and cursor behavior consistently.",
     },
     CheckInfo {
         id: CheckId(12),
@@ -208,6 +221,7 @@ pub const CHECKS: [CheckInfo; 16] = [
         title: "a malformed JSONL line after good records is handled as the declared mode says: fail-fast writes nothing, continue-on-error goes on",
         factors: &[Factor::Composable],
         sections: "§12",
+        quote: "Malformed input JSONL line handling matches declared mode.",
     },
     CheckInfo {
         id: CheckId(13),
@@ -215,6 +229,7 @@ pub const CHECKS: [CheckInfo; 16] = [
         title: "schema_version is in aoi:meta and aoi:summary, and --schema-version is honoured: both say it and the events follow that version's schema",
         factors: &[Factor::Versioned],
         sections: "§5, §5.1",
+        quote: "`schema_version` is reported in `aoi:meta` and is honored when negotiated.",
     },
     CheckInfo {
         id: CheckId(14),
@@ -222,6 +237,7 @@ pub const CHECKS: [CheckInfo; 16] = [
         title: "at most one aoi:meta, first, and at most one aoi:summary, last",
         factors: &[Factor::Composable, Factor::Verifiable],
         sections: "§4, §13.1",
+        quote: "A stream carries at most one `aoi:meta` (first if present) and at most one `aoi:summary` (last if present).",
     },
     CheckInfo {
         id: CheckId(15),
@@ -229,6 +245,7 @@ pub const CHECKS: [CheckInfo; 16] = [
         title: "aoi.seq is contiguous from 0 under one aoi.run and reconciles with event_count",
         factors: &[Factor::Verifiable],
         sections: "§8.1, §8.3",
+        quote: "When `aoi.seq` is emitted it is contiguous from 0, `aoi.run` accompanies it, and both reconcile with `aoi:summary.event_count`; when absent, the Verifiable factor is not claimed.",
     },
     CheckInfo {
         id: CheckId(16),
@@ -236,6 +253,7 @@ pub const CHECKS: [CheckInfo; 16] = [
         title: "fed an upstream stream: no upstream meta or summary forwarded, origin on forwarded errors and warnings, retry fields in caused_by, a cut upstream is a failure",
         factors: &[Factor::Composable],
         sections: "§13, §13.1",
+        quote: "An AOI producer fed a known upstream stream forwards no upstream `aoi:meta` or `aoi:summary`, tags any forwarded `aoi:error`/`aoi:warning` with `origin`, and reproduces upstream retry fields in `aoi:summary.caused_by` when failing.",
     },
 ];
 

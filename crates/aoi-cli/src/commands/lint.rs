@@ -368,6 +368,13 @@ fn check_event(r: &CheckResult) -> Check {
             serde_json::to_value(&r.evidence).unwrap_or_default(),
         );
     }
+    if r.outcome == aoi_lint::CheckOutcome::Fail {
+        // The sentence of the spec a failure breaks: its row of §18.2, word for word.
+        properties.insert(
+            "spec".into(),
+            format!("§18.2 #{}: {}", r.check, info.quote).into(),
+        );
+    }
     Check {
         name: check_name(r, ""),
         ok,

@@ -362,6 +362,48 @@ fn sarif_has_one_result_per_failure_and_advice_and_junit_counts_match() {
 }
 
 #[test]
+fn a_failed_check_quotes_the_sentence_of_the_spec_it_breaks() {
+    // Fault 08: `create` names no id (§18.2 #8 "Mutating events carry stable IDs ...").
+    let tool = target(Some(8));
+    let out = aoi_lint(&[
+        "--tool",
+        tool.to_str().unwrap(),
+        "--command",
+        "create",
+        "--check",
+        "8",
+        "--format",
+        "jsonl",
+    ]);
+    let failed: Vec<serde_json::Value> = aoi_test::events(&out.stdout)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Check(check) if !check.ok => check.properties.clone(),
+            _ => None,
+        })
+        .map(serde_json::Value::Object)
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert_eq!(
+        failed[0]["spec"],
+        "§18.2 #8: Mutating events carry stable IDs for created/updated/deleted resources."
+    );
+    let human = aoi_lint(&[
+        "--tool",
+        tool.to_str().unwrap(),
+        "--command",
+        "create",
+        "--check",
+        "8",
+    ]);
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.contains("spec §18.2 #8: \"Mutating events carry stable IDs"),
+        "{text}"
+    );
+}
+
+#[test]
 fn exit_status_is_64_without_a_target_and_69_for_a_missing_tool() {
     let out = aoi_lint(&[]);
     assert_eq!(out.status.code(), Some(64), "{out:?}");

@@ -113,6 +113,16 @@ pub fn human(report: &Report, color: bool) -> String {
                 &format!("requires: {} ({})", info.title, info.sections)
             )
         );
+        if result.outcome == CheckOutcome::Fail {
+            let _ = writeln!(
+                out,
+                "    {}",
+                paint(
+                    DIM,
+                    &format!("spec §18.2 #{}: \"{}\"", result.check, info.quote)
+                )
+            );
+        }
         for evidence in &result.evidence {
             for (i, line) in evidence_lines(evidence).into_iter().enumerate() {
                 let indent = if i == 0 { "    " } else { "      " };
@@ -368,7 +378,7 @@ mod tests {
         let block: Vec<&str> = text
             .lines()
             .skip_while(|l| !l.starts_with("✗ 6 confirmation · delete: "))
-            .take(6)
+            .take(7)
             .collect();
         assert_eq!(
             block[0],
@@ -376,14 +386,19 @@ mod tests {
         );
         assert!(block[1].starts_with("    requires: destructive commands refuse"));
         assert!(block[1].ends_with("(§14.2, §14.3)"));
+        // The sentence of the spec it breaks, word for word.
         assert_eq!(
             block[2],
+            "    spec §18.2 #6: \"Destructive commands refuse to run without confirmation. Dry\u{2011}run emits `aoi:plan` events and performs no side effects when advertised.\""
+        );
+        assert_eq!(
+            block[3],
             r"    $ outline delete 'doc 1' 'it'\''s' $'\x1b[2J'"
         );
-        assert!(block[3].starts_with("      line 3: {\"type\":\"deleted\""));
-        assert!(block[3].contains("文書<&\\\">\\u{1}"), "{}", block[3]);
-        assert_eq!(block[4], "    $ outline list");
-        assert_eq!(block[5], "      finding: seq_gap");
+        assert!(block[4].starts_with("      line 3: {\"type\":\"deleted\""));
+        assert!(block[4].contains("文書<&\\\">\\u{1}"), "{}", block[4]);
+        assert_eq!(block[5], "    $ outline list");
+        assert_eq!(block[6], "      finding: seq_gap");
         assert!(text.contains("? 7 idempotency · delete: needs an id"));
         assert!(text.contains("✗ 2 jsonl · (invocation): ANSI on stdout: \\u{1b}[1m\\u{0}"));
         // Failures come before what could not run.

@@ -79,8 +79,8 @@ pub fn junit(report: &Report) -> String {
                 }
                 CheckOutcome::Fail => {
                     let mut text = format!(
-                        "{}\nrequires: {} ({})\n",
-                        result.detail, info.title, info.sections
+                        "{}\nrequires: {} ({})\nspec §18.2 #{}: \"{}\"\n",
+                        result.detail, info.title, info.sections, result.check, info.quote
                     );
                     for evidence in &result.evidence {
                         for line in evidence_lines(evidence) {

@@ -96,7 +96,7 @@ fn rule(check: CheckId) -> Value {
         "name": info.name,
         "shortDescription": { "text": info.title },
         "fullDescription": {
-            "text": format!("{} (AOI-CLI v1.0-alpha {}).", info.title, info.sections)
+            "text": format!("\"{}\" (AOI-CLI v1.0-alpha §18.2 #{}; {})", info.quote, check, info.sections)
         },
         "helpUri": SPEC_URI,
         "defaultConfiguration": { "level": "error" },
