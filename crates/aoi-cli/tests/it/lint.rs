@@ -130,6 +130,14 @@ fn rows(out: &Output) -> Vec<Row> {
     rows
 }
 
+/// The outcome of `check` on `command` (its result, not its advice); panics when there is none.
+pub(crate) fn outcome_of<'a>(rows: &'a [Row], check: u64, command: &str) -> &'a str {
+    rows.iter()
+        .find(|r| r.check == check && r.command == command && r.outcome != "advice")
+        .map(|r| r.outcome.as_str())
+        .unwrap_or_else(|| panic!("no result of check {check} on {command}: {rows:#?}"))
+}
+
 /// How many (check × command) results `rows` holds: the profile's advice rows aside.
 pub(crate) fn checks_of(rows: &[Row]) -> usize {
     rows.iter().filter(|r| r.outcome != "advice").count()
@@ -185,12 +193,7 @@ fn the_clean_sdk_tool_passes_every_check_with_no_config() {
         );
     }
     // And where a check applies is what the commands say of themselves.
-    let outcome = |check: u64, command: &str| {
-        rows.iter()
-            .find(|r| r.check == check && r.command == command)
-            .map(|r| r.outcome.as_str())
-            .unwrap()
-    };
+    let outcome = |check: u64, command: &str| outcome_of(&rows, check, command);
     assert_eq!(outcome(6, "delete"), "pass");
     assert_eq!(outcome(6, "list"), "not_applicable");
     assert_eq!(outcome(7, "create"), "pass");

@@ -10,7 +10,9 @@
 
 use std::path::PathBuf;
 
-use super::lint::{assert_fails_exactly, assert_fails_within, corpus, lint, scratch, Row};
+use super::lint::{
+    assert_fails_exactly, assert_fails_within, corpus, lint, outcome_of, scratch, Row,
+};
 
 /// kvtool's commands, in capabilities order.
 const KV_COMMANDS: [&str; 8] = [
@@ -68,12 +70,7 @@ fn sh_kv_variant(name: &str, replacements: &[(&str, &str)]) -> PathBuf {
 fn kvtool_clean_passes_every_check_with_no_config() {
     let rows = lint_kv("clean", &[]);
     assert_fails_exactly("py-kv-clean", &rows, &[]);
-    let outcome = |check: u64, command: &str| {
-        rows.iter()
-            .find(|r| r.check == check && r.command == command)
-            .map(|r| r.outcome.as_str())
-            .unwrap()
-    };
+    let outcome = |check: u64, command: &str| outcome_of(&rows, check, command);
     // The checks that need the tool's behaviour ran where they apply.
     for (check, command) in [
         (6, "delete"),

@@ -17,7 +17,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use super::lint::{corpus, lint, Row};
+use super::lint::{corpus, lint, outcome_of, Row};
 
 /// js-notes' commands, in capabilities order (discovery commands are not linted).
 const COMMANDS: [&str; 5] = ["add", "get", "list", "rm", "import"];
@@ -107,12 +107,7 @@ fn the_stranger_notes_tool_passes_every_check() {
         .filter(|r| !matches!(r.outcome.as_str(), "pass" | "not_applicable" | "advice"))
         .collect();
     assert!(failed.is_empty(), "js-notes: {failed:#?}");
-    let outcome = |check: u64, command: &str| {
-        rows.iter()
-            .find(|r| r.check == check && r.command == command)
-            .map(|r| r.outcome.as_str())
-            .unwrap()
-    };
+    let outcome = |check: u64, command: &str| outcome_of(&rows, check, command);
     // The checks that need the tool's behaviour ran where they apply.
     for (check, command) in [
         (6, "rm"),
