@@ -57,6 +57,23 @@ static CHECKS_BY_ID: std::sync::LazyLock<Vec<CheckId>> =
     std::sync::LazyLock::new(|| (1..=16).filter_map(CheckId::new).collect());
 
 #[test]
+fn a_transcript_whose_meta_echoes_a_secret_fails_check_9_alone() {
+    // §11 "If arguments are included, the tool MUST redact sensitive values": the bytes show
+    // it, so a transcript can fail check 9 although it cannot show behaviour.
+    let leaking = format!(
+        r#"{{"type":"aoi:meta","aoi":{{"seq":0,"run":"{RUN}"}},{IDENT},"command":"search","args":["search","--token","ghp_4f9a1c2e7"]}}"#
+    );
+    let report = lint_transcript("run.jsonl", &stream(&[leaking, summary(1, 2, 0)]), None);
+    assert_eq!(failed(&report), [9], "{:#?}", report.results);
+    let redacted = format!(
+        r#"{{"type":"aoi:meta","aoi":{{"seq":0,"run":"{RUN}"}},{IDENT},"command":"search","args":["search","--token","[REDACTED]"]}}"#
+    );
+    let report = lint_transcript("run.jsonl", &stream(&[redacted, summary(1, 2, 0)]), None);
+    assert_eq!(failed(&report), Vec::<u8>::new(), "{:#?}", report.results);
+    assert_eq!(outcome(&report, 9), CheckOutcome::NotApplicable);
+}
+
+#[test]
 fn a_conforming_transcript_fails_no_check_and_says_what_it_could_not_judge() {
     let good = stream(&[meta(), hit(1, "a"), hit(2, "b"), summary(3, 4, 2)]);
     let report = lint_transcript("run.jsonl", &good, None);
