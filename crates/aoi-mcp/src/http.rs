@@ -50,6 +50,28 @@ const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// The only revision with JSON-RPC batches.
 const BATCH_REVISION: &str = "2025-03-26";
 
+/// The methods the stateless 2026-07-28 revision removed (it discovers with `server/discover`
+/// and has no session to initialize).
+const REMOVED_IN_2026: &[&str] = &["initialize"];
+
+/// The answer to a request for a method its revision removed: `-32601` (method not found),
+/// sent with HTTP 404 as 2026-07-28 says of a method the server does not have; `None` for any
+/// other message.
+fn removed_method(revision: Option<&str>, message: &Value) -> Option<Value> {
+    let method = message.get("method")?.as_str()?;
+    if revision != Some("2026-07-28") || !REMOVED_IN_2026.contains(&method) {
+        return None;
+    }
+    let id = message.get("id")?.clone();
+    Some(jsonrpc_error(
+        id,
+        -32601,
+        &format!(
+            "Method not found: MCP 2026-07-28 has no `{method}` (discover with server/discover)"
+        ),
+    ))
+}
+
 /// Parses `--listen`: `HOST:PORT`, or a bare `PORT` on 127.0.0.1.
 pub fn parse_addr(text: &str) -> Result<SocketAddr, String> {
     if let Ok(port) = text.parse::<u16>() {
@@ -298,6 +320,9 @@ impl Gate {
             }
         };
         let Value::Array(batch) = message else {
+            if let Some(answer) = removed_method(header(&parts, PROTOCOL_VERSION), &message) {
+                return json_response(StatusCode::NOT_FOUND, &answer);
+            }
             if let Err(answer) = crate::stdio::decode(message) {
                 // rmcp would answer 415 to JSON that is no JSON-RPC message it can read.
                 return json_response(StatusCode::BAD_REQUEST, &answer);

@@ -316,8 +316,13 @@ impl ServerHandler for McpServer {
         &self,
         _context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, McpError> {
+        let mut info = self.get_info();
+        // 2026-07-28 (the revision that discovers) delivers list changes on
+        // `subscriptions/listen`, which this server does not serve: it does not advertise them
+        // there; a client reads the list again when its `ttlMs` is up.
+        info.capabilities = ServerCapabilities::builder().enable_tools().build();
         Ok(
-            DiscoverResult::from_server_info(revision::SERVED.to_vec(), self.get_info())
+            DiscoverResult::from_server_info(revision::SERVED.to_vec(), info)
                 .with_ttl_ms(revision::LIST_TTL_MS)
                 .with_cache_scope(CacheScope::Public),
         )

@@ -762,6 +762,11 @@ fn http_serves_2026_07_28_statelessly() {
         json!(["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"])
     );
     assert_eq!(result["cacheScope"], "public");
+    // No `subscriptions/listen` here, so no list changes are advertised on this revision.
+    assert!(
+        result["capabilities"]["tools"].get("listChanged").is_none(),
+        "{result}"
+    );
     let listed = post("tools/list", json!({}));
     assert_eq!(listed.header("mcp-session-id"), None);
     let result = listed.json()["result"].clone();
@@ -785,6 +790,14 @@ fn http_serves_2026_07_28_statelessly() {
     let result = called.json()["result"].clone();
     assert_eq!(result["resultType"], "complete", "{called:?}");
     assert_eq!(result["isError"], false, "{called:?}");
+    // A method 2026-07-28 removed is one the server does not have: HTTP 404, -32601.
+    let init = post(
+        "initialize",
+        json!({"protocolVersion": "2026-07-28", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+    );
+    assert_eq!(init.status, 404, "{init:?}");
+    assert_eq!(init.json()["error"]["code"], -32601, "{init:?}");
+    assert_eq!(init.json()["id"], 1, "{init:?}");
 }
 
 /// Each tools/call's answer, the notifications before it kept.
