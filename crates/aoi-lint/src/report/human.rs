@@ -105,23 +105,13 @@ pub fn human(report: &Report, color: bool) -> String {
             printable(command_label(&result.command)),
             printable(&result.detail),
         );
-        let _ = writeln!(
-            out,
-            "    {}",
-            paint(
-                DIM,
-                &format!("requires: {} ({})", info.title, info.sections)
-            )
-        );
+        // What the check asks, and for a failure the sentence of the spec it breaks.
+        let mut notes = vec![format!("requires: {} ({})", info.title, info.sections)];
         if result.outcome == CheckOutcome::Fail {
-            let _ = writeln!(
-                out,
-                "    {}",
-                paint(
-                    DIM,
-                    &format!("spec §18.2 #{}: \"{}\"", result.check, info.quote)
-                )
-            );
+            notes.push(format!("spec §18.2 #{}: \"{}\"", result.check, info.quote));
+        }
+        for note in notes {
+            let _ = writeln!(out, "    {}", paint(DIM, &note));
         }
         for evidence in &result.evidence {
             for (i, line) in evidence_lines(evidence).into_iter().enumerate() {
