@@ -109,22 +109,17 @@ impl Phase {
     /// later, never later than that grace past the call's `deadline`.
     fn interrupted(self, deadline: Instant) -> Phase {
         let kill_at = (Instant::now() + INTERRUPT_GRACE).min(deadline + INTERRUPT_GRACE);
-        match self {
-            Phase::Exited {
-                status,
-                grace_until,
-                ..
-            } => Phase::Exited {
-                status,
-                grace_until,
-                kill_at: Some(kill_at),
-            },
-            _ => Phase::Interrupted { kill_at },
-        }
+        self.after_signal(Phase::Interrupted { kill_at }, Some(kill_at))
     }
 
     /// The phase after the interrupted group was killed.
     fn killed(self) -> Phase {
+        self.after_signal(Phase::Killed, None)
+    }
+
+    /// `running` while the CLI runs; once it exited, the same phase with the group's kill at
+    /// `kill_at` (a signal changes nothing else about reading what it left).
+    fn after_signal(self, running: Phase, kill_at: Option<Instant>) -> Phase {
         match self {
             Phase::Exited {
                 status,
@@ -133,9 +128,9 @@ impl Phase {
             } => Phase::Exited {
                 status,
                 grace_until,
-                kill_at: None,
+                kill_at,
             },
-            _ => Phase::Killed,
+            _ => running,
         }
     }
 
