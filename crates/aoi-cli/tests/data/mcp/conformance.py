@@ -9,8 +9,17 @@ CLI can express them (crates/aoi-cli/tests/it/mcp_conformance.rs serves it throu
 - `test_tool_with_progress`: aoi:progress 0, 50 and 100 of 100, 50 ms apart, then a `text`.
 - `test_reconnection`: a `text` after 300 ms (the suite's SSE scenario closes and resumes the
   HTTP stream around it; the command only has to take a while and succeed).
-- `json_schema_2020_12_tool`: takes `--name` and `--address` (a JSON object: street, city);
-  its input schema carries `$schema`, `$defs` and `additionalProperties: false`.
+- `json_schema_2020_12_tool`: takes `--name`, `--address` (a JSON object: street, city),
+  `--contactMethod` (phone or email), `--phone` and `--email`; its input schema is the one the
+  suite's json-schema-2020-12 scenario names (`$schema`, `$defs` with an `$anchor`,
+  `additionalProperties: false`, `allOf`/`anyOf`, `if`/`then`/`else`), and the command keeps
+  what it says: a phone or an email, the phone when the contact method is phone.
+- `test_logging_tool`: writes a diagnostic line on stderr and an aoi:warning, then a `text`;
+  the suite checks that the adapter sends no `notifications/message` for it (MCP logging is not
+  a capability aoi mcp declares).
+- `test_custom_header`: takes `--region`, a property annotated `x-mcp-header: Region`, whose
+  value a 2026-07-28 client also sends as the `Mcp-Param-Region` header (SEP-2243); the suite
+  checks that the server holds the header to the argument.
 
 Discovery follows docs/discovery.md: `capabilities`, `schema` and `input-schema --command NAME`
 print one JSON document each; every command takes `--output jsonl|human` and `--help`; a usage
@@ -54,7 +63,13 @@ COMMANDS = [
     {"name": "json_schema_2020_12_tool",
      "summary": "Echoes a name and an address, through an input schema with $defs",
      "event_types": ["aoi:meta", "text", "aoi:error", "aoi:summary"],
-     "examples": [["json_schema_2020_12_tool", "--name", "Ada"]]},
+     "examples": [["json_schema_2020_12_tool", "--name", "Ada", "--email", "ada@example.org"]]},
+    {"name": "test_logging_tool", "summary": "Writes a diagnostic line and a warning, then text",
+     "event_types": ["aoi:meta", "aoi:warning", "text", "aoi:summary"],
+     "examples": [["test_logging_tool"]]},
+    {"name": "test_custom_header", "summary": "Echoes a region that is also an HTTP header",
+     "event_types": ["aoi:meta", "text", "aoi:summary"],
+     "examples": [["test_custom_header", "--region", "eu-west-1"]]},
 ]
 
 CAPABILITIES = {
@@ -91,11 +106,38 @@ def input_schema(command):
     schema = {"$schema": DIALECT, "title": "%s %s" % (TOOL, command), "type": "object",
               "properties": {"output": OUTPUT}, "additionalProperties": False}
     if command == "json_schema_2020_12_tool":
-        schema["$defs"] = {"address": {"type": "object", "properties": {
+        schema["$defs"] = {"address": {"$anchor": "addressDef", "type": "object", "properties": {
             "street": {"type": "string"}, "city": {"type": "string"}}}}
-        schema["properties"]["name"] = {"type": "string"}
-        schema["properties"]["address"] = {"$ref": "#/$defs/address"}
+        schema["properties"].update({
+            "name": {"type": "string"}, "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"}, "email": {"type": "string"}})
+        schema["allOf"] = [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}]
+        schema["if"] = {"properties": {"contactMethod": {"const": "phone"}},
+                        "required": ["contactMethod"]}
+        schema["then"] = {"required": ["phone"]}
+        schema["else"] = {"required": ["email"]}
+    elif command == "test_custom_header":
+        schema["properties"]["region"] = {"type": "string", "x-mcp-header": "Region",
+                                          "description": "Where the request is served"}
+        schema["required"] = ["region"]
     return schema
+
+
+OPTIONS = {"json_schema_2020_12_tool": {"name", "address", "contactMethod", "phone", "email"},
+           "test_custom_header": {"region"}}
+
+
+def contact_problem(opts):
+    """What the json_schema_2020_12_tool's allOf and if/then/else refuse in `opts`, or None."""
+    method = opts.get("contactMethod")
+    if method is not None and method not in ("phone", "email"):
+        return "--contactMethod takes phone or email, not %r" % method
+    if method == "phone" and "phone" not in opts:
+        return "--contactMethod phone needs --phone"
+    if method != "phone" and "email" not in opts:
+        return "--email is required unless --contactMethod is phone"
+    return None
 
 
 class Cancelled(BaseException):
@@ -122,6 +164,7 @@ class Stream:
         self.seq = 0
         self.run = "01CONF%020d" % (os.getpid() * 1000003 + int(time.time() * 1000))
         self.count = 0
+        self.warnings = 0
         self.errors = 0
         self.write(dict({"type": "aoi:meta", "command": command}, **IDENTITY))
 
@@ -142,7 +185,7 @@ class Stream:
 
     def summary(self, ok, reason="failed"):
         event = {"type": "aoi:summary", "ok": ok, "event_count": self.seq + 1,
-                 "count": self.count, "warning_count": 0, "error_count": self.errors,
+                 "count": self.count, "warning_count": self.warnings, "error_count": self.errors,
                  "partial": False, "truncated": False}
         if not ok:
             event["reason"] = reason
@@ -221,10 +264,13 @@ def main():
     if len(words) != 1 or words[0] not in names:
         return usage(machine, "unknown command %r" % " ".join(words))
     command = words[0]
-    allowed = {"name", "address"} if command == "json_schema_2020_12_tool" else set()
-    unknown = sorted(set(opts) - allowed)
+    unknown = sorted(set(opts) - OPTIONS.get(command, set()))
     if unknown:
         return usage(machine, "%s takes no --%s" % (command, unknown[0].replace("_", "-")))
+    if command == "test_custom_header" and "region" not in opts:
+        return usage(machine, "test_custom_header needs --region")
+    if command == "json_schema_2020_12_tool" and contact_problem(opts):
+        return usage(machine, contact_problem(opts))
     if command == "json_schema_2020_12_tool" and "address" in opts:
         try:
             address = json.loads(opts["address"])
@@ -264,7 +310,14 @@ def run(command, opts, out):
         time.sleep(0.3)
         out.text("Reconnection test completed")
     elif command == "json_schema_2020_12_tool":
-        out.text(json.dumps({"name": opts.get("name"), "address": opts.get("address")}))
+        out.text(json.dumps({key: opts.get(key) for key in sorted(OPTIONS[command])}))
+    elif command == "test_logging_tool":
+        sys.stderr.write("conformance: a diagnostic line, for stderr only\n")
+        out.warnings += 1
+        out.write({"type": "aoi:warning", "code": "DIAGNOSTIC", "message": "a recoverable issue"})
+        out.text("Logged nothing to the client")
+    elif command == "test_custom_header":
+        out.text("region: %s" % opts["region"])
     set_signals(signal.SIG_IGN)
     out.summary(True)
     return 0
@@ -281,7 +334,12 @@ def human(command, opts):
         time.sleep(0.3)
         print("Reconnection test completed")
     elif command == "json_schema_2020_12_tool":
-        print("name: %s, address: %s" % (opts.get("name"), json.dumps(opts.get("address"))))
+        print(", ".join("%s: %s" % (key, json.dumps(opts.get(key))) for key in sorted(OPTIONS[command])))
+    elif command == "test_logging_tool":
+        sys.stderr.write("conformance: a diagnostic line, for stderr only\n")
+        print("Logged nothing to the client")
+    elif command == "test_custom_header":
+        print("region: %s" % opts["region"])
     else:
         print(SIMPLE_TEXT)
     return 0
