@@ -334,7 +334,8 @@ def human(command, opts):
         time.sleep(0.3)
         print("Reconnection test completed")
     elif command == "json_schema_2020_12_tool":
-        print(", ".join("%s: %s" % (key, json.dumps(opts.get(key))) for key in sorted(OPTIONS[command])))
+        keys = sorted(OPTIONS[command])
+        print(", ".join("%s: %s" % (key, json.dumps(opts.get(key))) for key in keys))
     elif command == "test_logging_tool":
         sys.stderr.write("conformance: a diagnostic line, for stderr only\n")
         print("Logged nothing to the client")
