@@ -1,8 +1,8 @@
 //! Real MCP clients that no one here wrote, installed by the tests themselves from the package
 //! registries: the official Python SDK (`mcp` from PyPI, in a venv), the MCP Inspector CLI
 //! (`@modelcontextprotocol/inspector` from npm, in a local prefix) and, for
-//! [`crate::mcp_protocol`], the official TypeScript SDK with Ajv on Node.js 22 (all from npm,
-//! in a local prefix of their own: [`ts_client`]).
+//! [`crate::mcp_protocol`], the official TypeScript SDK, v1 and v2, with Ajv on Node.js 22 (all
+//! from npm, in a local prefix of their own: [`ts_client`], [`ts_client_v2`]).
 //!
 //! Installed once per test process (a `OnceLock`) and cached across runs under
 //! `target/mcp-clients/`, in a directory named after the pinned versions so a new pin installs
@@ -21,8 +21,11 @@ pub const PYTHON_JSONSCHEMA: &str = "jsonschema==4.26.0";
 /// The MCP Inspector, pinned (0.21.1 runs on Node.js 20; its CLI mode is `--cli`).
 pub const INSPECTOR: &str = "@modelcontextprotocol/inspector@0.21.1";
 
-/// The TypeScript SDK, pinned (its `Client` validates structuredContent with Ajv).
+/// The TypeScript SDK v1, pinned (its `Client` validates structuredContent with Ajv).
 pub const TS_SDK: &str = "@modelcontextprotocol/sdk@1.32.2";
+/// The TypeScript SDK v2's client package, pinned: split from the server, and able to speak
+/// 2026-07-28 (`server/discover`, per-request `_meta`) when its negotiation asks for it.
+pub const TS_SDK_V2: &str = "@modelcontextprotocol/client@2.4.0";
 /// The Ajv that `tests/data/mcp/ts/client.mjs` validates results with, and its formats.
 pub const AJV: &str = "ajv@8.20.0";
 /// Ajv's standard formats (`date-time`, `uri`, ...), as the SDK adds them.
@@ -80,18 +83,29 @@ pub struct TsClient {
     pub node: PathBuf,
     /// The `node_modules` directory with the SDK, Ajv and ajv-formats.
     pub modules: PathBuf,
+    /// The SDK's major version, for `AOI_TS_SDK`: `"1"` or `"2"`.
+    pub major: &'static str,
 }
 
-/// The TypeScript client, installed on first use (under the same lock as [`mcp_clients`]).
+/// The TypeScript client on SDK v1, installed on first use.
 pub fn ts_client() -> &'static TsClient {
     static CLIENT: OnceLock<TsClient> = OnceLock::new();
-    CLIENT.get_or_init(|| {
-        let prefix = npm_cached(&[NODE, TS_SDK, AJV, AJV_FORMATS]);
-        TsClient {
-            node: prefix.join("node_modules").join(".bin").join("node"),
-            modules: prefix.join("node_modules"),
-        }
-    })
+    CLIENT.get_or_init(|| ts_install(TS_SDK, "1"))
+}
+
+/// The TypeScript client on SDK v2, installed on first use.
+pub fn ts_client_v2() -> &'static TsClient {
+    static CLIENT: OnceLock<TsClient> = OnceLock::new();
+    CLIENT.get_or_init(|| ts_install(TS_SDK_V2, "2"))
+}
+
+fn ts_install(sdk: &str, major: &'static str) -> TsClient {
+    let prefix = npm_cached(&[NODE, sdk, AJV, AJV_FORMATS]);
+    TsClient {
+        node: prefix.join("node_modules").join(".bin").join("node"),
+        modules: prefix.join("node_modules"),
+        major,
+    }
 }
 
 /// `packages` installed by npm into a prefix under `target/mcp-clients/` named after them,

@@ -1,6 +1,7 @@
-//! `aoi mcp` held to the MCP specification itself: the official TypeScript SDK client with Ajv
-//! (`tests/data/mcp/ts/client.mjs`, installed by [`crate::mcp_clients::ts_client`]) over stdio
-//! and Streamable HTTP, raw JSON-RPC over stdio, raw HTTP requests against `--listen`, and the
+//! `aoi mcp` held to the MCP specification itself: the official TypeScript SDK client, v1 and
+//! v2, with Ajv (`tests/data/mcp/ts/client.mjs`, installed by
+//! [`crate::mcp_clients::ts_client`] and [`crate::mcp_clients::ts_client_v2`]) over stdio and
+//! Streamable HTTP, on the 2025 revisions and on 2026-07-28, raw JSON-RPC over stdio, raw HTTP requests against `--listen`, and the
 //! MCP conformance suite. Real processes only.
 
 use std::collections::BTreeSet;
@@ -11,20 +12,28 @@ use std::process::{Child, Command, Stdio};
 use serde_json::{json, Value};
 
 use crate::mcp::{data, data_home, outline, path, seed, server};
-use crate::mcp_clients::ts_client;
+use crate::mcp_clients::{ts_client, ts_client_v2, TsClient};
 use crate::support::aoi;
 
-/// Runs the TypeScript SDK client's `scenario` with `config`; returns what it printed.
+/// Runs the TypeScript SDK v1 client's `scenario` with `config`; returns what it printed.
 pub(crate) fn ts(scenario: &str, config: &Value) -> Value {
-    let client = ts_client();
+    ts_on(ts_client(), scenario, config)
+}
+
+/// Runs `client.mjs`'s `scenario` with `config` on `client`'s SDK; returns what it printed.
+fn ts_on(client: &TsClient, scenario: &str, config: &Value) -> Value {
     let out = Command::new(&client.node)
         .arg(data("ts/client.mjs"))
         .arg(scenario)
         .arg(config.to_string())
         .env("AOI_TS_MODULES", &client.modules)
+        .env("AOI_TS_SDK", client.major)
         .output()
         .expect("the TypeScript client runs");
-    crate::mcp_clients::client_json(&out, &format!("client.mjs {scenario}"))
+    crate::mcp_clients::client_json(
+        &out,
+        &format!("client.mjs {scenario} (SDK v{})", client.major),
+    )
 }
 
 /// `aoi mcp --listen 0 ARGS -- outline` in `home` (its working directory and data home):
@@ -192,13 +201,19 @@ fn outline_calls(tools: &Value, id: &str) -> Vec<Value> {
 /// or a `command`); asserts every result fits its tool's outputSchema for the SDK's own Ajv
 /// and for a second one of the schema's dialect, and that neither Ajv warned.
 fn every_outline_result_fits_its_output_schema(home: &Path, target: Value) {
+    every_outline_result_fits_on(ts_client(), home, target);
+}
+
+/// [`every_outline_result_fits_its_output_schema`] on `client`'s SDK; what the client said
+/// of the calls (`protocolVersion` among it).
+fn every_outline_result_fits_on(client: &TsClient, home: &Path, target: Value) -> Value {
     let mut config = target;
     config["env"] = json!({"XDG_DATA_HOME": path(home)});
     config["cwd"] = json!(path(home));
-    let listed = ts("list", &config);
+    let listed = ts_on(client, "list", &config);
     let id = first_id(home);
     config["calls"] = json!(outline_calls(&listed["tools"], &id));
-    let out = ts("calls", &config);
+    let out = ts_on(client, "calls", &config);
     // What the client received for the list is what the catalog promises (its time is
     // bench/mcp.sh's to measure, not a test's).
     let bytes = out["listBytes"].as_u64().expect("listBytes");
@@ -229,6 +244,7 @@ fn every_outline_result_fits_its_output_schema(home: &Path, target: Value) {
         distinct.len(),
         distinct.iter().take(5).collect::<Vec<_>>()
     );
+    out
 }
 
 fn seeded(tag: &str) -> aoi_test::TempDir {
@@ -255,6 +271,31 @@ fn ts_sdk_every_outline_result_fits_its_output_schema_over_http() {
     let home = seeded("ts-http");
     let http = HttpServer::start(&home, &["--timeout", "5"], &[path(&outline())]);
     every_outline_result_fits_its_output_schema(&home, json!({"url": http.url}));
+}
+
+#[test]
+fn ts_sdk_v2_pinned_to_2026_07_28_calls_every_outline_tool_over_stdio() {
+    // The v2 client pinned to 2026-07-28 starts with server/discover and sends every request
+    // with its per-request `_meta`; no initialize, no fallback.
+    let home = seeded("ts2-stdio");
+    let command = server(&["--timeout", "5", "--", &path(&outline())]);
+    let config = json!({"command": command, "negotiation": {"pin": "2026-07-28"}});
+    let out = every_outline_result_fits_on(ts_client_v2(), &home, config);
+    assert_eq!(out["protocolVersion"], "2026-07-28", "{out}");
+}
+
+#[test]
+fn ts_sdk_v2_negotiating_over_http_chooses_2026_07_28_and_calls_every_outline_tool() {
+    // `auto` probes with server/discover and falls back to initialize unless the answer is
+    // definitive: the server must give a definitive 2026-07-28.
+    let home = seeded("ts2-http");
+    let http = HttpServer::start(&home, &["--timeout", "5"], &[path(&outline())]);
+    let config = json!({"url": http.url, "negotiation": "auto"});
+    let out = every_outline_result_fits_on(ts_client_v2(), &home, config);
+    assert_eq!(out["protocolVersion"], "2026-07-28", "{out}");
+    // And the SDK's default, the 2025 handshake, still works against the same server.
+    let legacy = ts_on(ts_client_v2(), "list", &json!({"url": http.url}));
+    assert_eq!(legacy["protocolVersion"], "2025-11-25", "{legacy}");
 }
 
 // ---- Raw JSON-RPC over stdio ------------------------------------------------------------

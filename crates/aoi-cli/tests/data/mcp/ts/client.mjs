@@ -1,11 +1,15 @@
-// An MCP client built on the official TypeScript SDK (`@modelcontextprotocol/sdk` from npm),
-// driving `aoi mcp` the way a host does: over stdio (`StdioClientTransport`) or Streamable
-// HTTP (`StreamableHTTPClientTransport`), through the SDK's `Client`.
+// An MCP client built on the official TypeScript SDK, driving `aoi mcp` the way a host does:
+// over stdio (`StdioClientTransport`) or Streamable HTTP (`StreamableHTTPClientTransport`),
+// through the SDK's `Client`. Either major version: v1 (`@modelcontextprotocol/sdk`) or v2
+// (`@modelcontextprotocol/client`, split packages, which speaks 2026-07-28 when asked).
 //
 //     node client.mjs SCENARIO CONFIG_JSON
 //
 // The packages are not beside this file: AOI_TS_MODULES names the `node_modules` directory the
-// tests installed them into (crates/aoi-cli/tests/it/mcp_clients.rs). CONFIG_JSON holds either
+// tests installed them into (crates/aoi-cli/tests/it/mcp_clients.rs), and AOI_TS_SDK says which
+// SDK is there (`1`, the default, or `2`). With v2, CONFIG_JSON's `negotiation` is the client's
+// `versionNegotiation.mode` (`"legacy"`, the SDK's default: initialize; `"auto"`; or
+// `{"pin": "2026-07-28"}`: server/discover and per-request `_meta`). CONFIG_JSON holds either
 // `url` (a server already listening) or `command` (the server's argv) with `env` (added to the
 // SDK's default environment) and optionally `cwd`, plus the scenario's own fields. The scenario
 // prints one JSON object on stdout for the Rust test (crates/aoi-cli/tests/it/mcp_protocol.rs)
@@ -27,12 +31,15 @@ if (!modules) {
   process.exit(2);
 }
 const require = createRequire(join(modules, "resolve-from-here.js"));
-const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
+const v2 = process.env.AOI_TS_SDK === "2";
+const { Client, StreamableHTTPClientTransport } = v2
+  ? require("@modelcontextprotocol/client")
+  : {
+      ...require("@modelcontextprotocol/sdk/client/index.js"),
+      ...require("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+    };
 const { StdioClientTransport, getDefaultEnvironment } = require(
-  "@modelcontextprotocol/sdk/client/stdio.js",
-);
-const { StreamableHTTPClientTransport } = require(
-  "@modelcontextprotocol/sdk/client/streamableHttp.js",
+  v2 ? "@modelcontextprotocol/client/stdio" : "@modelcontextprotocol/sdk/client/stdio.js",
 );
 const { default: Ajv } = require("ajv");
 const { default: Ajv2020 } = require("ajv/dist/2020");
@@ -77,7 +84,8 @@ function schemaErrors(tool, result) {
 }
 
 async function connect(config) {
-  const client = new Client({ name: "aoi-tests-ts", version: "1.0.0" });
+  const options = config.negotiation ? { versionNegotiation: { mode: config.negotiation } } : {};
+  const client = new Client({ name: "aoi-tests-ts", version: "1.0.0" }, options);
   let transport;
   let stderr = "";
   if (config.url) {
@@ -99,6 +107,11 @@ async function connect(config) {
   return { client, transport, stderr: () => stderr };
 }
 
+// The revision the client and the server agreed on (v1 and v2 both expose it after connect).
+function negotiated(client, transport) {
+  return client.getNegotiatedProtocolVersion?.() ?? transport.protocolVersion ?? null;
+}
+
 async function list(client) {
   const started = performance.now();
   const listed = await client.listTools();
@@ -117,10 +130,10 @@ async function call(client, tools, name, args) {
     // ask again without the SDK's check, so the test sees what was on the wire.
     sdkError = { code: e.code ?? null, message: e.message };
     try {
-      result = await client.request(
-        { method: "tools/call", params: { name, arguments: args } },
-        require("@modelcontextprotocol/sdk/types.js").CallToolResultSchema,
-      );
+      const request = { method: "tools/call", params: { name, arguments: args } };
+      result = v2
+        ? await client.request(request)
+        : await client.request(request, require("@modelcontextprotocol/sdk/types.js").CallToolResultSchema);
     } catch (again) {
       return { _sdk_error: sdkError, _request_error: { code: again.code ?? null, message: again.message } };
     }
@@ -174,21 +187,23 @@ async function until(done, limitMs) {
 const scenarios = {
   // Lists the tools: {tools, listMs, listBytes, warnings}.
   async list(config) {
-    const { client } = await connect(config);
+    const { client, transport } = await connect(config);
     const listed = await list(client);
+    const protocolVersion = negotiated(client, transport);
     await client.close();
-    return { ...listed, warnings };
+    return { ...listed, protocolVersion, warnings };
   },
   // Lists the tools, then runs `calls` ([{tool, arguments}]) in order; each result is checked.
   async calls(config) {
-    const { client } = await connect(config);
+    const { client, transport } = await connect(config);
     const listed = await list(client);
     const results = [];
     for (const c of config.calls) {
       results.push(await call(client, listed.tools, c.tool, c.arguments ?? {}));
     }
+    const protocolVersion = negotiated(client, transport);
     await client.close();
-    return { ...listed, results, warnings };
+    return { ...listed, results, protocolVersion, warnings };
   },
   // Starts `tool` over Streamable HTTP, waits for its first progress notification (hostile.py's
   // `hang` sends one once its helpers run) and for `expect` processes carrying `tag`, then
