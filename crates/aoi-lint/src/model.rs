@@ -314,7 +314,12 @@ pub const fn check_of(code: FindingCode) -> CheckId {
         | F::ErrorFieldInvalid
         | F::V02CategoryTemporary
         | F::V02CategoryPartial
-        | F::V02ErrorUpstream => 5,
+        | F::V02ErrorUpstream
+        | F::ItemErrorIndexMissing
+        | F::ErrorDomainMissing
+        | F::ErrorTargetMissing
+        | F::RetryAfterMissing
+        | F::WrappedMappingDiffers => 5,
         F::MetaNotFirst | F::MetaRepeated | F::SummaryNotLast | F::SummaryRepeated => 14,
         // §18 #9 "Known secret-looking args are not echoed raw in output".
         F::ArgsNotRedacted => 9,
@@ -324,6 +329,7 @@ pub const fn check_of(code: FindingCode) -> CheckId {
         | F::SeqNotZeroBased
         | F::SeqGap
         | F::RunMissing
+        | F::RunNotUlid
         | F::RunChanged
         | F::EnvelopeNotObject
         | F::EnvelopeFieldInvalid
@@ -388,7 +394,8 @@ pub struct Evidence {
     pub finding: Option<String>,
 }
 
-/// What lint recommends beyond the spec: a rule of this project's profile
+/// What lint recommends beyond the spec's MUSTs: a SHOULD of the spec that the tool does not
+/// meet (its detail starts `spec §N SHOULD:`), or a rule of this project's profile
 /// (`docs/discovery.md`), such as what `aoi mcp` needs to call a command, that no sentence of
 /// AOI-CLI makes a requirement. Advice never fails a check, a factor or lint's exit status,
 /// unless `--strict-profile` asks for it.

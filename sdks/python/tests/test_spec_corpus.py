@@ -55,3 +55,24 @@ def test_the_python_consumer_gives_the_verdict_the_sentence_settles(name: str, c
     # `failed` for it.
     verdict = FAILED if conclusion.verdict == KILLED else conclusion.verdict
     assert verdict == case["expect"], f"{name}: {case['spec']}\n{conclusion}"
+
+
+@pytest.mark.parametrize(
+    "name,case",
+    [(n, c) for n, c in CASES if c.get("notices") or c.get("not_reported")],
+    ids=[n for n, c in CASES if c.get("notices") or c.get("not_reported")],
+)
+def test_the_python_consumer_raises_the_notices_a_case_names_and_not_what_it_rules_out(
+    name: str, case: Dict[str, Any]
+) -> None:
+    # A SHOULD is testable only through its notice: the case names those it must raise
+    # (`notices`) and the codes it must not report at any level (`not_reported`).
+    exit_code, signal = _end(case)
+    reading = read_stream(_bytes(case), exit_code=exit_code, signal=signal, unbounded=bool(case.get("unbounded")))
+    findings = reading.conclusion.findings
+    raised = {f.code for f in findings if f.level == "notice"}
+    for code in case.get("notices", []):
+        assert code in raised, f"{name}: {case['spec']}\nno notice {code} in {findings}"
+    reported = {f.code for f in findings}
+    for code in case.get("not_reported", []):
+        assert code not in reported, f"{name}: {case['spec']}\n{code} reported: {findings}"

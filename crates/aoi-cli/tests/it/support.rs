@@ -38,21 +38,21 @@ pub use aoi_test::transcript;
 
 /// A valid three-line stream with a fixed run id.
 pub const OK_STREAM: &str = concat!(
-    r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"R1"},"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0","command":"search"}"#,
+    r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0","command":"search"}"#,
     "\n",
-    r#"{"type":"hit","aoi":{"seq":1,"run":"R1"},"rank":1,"id":"doc_123","title":"Agent-Operable Tools"}"#,
+    r#"{"type":"hit","aoi":{"seq":1,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"rank":1,"id":"doc_123","title":"Agent-Operable Tools"}"#,
     "\n",
-    r#"{"type":"aoi:summary","aoi":{"seq":2,"run":"R1"},"ok":true,"event_count":3,"count":1,"warning_count":0,"error_count":0,"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0"}"#,
+    r#"{"type":"aoi:summary","aoi":{"seq":2,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"ok":true,"event_count":3,"count":1,"warning_count":0,"error_count":0,"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0"}"#,
     "\n"
 );
 
 /// The §13.1 failure: a forwarded rate limit and a summary with `caused_by`.
 pub const FAILED_STREAM: &str = concat!(
-    r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"R2"},"tool":"summarize","tool_version":"0.3.0","aoi_version":"1.0-alpha","schema_name":"com.example.summarize.events","schema_version":"1.0.0"}"#,
+    r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4X"},"tool":"summarize","tool_version":"0.3.0","aoi_version":"1.0-alpha","schema_name":"com.example.summarize.events","schema_version":"1.0.0"}"#,
     "\n",
-    r#"{"type":"aoi:error","aoi":{"seq":1,"run":"R2"},"origin":"outline","category":"rate_limited","code":"UPSTREAM_RATE_LIMIT","message":"Upstream API rate limit exceeded.","retryable":true,"retry_after_ms":7200}"#,
+    r#"{"type":"aoi:error","aoi":{"seq":1,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4X"},"origin":"outline","category":"rate_limited","code":"UPSTREAM_RATE_LIMIT","domain":"outline","message":"Upstream API rate limit exceeded.","retryable":true,"retry_after_ms":7200}"#,
     "\n",
-    r#"{"type":"aoi:summary","aoi":{"seq":2,"run":"R2"},"ok":false,"reason":"failed","event_count":3,"count":0,"warning_count":0,"error_count":1,"caused_by":{"origin":"outline","category":"rate_limited","code":"UPSTREAM_RATE_LIMIT","retryable":true,"retry_after_ms":7200},"tool":"summarize","tool_version":"0.3.0","aoi_version":"1.0-alpha","schema_name":"com.example.summarize.events","schema_version":"1.0.0"}"#,
+    r#"{"type":"aoi:summary","aoi":{"seq":2,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4X"},"ok":false,"reason":"failed","event_count":3,"count":0,"warning_count":0,"error_count":1,"caused_by":{"origin":"outline","category":"rate_limited","code":"UPSTREAM_RATE_LIMIT","retryable":true,"retry_after_ms":7200},"tool":"summarize","tool_version":"0.3.0","aoi_version":"1.0-alpha","schema_name":"com.example.summarize.events","schema_version":"1.0.0"}"#,
     "\n"
 );
 

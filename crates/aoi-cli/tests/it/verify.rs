@@ -39,7 +39,7 @@ fn a_conforming_successful_stream_exits_0_with_a_readable_report() {
            from outline 1.8.2 · com.example.outline.events 1.0.0 · aoi 1.0-alpha
          source standard input
           lines 3: 1 domain event, 0 warnings, 0 errors
-            run R1
+            run 01JZQ7X4TQ9V5R8K2M3N6P7S4W
     --- stderr
     ");
 }
@@ -54,7 +54,7 @@ fn an_honest_failure_exits_1_and_shows_the_retry_detail() {
            from summarize 0.3.0 · com.example.summarize.events 1.0.0 · aoi 1.0-alpha
          source standard input
           lines 3: 0 domain events, 0 warnings, 1 error
-            run R2
+            run 01JZQ7X4TQ9V5R8K2M3N6P7S4X
       caused by rate_limited UPSTREAM_RATE_LIMIT from outline, retryable after 7200 ms
     --- stderr
     ");
@@ -71,10 +71,10 @@ fn a_half_written_last_line_is_a_violation_even_when_it_is_valid_json() {
            from outline 1.8.2 · com.example.outline.events 1.0.0 · aoi 1.0-alpha
          source standard input
           lines 3: 1 domain event, 0 warnings, 0 errors
-            run R1
+            run 01JZQ7X4TQ9V5R8K2M3N6P7S4W
 
       LINE  LEVEL      CODE             SECTION  MESSAGE
-         3  violation  TRUNCATED_LINE   §2       last line has no terminating newline (253 bytes discarded): the stream was cut
+         3  violation  TRUNCATED_LINE   §2       last line has no terminating newline (277 bytes discarded): the stream was cut
          -  violation  SUMMARY_MISSING  §4       EOF without aoi:summary: the stream is incomplete (crash, kill or truncation)
     --- stderr
     ");

@@ -126,6 +126,19 @@ codes! {
     ReasonMissing = "REASON_MISSING", "§8.3";
     /// A `reason` outside the closed enum, or not allowed with this `ok`.
     ReasonInvalid = "REASON_INVALID", "§8.3";
+    /// `aoi.run` is not a ULID, which §8.1 recommends (a notice).
+    RunNotUlid = "RUN_NOT_ULID", "§8.1";
+    /// An `aoi:error` without `domain`, the namespace of its `code` (a notice, §9.1 SHOULD).
+    ErrorDomainMissing = "ERROR_DOMAIN_MISSING", "§9.1";
+    /// A `not_found` error that does not name its `target` (a notice, §9.1 SHOULD).
+    ErrorTargetMissing = "ERROR_TARGET_MISSING", "§9.1";
+    /// An item-scope error with neither `item_index` nor `line_number` (a notice, §9.1 SHOULD).
+    ItemErrorIndexMissing = "ITEM_ERROR_INDEX_MISSING", "§9.2";
+    /// A retryable `rate_limited` error without `retry_after_ms` (a notice, §9.2 SHOULD).
+    RetryAfterMissing = "RETRY_AFTER_MISSING", "§9.2";
+    /// An error whose `wrapped` status §9.5 maps to another category (a notice: the mapping is
+    /// a SHOULD, and knowledge of the upstream MUST override it).
+    WrappedMappingDiffers = "WRAPPED_MAPPING_DIFFERS", "§9.5";
     /// `ok:true` after a process-scope `aoi:error`.
     OkAfterProcessError = "OK_AFTER_PROCESS_ERROR", "§9.1";
     /// Some lines carry `aoi.seq` and this one does not.

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import CATEGORIES as _CATEGORIES
+from .errors import category_for_wrapped
 from .redact import unredacted_args
 
 __all__ = [
@@ -92,6 +93,7 @@ DEFAULT_MAX_LINE = 64 * 1024 * 1024
 
 _MAX_DEPTH = 127
 _CODE = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+_ULID = re.compile(r"[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}\Z")
 _FAILURE_REASONS = frozenset({"failed", "cancelled", "timeout", "denied"})
 _IDENTITY = ("tool", "tool_version", "aoi_version", "schema_name", "schema_version")
 _ENVELOPE_KEYS = frozenset({"seq", "run", "t", "trace_id"})
@@ -656,6 +658,8 @@ class StreamReader:
         if run_value is not None:
             if s.run is None:
                 s.run = run_value
+                if not _ULID.match(run_value):
+                    self._n("RUN_NOT_ULID", "§8.1", f"aoi.run {run_value!r} is not a ULID, which §8.1 recommends", n)
             elif s.run != run_value:
                 self._v("RUN_CHANGED", "§8.1", f"aoi.run changed from {s.run!r} to {run_value!r}", n)
         return Envelope(
@@ -731,6 +735,12 @@ class StreamReader:
         else:
             self._v("AOI_VERSION_UNKNOWN", "§5", f"aoi_version {version!r}: another major", n)
 
+    def _identity_complete(self, obj: Mapping[str, Json], what: str, n: int) -> None:
+        """§5: meta and summary SHOULD each carry the identity triple (a notice when not)."""
+        missing = [k for k in _IDENTITY if not isinstance(obj.get(k), str)]
+        if missing:
+            self._n("IDENTITY_INCOMPLETE", "§5", f"{what} lacks {', '.join(missing)}", n)
+
     def _meta(self, obj: Dict[str, Json], env: Envelope, n: int) -> Meta:
         s = self._s
         if s.meta is not None:
@@ -740,6 +750,7 @@ class StreamReader:
         for k in (*_IDENTITY, "command", "input_fingerprint"):
             if k in obj and not isinstance(obj[k], str):
                 self._v("META_FIELD_INVALID", "§8.3", f"aoi:meta.{k} is not a string", n)
+        self._identity_complete(obj, "aoi:meta", n)
         if "args_redacted" in obj and not isinstance(obj["args_redacted"], bool):
             self._v("META_FIELD_INVALID", "§11", "aoi:meta.args_redacted is not a boolean", n)
         # §11 gives `args` no shape: read as the Rust reader reads it, and every value judged.
@@ -820,6 +831,7 @@ class StreamReader:
             # §15 is Part II, not required for conformance: a notice, as the Rust verifier says.
             message = "`next_cursor` names more data, but `truncated` is not true (§15)"
             self._n("SUMMARY_FIELD_INVALID", "§15", message, n)
+        self._identity_complete(obj, "aoi:summary", n)
         for k in _IDENTITY:
             if k in obj and not isinstance(obj[k], str):
                 self._v("SUMMARY_FIELD_INVALID", "§5", f"aoi:summary.{k} is not a string", n)
@@ -934,6 +946,21 @@ class StreamReader:
             ):
                 self._v(code, "§9.1", "wrapped is not {protocol: http|grpc|exit, status?, code?}", n)
 
+    def _recommended_error_fields(self, obj: Mapping[str, Json], category: Json, retryable: Json, n: int) -> None:
+        """The §9.1, §9.2 and §9.5 SHOULDs of an error, each a notice when unmet."""
+        if obj.get("scope") == "item" and "item_index" not in obj and "line_number" not in obj:
+            self._n("ITEM_ERROR_INDEX_MISSING", "§9.2", "an item error with neither item_index nor line_number", n)
+        if "domain" not in obj:
+            self._n("ERROR_DOMAIN_MISSING", "§9.1", "aoi:error has no domain", n)
+        if category == "not_found" and "target" not in obj:
+            self._n("ERROR_TARGET_MISSING", "§9.1", "a not_found error without target", n)
+        if category == "rate_limited" and retryable is True and "retry_after_ms" not in obj:
+            self._n("RETRY_AFTER_MISSING", "§9.2", "a retryable rate_limited error without retry_after_ms", n)
+        wrapped = obj.get("wrapped")
+        mapped = category_for_wrapped(wrapped) if isinstance(wrapped, dict) else None
+        if mapped is not None and isinstance(category, str) and category in CATEGORIES and category != mapped[1]:
+            self._n("WRAPPED_MAPPING_DIFFERS", "§9.5", f"wrapped is {mapped[0]}, which §9.5 maps to {mapped[1]}", n)
+
     def _error(self, obj: Dict[str, Json], env: Envelope, n: int) -> ErrorEvent:
         s = self._s
         origin = obj.get("origin")
@@ -956,6 +983,7 @@ class StreamReader:
             self._v("ERROR_RETRYABLE_MISSING", "§9.3", "retryable missing or not a boolean", n)
         after = self._retry_after(obj, retryable, n)
         self._error_fields(obj, n, "ERROR_FIELD_INVALID")
+        self._recommended_error_fields(obj, category, retryable, n)
         scope = obj.get("scope", "process")
         event = ErrorEvent(
             "aoi:error", env, category if isinstance(category, str) else "internal",

@@ -377,7 +377,11 @@ class Emitter:
         """One ``aoi:error`` (§9.1). ``scope="item"``: the stream continues; the harness
         writes the process-scope error that ends a run. Counted into ``error_count``."""
         self._start()
-        self._write("aoi:error", err.fields(scope))
+        fields = err.fields(scope)
+        if "domain" not in fields:
+            # §9.1 `domain` SHOULD, its default the tool: written as the tool's name.
+            fields = in_order({**fields, "domain": self.identity.tool}, (*ERROR_FIELDS, "properties"))
+        self._write("aoi:error", fields)
         if scope == "process":
             if self.first_process_error is None:
                 self.first_process_error = err

@@ -34,6 +34,7 @@ __all__ = [
     "AoiError",
     "authn",
     "authz",
+    "category_for_wrapped",
     "cancelled",
     "clean_message",
     "config",
@@ -349,3 +350,51 @@ timeout = _builder("timeout")
 cancelled = _builder("cancelled")
 io = _builder("io")
 internal = _builder("internal")
+
+
+# §9.5: the category a wrapped HTTP status or gRPC code maps to.
+_HTTP_CATEGORY: Dict[int, str] = {
+    400: "validation", 422: "validation", 401: "authn", 403: "authz", 404: "not_found", 410: "not_found",
+    405: "unsupported", 501: "unsupported", 408: "timeout", 504: "timeout", 409: "conflict",
+    412: "precondition_failed", 428: "precondition_failed", 429: "rate_limited", 502: "unavailable",
+    503: "unavailable", 500: "internal", 499: "cancelled",
+}
+_GRPC_CATEGORY: Dict[str, str] = {
+    "INVALID_ARGUMENT": "validation", "OUT_OF_RANGE": "validation", "UNAUTHENTICATED": "authn",
+    "PERMISSION_DENIED": "authz", "NOT_FOUND": "not_found", "UNIMPLEMENTED": "unsupported",
+    "DEADLINE_EXCEEDED": "timeout", "ABORTED": "conflict", "ALREADY_EXISTS": "conflict",
+    "FAILED_PRECONDITION": "precondition_failed", "RESOURCE_EXHAUSTED": "rate_limited",
+    "UNAVAILABLE": "unavailable", "INTERNAL": "internal", "UNKNOWN": "internal", "DATA_LOSS": "internal",
+    "CANCELLED": "cancelled",
+}
+_GRPC_NAMES = ("OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+               "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
+               "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED")
+
+
+def category_for_wrapped(wrapped: Mapping[str, Any]) -> Optional[Tuple[str, str]]:
+    """The category §9.5 maps a ``wrapped`` failure to, with the status as a message names it
+    (``("HTTP 404", "not_found")``): an HTTP error status (400-599; unlisted 4xx are
+    ``validation``, unlisted 5xx ``unavailable``), or a gRPC code by number or name in ``status``
+    or ``code``. ``None`` for an exit status, a success, or what the table cannot read."""
+    status = wrapped.get("status")
+    if wrapped.get("protocol") == "http":
+        if isinstance(status, bool) or not isinstance(status, (int, str)):
+            return None
+        try:
+            n = int(status)
+        except ValueError:
+            return None
+        if not 400 <= n < 600:
+            return None
+        return f"HTTP {n}", _HTTP_CATEGORY.get(n, "validation" if n < 500 else "unavailable")
+    if wrapped.get("protocol") == "grpc":
+        for v in (status, wrapped.get("code")):
+            name = None
+            if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < len(_GRPC_NAMES):
+                name = _GRPC_NAMES[v]
+            elif isinstance(v, str) and v.strip() in _GRPC_NAMES:
+                name = v.strip()
+            if name is not None:
+                return (f"gRPC {name}", _GRPC_CATEGORY[name]) if name != "OK" else None
+    return None

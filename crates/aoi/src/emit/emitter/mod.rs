@@ -568,6 +568,7 @@ impl<W: Write> Core<W> {
                 Code::from_static("TIMEOUT"),
                 "the command did not finish within --timeout",
             )
+            .domain(self.identity.tool.clone())
             .hint("raise --timeout, or narrow the request");
             self.write(ErrorEvent::TYPE, &error)?;
             self.counts.errors += 1;
@@ -705,8 +706,14 @@ impl<W: Write> Emitter<W> {
     /// outcome passed to [`Emitter::finish`]; an item-scope one counts toward `partial`.
     pub fn error(&mut self, error: &ErrorEvent) -> Result<(), EmitError> {
         // The fields are public, so an error built by hand or decoded from upstream may break
-        // what §9.1 requires (single-line message, no retry delay without retryable).
-        self.framework(&error.clone().normalized(), true, |core| {
+        // what §9.1 requires (single-line message, no retry delay without retryable). A local
+        // error names its code's namespace, `domain`, which §9.1 asks for: the tool's name,
+        // its default, unless the tool gave another.
+        let mut error_out = error.clone().normalized();
+        if error_out.domain.is_none() {
+            error_out.domain = Some(self.lock().identity.tool.clone());
+        }
+        self.framework(&error_out, true, |core| {
             core.counts.errors += 1;
             if error.is_process_scope() {
                 core.first_process_error.get_or_insert(error.category);

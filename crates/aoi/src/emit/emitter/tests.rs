@@ -1468,10 +1468,12 @@ fn errors_are_written_with_every_required_field() {
     assert_eq!(line["retryable"], true);
     assert_eq!(line["retry_after_ms"], 4500);
     assert_eq!(line["item_index"], 17);
+    // §9.1 `domain` SHOULD, defaulting to the tool: written as the tool's name.
+    assert_eq!(line["domain"], "outline");
     let Event::Error(decoded) = decode(raw_lines(&bytes)[1]).unwrap().event else {
         panic!("not an error")
     };
-    assert_eq!(decoded, error);
+    assert_eq!(decoded, error.clone().domain("outline"));
     assert_eq!(decoded.scope, Scope::Item);
 }
 

@@ -127,6 +127,7 @@ impl Verifier {
         for problem in diagnostic_field_problems(fields) {
             self.violation(FindingCode::ErrorFieldInvalid, number, problem);
         }
+        self.recommended_error_fields(number, fields, category, retryable, is_item);
         if fields.contains_key("upstream") {
             self.violation(
                 FindingCode::V02ErrorUpstream,
@@ -155,6 +156,71 @@ impl Verifier {
                 .is_none_or(|(p, _)| process && !*p)
             {
                 self.worst_error = Some((process, e));
+            }
+        }
+    }
+
+    /// What §9.1, §9.2 and §9.5 ask of an error beyond its required fields, each a notice: an
+    /// index on an item error, a `domain`, the `target` of a `not_found`, the `retry_after_ms`
+    /// of a retryable `rate_limited`, and the category §9.5 gives a `wrapped` status.
+    ///
+    /// The index is a notice although §9.2's prose says item failures use scope "item" "and an
+    /// index" (MUST): §9.1's table, which defines the fields, makes `item_index`/`line_number`
+    /// a SHOULD, "correlation back to the input record", and an item with no input record (a
+    /// file met in a walk) has none to give (spec-corpus/OPEN.md).
+    fn recommended_error_fields(
+        &mut self,
+        number: u64,
+        fields: &Map<String, Value>,
+        category: Option<Category>,
+        retryable: Option<bool>,
+        is_item: bool,
+    ) {
+        if is_item && !fields.contains_key("item_index") && !fields.contains_key("line_number") {
+            self.notice(
+                FindingCode::ItemErrorIndexMissing,
+                number,
+                "an item error with neither `item_index` nor `line_number`, its correlation back to the input record (§9.1 SHOULD, §9.2)",
+            );
+        }
+        if !fields.contains_key("domain") {
+            self.notice(
+                FindingCode::ErrorDomainMissing,
+                number,
+                "aoi:error has no `domain`, the namespace of its code (§9.1 SHOULD; it defaults to aoi:meta.tool)",
+            );
+        }
+        if category == Some(Category::NotFound) && !fields.contains_key("target") {
+            self.notice(
+                FindingCode::ErrorTargetMissing,
+                number,
+                "a not_found error without `target`, the resource it concerns (§9.1 SHOULD)",
+            );
+        }
+        if category == Some(Category::RateLimited)
+            && retryable == Some(true)
+            && !fields.contains_key("retry_after_ms")
+        {
+            self.notice(
+                FindingCode::RetryAfterMissing,
+                number,
+                "a retryable rate_limited error without `retry_after_ms` (§9.2: it SHOULD carry one)",
+            );
+        }
+        if let (Some(category), Some(mapped)) =
+            (category, fields.get("wrapped").and_then(mapped_category))
+        {
+            if category != mapped.1 {
+                self.notice(
+                    FindingCode::WrappedMappingDiffers,
+                    number,
+                    format!(
+                        "`wrapped` is {}, which §9.5 maps to {}; the error says {} (right only when the tool knows better than the table)",
+                        mapped.0,
+                        mapped.1.as_str(),
+                        category.as_str()
+                    ),
+                );
             }
         }
     }
@@ -433,6 +499,40 @@ fn diagnostic_field_problems(fields: &Map<String, Value>) -> Vec<String> {
         }
     }
     problems
+}
+
+/// The category §9.5 maps a `wrapped` failure to, with the status as the message names it:
+/// an HTTP error status (400–599), or a gRPC code by number or name (in `status` or `code`).
+/// `None` for a wrapped exit status, a success, or what the table cannot read.
+fn mapped_category(wrapped: &Value) -> Option<(String, Category)> {
+    use crate::wire::mapping::{GrpcCode, Wrap};
+    let status = wrapped.get("status");
+    match wrapped.get("protocol").and_then(Value::as_str)? {
+        "http" => {
+            let n = match status? {
+                Value::Number(n) => n.as_u64()?,
+                Value::String(s) => s.trim().parse().ok()?,
+                _ => return None,
+            };
+            let n = u16::try_from(n).ok().filter(|n| (400..600).contains(n))?;
+            Some((format!("HTTP {n}"), Wrap::http(n).category))
+        }
+        "grpc" => {
+            let code = [status, wrapped.get("code")]
+                .into_iter()
+                .flatten()
+                .find_map(|v| match v {
+                    Value::Number(n) => n.as_i64().and_then(GrpcCode::from_number),
+                    Value::String(s) => GrpcCode::from_name(s.trim()),
+                    _ => None,
+                })?;
+            if code == GrpcCode::Ok {
+                return None;
+            }
+            Some((format!("gRPC {}", code.name()), Wrap::grpc(code).category))
+        }
+        _ => None,
+    }
 }
 
 /// Why a `wrapped` value is not `{protocol, status?, code?}` (§9.1), if it is not.

@@ -99,7 +99,16 @@ impl Verifier {
                     self.violation(FindingCode::RunChanged, number, message);
                 }
                 Some(_) => {}
-                None => self.run = Some(run.as_ref().to_owned()),
+                None => {
+                    if !is_ulid(run.as_ref()) {
+                        let message = format!(
+                            "`aoi.run` {:?} is not a ULID (26 characters of Crockford base32), which §8.1 recommends",
+                            run.as_ref()
+                        );
+                        self.notice(FindingCode::RunNotUlid, number, message);
+                    }
+                    self.run = Some(run.as_ref().to_owned());
+                }
             },
             (None, true) if !head.run_invalid => {
                 self.violation(
@@ -334,4 +343,16 @@ fn framework_fields(ty: &str) -> Option<(&'static [&'static str], bool)> {
         "aoi:heartbeat" => (&["interval_ms"][..], false),
         _ => return None,
     })
+}
+
+/// True for a ULID's text: 26 characters of Crockford's base32 (no I, L, O or U; either case),
+/// the first at most `7` so the 128 bits do not overflow (§8.1 "ULID RECOMMENDED").
+fn is_ulid(run: &str) -> bool {
+    run.len() == 26
+        && run.starts_with(|c: char| ('0'..='7').contains(&c))
+        && run.chars().all(|c| {
+            c.is_ascii_digit()
+                || (c.is_ascii_alphabetic()
+                    && !matches!(c.to_ascii_uppercase(), 'I' | 'L' | 'O' | 'U'))
+        })
 }

@@ -8,7 +8,7 @@ use super::*;
 use crate::read::schema_pool;
 use crate::wire::{Category, Reason};
 
-const RUN: &str = "01JZQ7X4TQ9";
+const RUN: &str = "01JZQ7X4TQ9V5R8K2M3N6P7S4W";
 
 /// The identity triple of §5, as it appears on `aoi:meta` and `aoi:summary`.
 const IDENTITY: &str = r#""tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0""#;
@@ -16,10 +16,10 @@ const IDENTITY: &str = r#""tool":"outline","tool_version":"1.8.2","aoi_version":
 const HIT: &str = r#"{"type":"hit","rank":1,"id":"doc_123","title":"Agent-operable tools"}"#;
 
 /// An item-scope error: the stream continues and `ok:true` stays possible.
-const ITEM_ERROR: &str = r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"DOC_MISSING","message":"no such document","retryable":false,"item_index":3}"#;
+const ITEM_ERROR: &str = r#"{"type":"aoi:error","domain":"outline","scope":"item","category":"not_found","code":"DOC_MISSING","message":"no such document","retryable":false,"target":"doc_3","item_index":3}"#;
 
 /// A process-scope error raised locally (no `origin`): the run is over.
-const PROCESS_ERROR: &str = r#"{"type":"aoi:error","category":"internal","code":"BOOM","message":"it broke","retryable":false}"#;
+const PROCESS_ERROR: &str = r#"{"type":"aoi:error","domain":"outline","category":"internal","code":"BOOM","message":"it broke","retryable":false}"#;
 
 const WARNING: &str =
     r#"{"type":"aoi:warning","code":"INDEX_STALE","message":"index is 2 days old"}"#;
@@ -344,7 +344,7 @@ fn cases() -> Vec<Case> {
             replace_line(
                 &baseline(),
                 2,
-                br#"{"type":"hit","aoi":{"run":"01JZQ7X4TQ9"}}"#,
+                br#"{"type":"hit","aoi":{"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"}}"#,
             ),
             Violation,
             &[(C::SeqMissing, V, Some(2))],
@@ -364,7 +364,7 @@ fn cases() -> Vec<Case> {
             replace_line(
                 &baseline(),
                 2,
-                br#"{"type":"hit","aoi":{"seq":-1,"run":"01JZQ7X4TQ9"}}"#,
+                br#"{"type":"hit","aoi":{"seq":-1,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"}}"#,
             ),
             Violation,
             &[(C::SeqInvalid, V, Some(2))],
@@ -406,7 +406,7 @@ fn cases() -> Vec<Case> {
         ),
         case(
             C::EnvelopeNotObject,
-            replace_line(&baseline(), 2, br#"{"type":"hit","aoi":"01JZQ7X4TQ9"}"#),
+            replace_line(&baseline(), 2, br#"{"type":"hit","aoi":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"}"#),
             Violation,
             &[
                 (C::EnvelopeNotObject, V, Some(2)),
@@ -471,6 +471,52 @@ fn cases() -> Vec<Case> {
             ]),
             Violation,
             &[(C::ArgsNotRedacted, V, Some(1))],
+        ),
+        case(
+            C::RunNotUlid,
+            "{\"type\":\"aoi:meta\",\"aoi\":{\"seq\":0,\"run\":\"run-1\"},\"tool\":\"outline\",\"tool_version\":\"1.8.2\",\"aoi_version\":\"1.0-alpha\",\"schema_name\":\"com.example.outline.events\",\"schema_version\":\"1.0.0\",\"command\":\"search\"}\n{\"type\":\"aoi:summary\",\"aoi\":{\"seq\":1,\"run\":\"run-1\"},\"ok\":true,\"count\":0,\"event_count\":2,\"tool\":\"outline\",\"tool_version\":\"1.8.2\",\"aoi_version\":\"1.0-alpha\",\"schema_name\":\"com.example.outline.events\",\"schema_version\":\"1.0.0\"}\n",
+            Succeeded,
+            &[(C::RunNotUlid, N, Some(1))],
+        ),
+        case(
+            C::ErrorDomainMissing,
+            with_item_error(
+                r#"{"type":"aoi:error","scope":"item","category":"io","code":"X","message":"m","retryable":false,"item_index":0}"#,
+            ),
+            Succeeded,
+            &[(C::ErrorDomainMissing, N, Some(2))],
+        ),
+        case(
+            C::ErrorTargetMissing,
+            with_item_error(
+                r#"{"type":"aoi:error","domain":"outline","scope":"item","category":"not_found","code":"X","message":"m","retryable":false,"item_index":0}"#,
+            ),
+            Succeeded,
+            &[(C::ErrorTargetMissing, N, Some(2))],
+        ),
+        case(
+            C::ItemErrorIndexMissing,
+            with_item_error(
+                r#"{"type":"aoi:error","domain":"outline","scope":"item","category":"io","code":"X","message":"m","retryable":false,"target":"/a"}"#,
+            ),
+            Succeeded,
+            &[(C::ItemErrorIndexMissing, N, Some(2))],
+        ),
+        case(
+            C::RetryAfterMissing,
+            with_item_error(
+                r#"{"type":"aoi:error","domain":"outline","scope":"item","category":"rate_limited","code":"X","message":"m","retryable":true,"item_index":0}"#,
+            ),
+            Succeeded,
+            &[(C::RetryAfterMissing, N, Some(2))],
+        ),
+        case(
+            C::WrappedMappingDiffers,
+            with_item_error(
+                r#"{"type":"aoi:error","domain":"outline","scope":"item","category":"conflict","code":"X","message":"m","retryable":false,"item_index":0,"wrapped":{"protocol":"http","status":404}}"#,
+            ),
+            Succeeded,
+            &[(C::WrappedMappingDiffers, N, Some(2))],
         ),
         case(
             C::MetaMissing,
@@ -637,7 +683,7 @@ fn cases() -> Vec<Case> {
         case(
             C::ErrorCategoryMissing,
             with_item_error(
-                r#"{"type":"aoi:error","scope":"item","code":"DOC_MISSING","message":"m","retryable":false}"#,
+                r#"{"type":"aoi:error","item_index":0,"domain":"outline","scope":"item","code":"DOC_MISSING","message":"m","retryable":false}"#,
             ),
             Violation,
             &[(C::ErrorCategoryMissing, V, Some(2))],
@@ -645,7 +691,7 @@ fn cases() -> Vec<Case> {
         case(
             C::ErrorCategoryInvalid,
             with_item_error(
-                r#"{"type":"aoi:error","scope":"item","category":"quantum","code":"DOC_MISSING","message":"m","retryable":false}"#,
+                r#"{"type":"aoi:error","item_index":0,"domain":"outline","scope":"item","category":"quantum","code":"DOC_MISSING","message":"m","retryable":false}"#,
             ),
             Violation,
             &[(C::ErrorCategoryInvalid, V, Some(2))],
@@ -653,7 +699,7 @@ fn cases() -> Vec<Case> {
         case(
             C::ErrorCodeInvalid,
             with_item_error(
-                r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"doc-missing","message":"m","retryable":false}"#,
+                r#"{"type":"aoi:error","item_index":0,"target":"x","domain":"outline","scope":"item","category":"not_found","code":"doc-missing","message":"m","retryable":false}"#,
             ),
             Violation,
             &[(C::ErrorCodeInvalid, V, Some(2))],
@@ -661,7 +707,7 @@ fn cases() -> Vec<Case> {
         case(
             C::ErrorMessageInvalid,
             with_item_error(
-                r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"DOC_MISSING","message":"line one\nline two","retryable":false}"#,
+                r#"{"type":"aoi:error","item_index":0,"target":"x","domain":"outline","scope":"item","category":"not_found","code":"DOC_MISSING","message":"line one\nline two","retryable":false}"#,
             ),
             Violation,
             &[(C::ErrorMessageInvalid, V, Some(2))],
@@ -669,7 +715,7 @@ fn cases() -> Vec<Case> {
         case(
             C::ErrorRetryableMissing,
             with_item_error(
-                r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"DOC_MISSING","message":"m"}"#,
+                r#"{"type":"aoi:error","item_index":0,"target":"x","domain":"outline","scope":"item","category":"not_found","code":"DOC_MISSING","message":"m"}"#,
             ),
             Violation,
             &[(C::ErrorRetryableMissing, V, Some(2))],
@@ -677,7 +723,7 @@ fn cases() -> Vec<Case> {
         case(
             C::RetryAfterNotRetryable,
             with_item_error(
-                r#"{"type":"aoi:error","scope":"item","category":"rate_limited","code":"QUOTA","message":"m","retryable":false,"retry_after_ms":100}"#,
+                r#"{"type":"aoi:error","item_index":0,"domain":"outline","scope":"item","category":"rate_limited","code":"QUOTA","message":"m","retryable":false,"retry_after_ms":100}"#,
             ),
             Violation,
             &[(C::RetryAfterNotRetryable, V, Some(2))],
@@ -685,7 +731,7 @@ fn cases() -> Vec<Case> {
         case(
             C::RetryAfterInvalid,
             with_item_error(
-                r#"{"type":"aoi:error","scope":"item","category":"rate_limited","code":"QUOTA","message":"m","retryable":true,"retry_after_ms":-1}"#,
+                r#"{"type":"aoi:error","item_index":0,"domain":"outline","scope":"item","category":"rate_limited","code":"QUOTA","message":"m","retryable":true,"retry_after_ms":-1}"#,
             ),
             Violation,
             &[(C::RetryAfterInvalid, V, Some(2))],
@@ -693,7 +739,7 @@ fn cases() -> Vec<Case> {
         case(
             C::ErrorFieldInvalid,
             with_item_error(
-                r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"DOC_MISSING","message":"m","retryable":false,"item_index":"17"}"#,
+                r#"{"type":"aoi:error","target":"x","domain":"outline","scope":"item","category":"not_found","code":"DOC_MISSING","message":"m","retryable":false,"item_index":"17"}"#,
             ),
             Violation,
             &[(C::ErrorFieldInvalid, V, Some(2))],
@@ -713,7 +759,7 @@ fn cases() -> Vec<Case> {
             C::V02FlatEnvelope,
             numbered(&[
                 &meta(),
-                r#"{"type":"aoi:warning","seq":1,"run":"01JZQ7X4TQ9","code":"INDEX_STALE","message":"m"}"#,
+                r#"{"type":"aoi:warning","seq":1,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W","code":"INDEX_STALE","message":"m"}"#,
                 &summary(r#""ok":true,"count":0,"warning_count":1"#),
             ]),
             Violation,
@@ -722,7 +768,7 @@ fn cases() -> Vec<Case> {
         case(
             C::V02CategoryTemporary,
             with_item_error(
-                r#"{"type":"aoi:error","scope":"item","category":"temporary","code":"UPSTREAM_DOWN","message":"m","retryable":true}"#,
+                r#"{"type":"aoi:error","item_index":0,"domain":"outline","scope":"item","category":"temporary","code":"UPSTREAM_DOWN","message":"m","retryable":true}"#,
             ),
             Violation,
             &[(C::V02CategoryTemporary, V, Some(2))],
@@ -730,7 +776,7 @@ fn cases() -> Vec<Case> {
         case(
             C::V02CategoryPartial,
             with_item_error(
-                r#"{"type":"aoi:error","scope":"item","category":"partial","code":"SOME_FAILED","message":"m","retryable":false}"#,
+                r#"{"type":"aoi:error","item_index":0,"domain":"outline","scope":"item","category":"partial","code":"SOME_FAILED","message":"m","retryable":false}"#,
             ),
             Violation,
             &[(C::V02CategoryPartial, V, Some(2))],
@@ -738,7 +784,7 @@ fn cases() -> Vec<Case> {
         case(
             C::V02ErrorUpstream,
             with_item_error(
-                r#"{"type":"aoi:error","scope":"item","category":"unavailable","code":"UPSTREAM_DOWN","message":"m","retryable":true,"upstream":{"protocol":"http","status":503}}"#,
+                r#"{"type":"aoi:error","item_index":0,"domain":"outline","scope":"item","category":"unavailable","code":"UPSTREAM_DOWN","message":"m","retryable":true,"upstream":{"protocol":"http","status":503}}"#,
             ),
             Violation,
             &[(C::V02ErrorUpstream, V, Some(2))],
@@ -830,8 +876,8 @@ fn cases() -> Vec<Case> {
             C::EnvelopeFieldInvalid,
             numbered(&[&meta(), HIT, &summary(r#""ok":true,"count":1"#)])
                 .replacen(
-                    r#""run":"01JZQ7X4TQ9"}"#,
-                    r#""run":"01JZQ7X4TQ9","t":"5ms"}"#,
+                    r#""run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"}"#,
+                    r#""run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W","t":"5ms"}"#,
                     2,
                 )
                 .replacen(r#""t":"5ms"}"#, r#""t":0}"#, 1),
@@ -981,14 +1027,14 @@ fn spec_8_3_meta_check_and_summary_examples_are_valid() {
     // §8.3: the meta, check and summary examples in one stream; the summary counts 42 domain
     // events and one warning, so those are generated between them.
     let stream = [
-        r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9"},"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0","command":"search"}"#,
+        r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0","command":"search"}"#,
         "\n",
-        r#"{"type":"aoi:check","aoi":{"seq":1,"run":"01JZQ7X4TQ9"},"name":"config_file","ok":true,"severity":"info","detail":"found"}"#,
+        r#"{"type":"aoi:check","aoi":{"seq":1,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"name":"config_file","ok":true,"severity":"info","detail":"found"}"#,
         "\n",
-        r#"{"type":"aoi:warning","aoi":{"seq":2,"run":"01JZQ7X4TQ9"},"code":"INDEX_STALE","message":"index is 2 days old"}"#,
+        r#"{"type":"aoi:warning","aoi":{"seq":2,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"code":"INDEX_STALE","message":"index is 2 days old"}"#,
         "\n",
         hits(3, 42).as_str(),
-        r#"{"type":"aoi:summary","aoi":{"seq":45,"run":"01JZQ7X4TQ9"},"ok":true,"count":42,"input_count":50,"warning_count":1,"error_count":0,"partial":false,"truncated":false,"next_cursor":null,"elapsed_ms":384,"event_count":46}"#,
+        r#"{"type":"aoi:summary","aoi":{"seq":45,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"ok":true,"count":42,"input_count":50,"warning_count":1,"error_count":0,"partial":false,"truncated":false,"next_cursor":null,"elapsed_ms":384,"event_count":46}"#,
         "\n",
     ]
     .concat();
@@ -1011,7 +1057,7 @@ fn spec_8_1_summary_with_properties_is_valid() {
         meta_line(0).as_str(),
         "\n",
         hits(1, 8).as_str(),
-        r#"{"type":"aoi:summary","aoi":{"seq":9,"run":"01JZQ7X4TQ9"},"ok":true,"event_count":10,"count":8,"#,
+        r#"{"type":"aoi:summary","aoi":{"seq":9,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"ok":true,"event_count":10,"count":8,"#,
         r#" "properties":{"vendor_cache_hits":41}}"#,
         "\n",
     ]
@@ -1027,17 +1073,17 @@ fn spec_8_1_summary_with_properties_is_valid() {
 /// The §8.3 meta example with its seq.
 fn meta_line(seq: u64) -> String {
     format!(
-        r#"{{"type":"aoi:meta","aoi":{{"seq":{seq},"run":"01JZQ7X4TQ9"}},"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0","command":"search"}}"#
+        r#"{{"type":"aoi:meta","aoi":{{"seq":{seq},"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"}},"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0","command":"search"}}"#
     )
 }
 
 #[test]
 fn spec_9_item_error_example_is_valid() {
-    let stream = r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9"},"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0","command":"import"}
-{"type":"hit","aoi":{"seq":1,"run":"01JZQ7X4TQ9"},"rank":1,"id":"doc_123"}
-{"type":"aoi:error","aoi":{"seq":2,"run":"01JZQ7X4TQ9"},"scope":"item","category":"rate_limited","code":"UPSTREAM_RATE_LIMIT","domain":"outline","message":"Upstream API rate limit exceeded.","retryable":true,"retry_after_ms":4500,"target":"/documents/abc123","item_index":17}
-{"type":"hit","aoi":{"seq":3,"run":"01JZQ7X4TQ9"},"rank":2,"id":"doc_124"}
-{"type":"aoi:summary","aoi":{"seq":4,"run":"01JZQ7X4TQ9"},"ok":true,"event_count":5,"count":2,"error_count":1,"partial":true,"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0"}
+    let stream = r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0","command":"import"}
+{"type":"hit","aoi":{"seq":1,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"rank":1,"id":"doc_123"}
+{"type":"aoi:error","aoi":{"seq":2,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"scope":"item","category":"rate_limited","code":"UPSTREAM_RATE_LIMIT","domain":"outline","message":"Upstream API rate limit exceeded.","retryable":true,"retry_after_ms":4500,"target":"/documents/abc123","item_index":17}
+{"type":"hit","aoi":{"seq":3,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"rank":2,"id":"doc_124"}
+{"type":"aoi:summary","aoi":{"seq":4,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"ok":true,"event_count":5,"count":2,"error_count":1,"partial":true,"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0"}
 "#;
     let report = verify(stream);
     assert_conforming(&report, Verdict::Succeeded, &[]);
@@ -1056,13 +1102,13 @@ fn spec_13_1_forwarded_error_and_caused_by_summary_are_valid() {
     // A transformer fed by outline: twelve hits, outline's rate-limit error forwarded with
     // `origin` at seq 7, and the §13.1 summary (caused_by + upstream) at seq 14.
     let stream = [
-        r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9"},"tool":"rerank","tool_version":"0.3.0","aoi_version":"1.0-alpha","schema_name":"com.example.rerank.events","schema_version":"1.0.0","command":"rerank"}"#,
+        r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"tool":"rerank","tool_version":"0.3.0","aoi_version":"1.0-alpha","schema_name":"com.example.rerank.events","schema_version":"1.0.0","command":"rerank"}"#,
         "\n",
         hits(1, 6).as_str(),
-        r#"{"type":"aoi:error","aoi":{"seq":7,"run":"01JZQ7X4TQ9"},"origin":"outline","category":"rate_limited","code":"UPSTREAM_RATE_LIMIT","message":"…","retryable":true,"retry_after_ms":7200}"#,
+        r#"{"type":"aoi:error","domain":"outline","aoi":{"seq":7,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"origin":"outline","category":"rate_limited","code":"UPSTREAM_RATE_LIMIT","message":"…","retryable":true,"retry_after_ms":7200}"#,
         "\n",
         hits(8, 6).as_str(),
-        r#"{"type":"aoi:summary","aoi":{"seq":14,"run":"01JZQ7X4TQ9"},"ok":false,"reason":"failed","event_count":15,"count":12,"warning_count":0,"error_count":1,"partial":true,"caused_by":{"origin":"outline","category":"rate_limited","code":"UPSTREAM_RATE_LIMIT","retryable":true,"retry_after_ms":7200},"upstream":{"tool":"outline","tool_version":"1.8.2","schema_name":"com.example.outline.events","schema_version":"1.0.0"}}"#,
+        r#"{"type":"aoi:summary","aoi":{"seq":14,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"ok":false,"reason":"failed","event_count":15,"count":12,"warning_count":0,"error_count":1,"partial":true,"caused_by":{"origin":"outline","category":"rate_limited","code":"UPSTREAM_RATE_LIMIT","retryable":true,"retry_after_ms":7200},"upstream":{"tool":"outline","tool_version":"1.8.2","schema_name":"com.example.outline.events","schema_version":"1.0.0"}}"#,
         "\n",
     ]
     .concat();
@@ -1091,7 +1137,7 @@ fn spec_15_truncated_summary_is_valid() {
         meta_line(0).as_str(),
         "\n",
         hits(1, 100).as_str(),
-        r#"{"type":"aoi:summary","aoi":{"seq":101,"run":"01JZQ7X4TQ9"},"ok":true,"event_count":102,"count":100,"truncated":true,"next_cursor":"opaque-token"}"#,
+        r#"{"type":"aoi:summary","aoi":{"seq":101,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"ok":true,"event_count":102,"count":100,"truncated":true,"next_cursor":"opaque-token"}"#,
         "\n",
     ]
     .concat();
@@ -1112,7 +1158,7 @@ fn spec_7_cancelled_summary_is_an_honest_failure() {
         meta_line(0).as_str(),
         "\n",
         hits(1, 40).as_str(),
-        r#"{"type":"aoi:summary","aoi":{"seq":41,"run":"01JZQ7X4TQ9"},"ok":false,"reason":"cancelled","event_count":42}"#,
+        r#"{"type":"aoi:summary","aoi":{"seq":41,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"ok":false,"reason":"cancelled","event_count":42}"#,
         "\n",
     ]
     .concat();
@@ -1131,9 +1177,9 @@ fn spec_7_cancelled_summary_is_an_honest_failure() {
 #[test]
 fn spec_19_1_finite_search_is_valid() {
     // As in the spec, plus `event_count` on the summary.
-    let stream = r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9"},"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0","command":"search"}
-{"type":"hit","aoi":{"seq":1,"run":"01JZQ7X4TQ9"},"rank":1,"id":"doc_123","title":"Agent-Operable Tools","snippet":"A conforming tool exposes a stable interface..."}
-{"type":"aoi:summary","aoi":{"seq":2,"run":"01JZQ7X4TQ9"},"ok":true,"count":1,"warning_count":0,"error_count":0,"partial":false,"truncated":false,"event_count":3}
+    let stream = r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"tool":"outline","tool_version":"1.8.2","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0","command":"search"}
+{"type":"hit","aoi":{"seq":1,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"rank":1,"id":"doc_123","title":"Agent-Operable Tools","snippet":"A conforming tool exposes a stable interface..."}
+{"type":"aoi:summary","aoi":{"seq":2,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"ok":true,"count":1,"warning_count":0,"error_count":0,"partial":false,"truncated":false,"event_count":3}
 "#;
     let report = verify(stream);
     assert_conforming(
@@ -1150,10 +1196,10 @@ fn spec_19_1_finite_search_is_valid() {
 
 #[test]
 fn spec_19_3_doctor_is_an_honest_failure() {
-    let stream = r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9"},"tool":"outline","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0","command":"doctor"}
-{"type":"aoi:check","aoi":{"seq":1,"run":"01JZQ7X4TQ9"},"name":"config_file","ok":true,"severity":"info","detail":"found"}
-{"type":"aoi:check","aoi":{"seq":2,"run":"01JZQ7X4TQ9"},"name":"api_token","ok":false,"severity":"error","detail":"missing"}
-{"type":"aoi:summary","aoi":{"seq":3,"run":"01JZQ7X4TQ9"},"ok":false,"reason":"failed","event_count":4,"count":0,"error_count":0,"properties":{"checks_failed":1}}
+    let stream = r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"tool":"outline","aoi_version":"1.0-alpha","schema_name":"com.example.outline.events","schema_version":"1.0.0","command":"doctor"}
+{"type":"aoi:check","aoi":{"seq":1,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"name":"config_file","ok":true,"severity":"info","detail":"found"}
+{"type":"aoi:check","aoi":{"seq":2,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"name":"api_token","ok":false,"severity":"error","detail":"missing"}
+{"type":"aoi:summary","aoi":{"seq":3,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"ok":false,"reason":"failed","event_count":4,"count":0,"error_count":0,"properties":{"checks_failed":1}}
 "#;
     let report = verify(stream);
     // The spec's doctor meta has no tool_version and its summary no identity: notices only.
@@ -1179,12 +1225,12 @@ fn spec_19_4_import_with_item_error_is_an_honest_partial_failure() {
         })
         .collect();
     let stream = [
-        r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9"},"tool":"outline","command":"import","properties":{"input_mode":"jsonl","continue_on_error":true}}"#,
+        r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"tool":"outline","command":"import","properties":{"input_mode":"jsonl","continue_on_error":true}}"#,
         "\n",
-        r#"{"type":"aoi:error","aoi":{"seq":1,"run":"01JZQ7X4TQ9"},"scope":"item","category":"validation","code":"INPUT_JSONL_PARSE_ERROR","line_number":17,"message":"Invalid JSON on input line 17","retryable":false}"#,
+        r#"{"type":"aoi:error","domain":"outline","aoi":{"seq":1,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"scope":"item","category":"validation","code":"INPUT_JSONL_PARSE_ERROR","line_number":17,"message":"Invalid JSON on input line 17","retryable":false}"#,
         "\n",
         audit.as_str(),
-        r#"{"type":"aoi:summary","aoi":{"seq":31,"run":"01JZQ7X4TQ9"},"ok":false,"reason":"failed","event_count":32,"count":29,"error_count":1,"partial":true}"#,
+        r#"{"type":"aoi:summary","aoi":{"seq":31,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"ok":false,"reason":"failed","event_count":32,"count":29,"error_count":1,"partial":true}"#,
         "\n",
     ]
     .concat();
@@ -1262,23 +1308,23 @@ fn a_domain_event_may_have_its_own_seq_and_run_fields_next_to_the_envelope() {
 fn v02_error_shapes_are_violations_with_their_own_codes() {
     let cases = [
         (
-            r#"{"type":"aoi:error","category":"temporary","code":"UPSTREAM_DOWN","message":"m","retryable":true}"#,
+            r#"{"type":"aoi:error","domain":"outline","category":"temporary","code":"UPSTREAM_DOWN","message":"m","retryable":true}"#,
             FindingCode::V02CategoryTemporary,
         ),
         (
-            r#"{"type":"aoi:error","category":"partial","code":"SOME_FAILED","message":"m","retryable":false}"#,
+            r#"{"type":"aoi:error","domain":"outline","category":"partial","code":"SOME_FAILED","message":"m","retryable":false}"#,
             FindingCode::V02CategoryPartial,
         ),
         (
-            r#"{"type":"aoi:error","category":"unavailable","code":"UPSTREAM_DOWN","message":"m","retryable":true,"upstream":{"protocol":"http","status":503}}"#,
+            r#"{"type":"aoi:error","domain":"outline","category":"unavailable","code":"UPSTREAM_DOWN","message":"m","retryable":true,"upstream":{"protocol":"http","status":503}}"#,
             FindingCode::V02ErrorUpstream,
         ),
         (
-            r#"{"type":"aoi:error","category":"unavailable","code":"UPSTREAM_DOWN","message":"m"}"#,
+            r#"{"type":"aoi:error","domain":"outline","category":"unavailable","code":"UPSTREAM_DOWN","message":"m"}"#,
             FindingCode::ErrorRetryableMissing,
         ),
         (
-            r#"{"type":"aoi:error","category":"unavailable","code":"UPSTREAM_DOWN","message":"m","retryable":"yes"}"#,
+            r#"{"type":"aoi:error","domain":"outline","category":"unavailable","code":"UPSTREAM_DOWN","message":"m","retryable":"yes"}"#,
             FindingCode::ErrorRetryableMissing,
         ),
     ];
@@ -1297,7 +1343,7 @@ fn v02_error_shapes_are_violations_with_their_own_codes() {
 fn the_v1_spelling_of_each_v02_shape_is_valid() {
     let stream = numbered(&[
         &meta(),
-        r#"{"type":"aoi:error","scope":"item","category":"unavailable","code":"UPSTREAM_DOWN","message":"m","retryable":true,"retry_after_ms":0,"wrapped":{"protocol":"http","status":503}}"#,
+        r#"{"type":"aoi:error","item_index":0,"domain":"outline","scope":"item","category":"unavailable","code":"UPSTREAM_DOWN","message":"m","retryable":true,"retry_after_ms":0,"wrapped":{"protocol":"http","status":503}}"#,
         HIT,
         &summary(r#""ok":true,"count":1,"error_count":1,"partial":true"#),
     ]);
@@ -1383,7 +1429,9 @@ fn raw_ansi_controls_are_violations_and_escaped_ones_notices_but_not_an_escaped_
     ];
     for (title, also, level) in cases {
         let shown = String::from_utf8_lossy(title).into_owned();
-        let mut line = br#"{"type":"hit","aoi":{"seq":1,"run":"01JZQ7X4TQ9"},"title":""#.to_vec();
+        let mut line =
+            br#"{"type":"hit","aoi":{"seq":1,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"},"title":""#
+                .to_vec();
         line.extend_from_slice(title);
         line.extend_from_slice(b"\"}");
         let stream = replace_line(&baseline(), 2, &line);
@@ -1429,7 +1477,7 @@ fn find_ansi_reports_the_column_of_the_escape() {
 #[test]
 fn an_error_message_with_an_escaped_ansi_control_is_an_invalid_message() {
     let stream = with_item_error(
-        r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"DOC_MISSING","message":"\u001b[31mred","retryable":false}"#,
+        r#"{"type":"aoi:error","domain":"outline","scope":"item","category":"not_found","code":"DOC_MISSING","message":"\u001b[31mred","retryable":false,"target":"doc_3","item_index":3}"#,
     );
     assert_report(
         &verify(stream),
@@ -1554,7 +1602,7 @@ fn a_reason_that_contradicts_ok_is_invalid() {
 fn ok_true_after_a_process_error_is_a_violation() {
     for error in [
         PROCESS_ERROR,
-        r#"{"type":"aoi:error","scope":"process","category":"io","code":"BROKEN_PIPE","message":"m","retryable":false}"#,
+        r#"{"type":"aoi:error","domain":"outline","scope":"process","category":"io","code":"BROKEN_PIPE","message":"m","retryable":false}"#,
     ] {
         let stream = numbered(&[
             &meta(),
@@ -1589,7 +1637,7 @@ fn ok_true_after_a_forwarded_error_is_allowed_with_continue_on_error() {
     // §13.1: an upstream error sets ok:false "unless --continue-on-error is set".
     let stream = numbered(&[
         &meta(),
-        r#"{"type":"aoi:error","origin":"outline","category":"unavailable","code":"UPSTREAM_DOWN","message":"m","retryable":true}"#,
+        r#"{"type":"aoi:error","domain":"outline","origin":"outline","category":"unavailable","code":"UPSTREAM_DOWN","message":"m","retryable":true}"#,
         HIT,
         &summary(r#""ok":true,"count":1,"error_count":1"#),
     ]);
@@ -1682,6 +1730,68 @@ fn an_unknown_framework_type_in_a_newer_minor_stream_is_no_violation_but_no_succ
 }
 
 #[test]
+fn the_recommended_error_fields_are_notices_when_absent_and_silent_when_present() {
+    // §9.1 SHOULDs (domain; target, for the resource a not_found concerns; an index on an
+    // item error), §9.2 "SHOULD carry retry_after_ms", §9.5 "SHOULD use this mapping".
+    for error in [
+        r#"{"type":"aoi:error","domain":"outline","scope":"item","category":"not_found","code":"X","message":"m","retryable":false,"target":"/a","line_number":4}"#,
+        r#"{"type":"aoi:error","domain":"outline","scope":"item","category":"rate_limited","code":"X","message":"m","retryable":true,"retry_after_ms":1000,"item_index":0}"#,
+        // A hard quota: not retryable, so retry_after_ms MUST NOT appear (§9.3).
+        r#"{"type":"aoi:error","domain":"outline","scope":"item","category":"rate_limited","code":"X","message":"m","retryable":false,"item_index":0}"#,
+        r#"{"type":"aoi:error","domain":"outline","scope":"item","category":"not_found","code":"X","message":"m","retryable":false,"target":"/a","item_index":0,"wrapped":{"protocol":"http","status":410}}"#,
+        r#"{"type":"aoi:error","domain":"outline","scope":"item","category":"rate_limited","code":"X","message":"m","retryable":true,"retry_after_ms":5,"item_index":0,"wrapped":{"protocol":"grpc","status":8,"code":"RESOURCE_EXHAUSTED"}}"#,
+        r#"{"type":"aoi:error","domain":"outline","scope":"item","category":"unavailable","code":"X","message":"m","retryable":true,"item_index":0,"wrapped":{"protocol":"http","status":"599"}}"#,
+        // A wrapped exit status has no row in §9.5.
+        r#"{"type":"aoi:error","domain":"outline","scope":"item","category":"io","code":"X","message":"m","retryable":false,"item_index":0,"wrapped":{"protocol":"exit","status":2}}"#,
+    ] {
+        assert_conforming(&verify(with_item_error(error)), Verdict::Succeeded, &[]);
+    }
+    // The spec's own §1.3 error (no domain, no target): conforming, with a notice.
+    let stream = numbered(&[
+        &meta(),
+        r#"{"type":"aoi:error","category":"authn","code":"INTERACTIVE_REQUIRED","message":"Interactive authentication required.","retryable":false,"hint":"outline auth login"}"#,
+        &summary(r#""ok":false,"reason":"failed","count":0,"error_count":1"#),
+    ]);
+    assert_conforming(
+        &verify(stream),
+        Verdict::Failed,
+        &[(FindingCode::ErrorDomainMissing, N, Some(2))],
+    );
+    // A gRPC status named rather than numbered, mapped to another category than the tool's.
+    let stream = with_item_error(
+        r#"{"type":"aoi:error","domain":"outline","scope":"item","category":"internal","code":"X","message":"m","retryable":false,"item_index":0,"wrapped":{"protocol":"grpc","code":"NOT_FOUND"}}"#,
+    );
+    assert_conforming(
+        &verify(stream),
+        Verdict::Succeeded,
+        &[(FindingCode::WrappedMappingDiffers, N, Some(2))],
+    );
+}
+
+#[test]
+fn a_run_id_is_read_as_a_ulid_in_either_case_and_nothing_else() {
+    for (run, ulid) in [
+        ("01JZQ7X4TQ9V5R8K2M3N6P7S4W", true),
+        ("01jzq7x4tq9v5r8k2m3n6p7s4w", true),
+        ("7ZZZZZZZZZZZZZZZZZZZZZZZZZ", true),
+        ("8ZZZZZZZZZZZZZZZZZZZZZZZZZ", false),
+        ("01JZQ7X4TQ9V5R8K2M3N6P7S4", false),
+        ("01JZQ7X4TQ9V5R8K2M3N6P7S4WX", false),
+        ("01JZQ7X4TQ9V5R8K2M3N6P7SLU", false),
+        ("01JZQ7X4TQ9", false),
+        ("0196f3a2-7c1e-7b3d-9a4e-2f6c8d1b5e7a", false),
+    ] {
+        let stream = baseline().replace(RUN, run);
+        let expected: &[Seen] = if ulid {
+            &[]
+        } else {
+            &[(FindingCode::RunNotUlid, N, Some(1))]
+        };
+        assert_conforming(&verify(stream), Verdict::Succeeded, expected);
+    }
+}
+
+#[test]
 fn error_and_warning_field_types_follow_9_1() {
     use FindingCode as C;
     let bad = [
@@ -1696,8 +1806,14 @@ fn error_and_warning_field_types_follow_9_1() {
         r#""properties":1"#,
     ];
     for extra in bad {
+        // The recommended `domain` is there, unless it is the field under test.
+        let domain = if extra.starts_with(r#""domain""#) {
+            ""
+        } else {
+            r#""domain":"outline","#
+        };
         let error = format!(
-            r#"{{"type":"aoi:error","scope":"item","category":"not_found","code":"X","message":"m","retryable":false,{extra}}}"#
+            r#"{{"type":"aoi:error","item_index":0,{domain}"scope":"item","category":"io","code":"X","message":"m","retryable":false,{extra}}}"#
         );
         let stream = numbered(&[
             &meta(),
@@ -1743,7 +1859,7 @@ fn error_and_warning_field_types_follow_9_1() {
 #[test]
 fn a_forwarded_error_with_a_non_string_origin_is_a_violation_and_still_forwarded() {
     // A non-string origin must not make a forwarded error count as a local process error.
-    let error = r#"{"type":"aoi:error","category":"unavailable","code":"DOWN","message":"m","retryable":true,"origin":{"tool":"up"}}"#;
+    let error = r#"{"type":"aoi:error","domain":"outline","category":"unavailable","code":"DOWN","message":"m","retryable":true,"origin":{"tool":"up"}}"#;
     let stream = numbered(&[
         &meta(),
         error,
@@ -2139,7 +2255,7 @@ fn seq_on_later_lines_but_not_the_first_is_missing() {
     let stream = format!(
         "{}\n{}\n{}\n",
         meta(),
-        r#"{"type":"hit","aoi":{"seq":1,"run":"01JZQ7X4TQ9"}}"#,
+        r#"{"type":"hit","aoi":{"seq":1,"run":"01JZQ7X4TQ9V5R8K2M3N6P7S4W"}}"#,
         summary(r#""ok":true,"count":1,"event_count":3"#),
     );
     assert_report(
@@ -2210,7 +2326,7 @@ fn an_unknown_category_in_caused_by_follows_the_stream_version_as_on_the_error()
     // §9.4 applies inside caused_by too: a notice (routed as internal) in a newer-minor stream,
     // a violation in one that declares exactly v1.0-alpha.
     let newer = IDENTITY.replace("1.0-alpha", "1.1");
-    let error = r#"{"type":"aoi:error","category":"quota_exhausted","code":"QUOTA","message":"m","retryable":false,"origin":"up"}"#;
+    let error = r#"{"type":"aoi:error","domain":"outline","category":"quota_exhausted","code":"QUOTA","message":"m","retryable":false,"origin":"up"}"#;
     let cause = r#""caused_by":{"origin":"up","category":"quota_exhausted","code":"QUOTA","retryable":false}"#;
     let body = format!(r#""ok":false,"reason":"failed","count":0,"error_count":1,{cause}"#);
     let stream = numbered(&[
@@ -2320,9 +2436,9 @@ fn upstream_belongs_on_the_summary_not_on_the_meta() {
 #[test]
 fn error_fields_are_checked() {
     for error in [
-        r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"X","message":"m","retryable":false,"line_number":-3}"#,
-        r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"X","message":"m","retryable":false,"wrapped":{"protocol":"ftp"}}"#,
-        r#"{"type":"aoi:error","scope":"item","category":"not_found","code":"X","message":"m","retryable":false,"wrapped":"http 404"}"#,
+        r#"{"type":"aoi:error","domain":"outline","scope":"item","category":"not_found","code":"X","message":"m","retryable":false,"target":"x","line_number":-3}"#,
+        r#"{"type":"aoi:error","domain":"outline","scope":"item","category":"not_found","code":"X","message":"m","retryable":false,"target":"x","item_index":0,"wrapped":{"protocol":"ftp"}}"#,
+        r#"{"type":"aoi:error","domain":"outline","scope":"item","category":"not_found","code":"X","message":"m","retryable":false,"target":"x","item_index":0,"wrapped":"http 404"}"#,
     ] {
         let stream = with_item_error(error);
         assert_report(
@@ -2333,7 +2449,7 @@ fn error_fields_are_checked() {
     }
     // A bad scope is also a process error: the run is over, so ok:true contradicts it.
     let stream = with_item_error(
-        r#"{"type":"aoi:error","scope":"global","category":"not_found","code":"X","message":"m","retryable":false}"#,
+        r#"{"type":"aoi:error","domain":"outline","scope":"global","category":"not_found","code":"X","message":"m","retryable":false,"target":"x"}"#,
     );
     assert_report(
         &verify(stream),
@@ -2350,8 +2466,8 @@ fn the_worst_error_explains_the_failure() {
     let stream = numbered(&[
         &meta(),
         ITEM_ERROR,
-        r#"{"type":"aoi:error","category":"rate_limited","code":"QUOTA","message":"m","retryable":true,"retry_after_ms":4500}"#,
-        r#"{"type":"aoi:error","scope":"item","category":"io","code":"LATER","message":"m","retryable":false}"#,
+        r#"{"type":"aoi:error","domain":"outline","category":"rate_limited","code":"QUOTA","message":"m","retryable":true,"retry_after_ms":4500}"#,
+        r#"{"type":"aoi:error","domain":"outline","scope":"item","category":"io","code":"LATER","message":"m","retryable":false,"item_index":1}"#,
         &summary(r#""ok":false,"reason":"failed","count":0,"error_count":3"#),
     ]);
     let report = verify(stream);
@@ -2470,7 +2586,7 @@ fn an_unknown_category_from_a_later_1x_producer_is_only_a_notice() {
     let later = IDENTITY.replace("1.0-alpha", "1.1");
     let stream = numbered(&[
         &format!(r#"{{"type":"aoi:meta",{later}}}"#),
-        r#"{"type":"aoi:error","scope":"item","category":"quota_exceeded","code":"Q","message":"m","retryable":true}"#,
+        r#"{"type":"aoi:error","item_index":0,"domain":"outline","scope":"item","category":"quota_exceeded","code":"Q","message":"m","retryable":true}"#,
         &format!(r#"{{"type":"aoi:summary","ok":true,"count":0,"error_count":1,{later}}}"#),
     ]);
     let report = Verifier::verify_bytes(stream.as_bytes(), VerifyOptions::default());
