@@ -211,11 +211,14 @@ impl<'t> Subject<'t> {
             settings.stdin = entry.stdin.clone();
         }
         let input = tool.input_schema(&entry.name);
+        // Without an input schema (the spec asks for one only where stdin is structured,
+        // §12.1), whether the command needs operands is learnt by running it bare once.
+        let guessed = settings.args.is_none() && entry.examples.is_empty() && input.is_none();
         let base = if let Some(args) = &settings.args {
             Ok(args.clone())
         } else if let Some(example) = entry.examples.first() {
             Ok(example.clone())
-        } else if input.is_some_and(|i| i.required().is_empty()) {
+        } else if guessed || input.is_some_and(|i| i.required().is_empty()) {
             Ok(entry.words())
         } else {
             Err(format!(
@@ -223,7 +226,7 @@ impl<'t> Subject<'t> {
                 entry.name, entry.name
             ))
         };
-        Subject {
+        let mut subject = Subject {
             tool,
             entry,
             input,
@@ -234,7 +237,19 @@ impl<'t> Subject<'t> {
             missing: OnceLock::new(),
             probes: Mutex::new(Vec::new()),
             writes: Mutex::new(Vec::new()),
+        };
+        if guessed
+            && subject
+                .base_run()
+                .is_ok_and(|c| c.run.exit.code() == Some(64))
+        {
+            let name = &subject.entry.name;
+            subject.base = Err(format!(
+                "`{name}` has no example in capabilities nor an input schema, and run bare it is a usage error (exit 64): it needs operands; give one under [commands.\"{name}\"] in aoi-lint.toml"
+            ));
+            subject.base_run = OnceLock::new();
         }
+        subject
     }
 
     /// A subject for a bare invocation (`aoi lint -- TOOL ARGS`).
@@ -302,17 +317,20 @@ impl<'t> Subject<'t> {
     /// True when the command's input schema (or, without one, its manifest entry) says it
     /// takes `flag`.
     pub fn takes(&self, flag: &str) -> bool {
-        match self.input {
-            Some(input) => input.has_flag(flag),
-            None => match flag {
-                "--dry-run" => self.entry.supports_dry_run,
-                "--idempotency-key" => self.entry.supports_idempotency_key,
-                "--cursor" => self.entry.supports_cursor,
-                "--confirm" => self.entry.requires_confirm || self.entry.destructive,
-                "--input-jsonl" => self.entry.takes_jsonl(),
-                _ => false,
-            },
-        }
+        // The input schema's flags, or what capabilities claims (§17): an input schema may
+        // describe stdin records rather than the command line (§12.1), and a claim is tested
+        // by running it.
+        let claimed = match flag {
+            "--dry-run" => self.entry.supports_dry_run,
+            "--idempotency-key" => self.entry.supports_idempotency_key,
+            "--cursor" => self.entry.supports_cursor,
+            // §15: a bounded read takes --limit; a cursor pages what --limit cut.
+            "--limit" => self.input.is_none() && (self.entry.bounded || self.entry.supports_cursor),
+            "--confirm" => self.entry.requires_confirm || self.entry.destructive,
+            "--input-jsonl" => self.entry.takes_jsonl(),
+            _ => false,
+        };
+        claimed || self.input.is_some_and(|input| input.has_flag(flag))
     }
 
     /// A fresh sandbox with the config's setup applied: a copy of a sandbox the setup ran in

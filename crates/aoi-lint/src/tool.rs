@@ -48,6 +48,11 @@ pub struct Tool {
     pub compiled: Option<CompiledSchema>,
     /// `input-schema --command NAME --output json`, per command.
     pub input_schemas: BTreeMap<String, Discovered<InputSchema>>,
+    /// The flag forms §3 allows (`--capabilities`, `--schema`) that exist: each that printed
+    /// one JSON document, with the subcommand it must agree with.
+    pub discovery_flags: Vec<DiscoveryFlag>,
+    /// `TOOL --version` (§16.1 SHOULD), run once.
+    pub version: Option<Run>,
     /// The configuration file's settings (defaults without one).
     pub config: Config,
     /// How each sandbox is made.
@@ -58,6 +63,19 @@ pub struct Tool {
     /// `schema --schema-version V --output json` compiled, per version other than the
     /// default, made on first use.
     pub versioned: Versioned,
+}
+
+/// A discovery flag that answered (§3: "Equivalent flags MAY exist").
+#[derive(Debug, Clone)]
+pub struct DiscoveryFlag {
+    /// `--capabilities` or `--schema`.
+    pub flag: &'static str,
+    /// The subcommand it stands for: `capabilities` or `schema`.
+    pub subcommand: &'static str,
+    /// The run, which exited 0.
+    pub run: Run,
+    /// What it printed.
+    pub document: Value,
 }
 
 /// Schemas of other versions, fetched on first use.
@@ -114,6 +132,8 @@ impl Tool {
             },
             compiled: None,
             input_schemas: BTreeMap::new(),
+            discovery_flags: Vec::new(),
+            version: None,
             config,
             sandbox,
             templates: Mutex::new(HashMap::new()),
@@ -137,6 +157,8 @@ impl Tool {
                 }
             }
         }
+        tool.discovery_flags = tool.discovery_flags();
+        tool.version = tool.discover_json(&["--version"], Ok).run;
         if let Ok(manifest) = &tool.capabilities.value {
             if !manifest.tool.is_empty() {
                 tool.name = manifest.tool.clone();
@@ -156,6 +178,46 @@ impl Tool {
             }
         }
         tool
+    }
+
+    /// The first command capabilities lists that is not a discovery command: where lint
+    /// reports what concerns the whole tool, once.
+    pub fn first_command(&self) -> Option<&str> {
+        let manifest = self.capabilities.value.as_ref().ok()?;
+        manifest
+            .commands
+            .iter()
+            .find(|c| !c.is_discovery())
+            .map(|c| c.name.as_str())
+    }
+
+    /// `--capabilities` and `--schema`, where the subcommand answered: those that exit 0 with
+    /// one JSON document exist (a tool without them refuses them as usage errors).
+    fn discovery_flags(&self) -> Vec<DiscoveryFlag> {
+        let answered = [
+            (
+                "--capabilities",
+                "capabilities",
+                self.capabilities.value.is_ok(),
+            ),
+            ("--schema", "schema", self.schema.value.is_ok()),
+        ];
+        let mut found = Vec::new();
+        for (flag, subcommand, ok) in answered {
+            if !ok {
+                continue;
+            }
+            let found_doc = self.discover_json(&[flag], Ok);
+            if let (Some(run), Ok(document)) = (found_doc.run, found_doc.value) {
+                found.push(DiscoveryFlag {
+                    flag,
+                    subcommand,
+                    run,
+                    document,
+                });
+            }
+        }
+        found
     }
 
     /// Runs one discovery command in a fresh sandbox without network and parses its stdout

@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 
 use super::lint::{
-    assert_fails_exactly, assert_fails_within, corpus, lint, outcome_of, scratch, Row,
+    assert_fails_exactly, assert_fails_within, checks_of, corpus, lint, outcome_of, scratch, Row,
 };
 
 /// kvtool's commands, in capabilities order.
@@ -36,7 +36,7 @@ fn lint_kv(variant: &str, commands: &[&str]) -> Vec<Row> {
     } else {
         commands.len()
     };
-    assert_eq!(rows.len(), 16 * n, "py-kv-{variant}: {rows:#?}");
+    assert_eq!(checks_of(&rows), 16 * n, "py-kv-{variant}: {rows:#?}");
     rows
 }
 
@@ -110,7 +110,7 @@ fn kvtool_identifying_records_by_natural_key_passes_every_check() {
 #[test]
 fn sh_kv_passes_every_check_with_no_config() {
     let rows = lint(&corpus("sh-kv.sh"), &[]);
-    assert_eq!(rows.len(), 16 * 3);
+    assert_eq!(checks_of(&rows), 16 * 3);
     assert_fails_exactly("sh-kv.sh", &rows, &[]);
     for (check, command) in [(6, "delete"), (7, "put"), (11, "list"), (15, "list")] {
         assert!(
@@ -135,6 +135,41 @@ fn a_read_only_list_that_writes_when_given_a_cursor_fails_check_1() {
 #[test]
 fn a_command_capabilities_lists_but_kvtool_lacks_fails_check_1() {
     kv_fails("ghost-command", &["export"], 1, &["export"]);
+}
+
+/// §3 "If both flags and subcommands exist, they MUST return equivalent information":
+/// `--capabilities` leaves a command out. The clean tool's flags agree with its subcommands.
+#[test]
+fn a_discovery_flag_that_disagrees_with_its_subcommand_fails_check_1() {
+    kv_fails("flag-differs", &["list"], 1, &["list"]);
+}
+
+/// §10.3 "Event/output schemas SHOULD be permissive for forward‑compatible extension": a
+/// schema that closes the record events is advice on the commands that emit them, never a
+/// failure; the clean tool's open events get none.
+#[test]
+fn a_closed_domain_event_schema_is_advice() {
+    let closed = |rows: &[Row], command: &str| {
+        rows.iter().any(|r| {
+            r.check == 4
+                && r.command == command
+                && r.outcome == "advice"
+                && r.detail
+                    .starts_with("spec §10.3 SHOULD: the event schema rejects `entry`")
+        })
+    };
+    let rows = lint_kv("closed-events", &["list", "get"]);
+    assert_fails_exactly("py-kv-closed-events", &rows, &[]);
+    assert!(closed(&rows, "list") && closed(&rows, "get"), "{rows:#?}");
+    let rows = lint_kv("clean", &["list"]);
+    assert!(!closed(&rows, "list"), "{rows:#?}");
+}
+
+/// §10.2 "Schema `$id` MUST NOT be a machine‑local file URI unless the schema is explicitly
+/// local‑only": the event schema's `$id` is `file:///usr/share/…`.
+#[test]
+fn a_schema_id_that_is_a_local_file_uri_fails_check_1() {
+    kv_fails("file-id", &["list"], 1, &["list"]);
 }
 
 /// §3, §3.2 (`schema` MUST NOT require network access): a remote `$ref` fails discovery, and

@@ -189,6 +189,97 @@ fn a_second_meta_under_verbose_fails_check_14() {
     assert_fails_only("js-notes-verbose-meta", &rows, 14, &COMMANDS);
 }
 
+// ---- Two Python tools by other hands, from the spec alone: an inventory keyed by SKU (its own
+// argument parser, SQLite, an input schema only for `import`'s records) and a task tracker on
+// argparse subparsers (a JSON store, a relay `tail`, an input schema only for `tail`).
+
+/// Lints `py-<name>.py` with its own `py-<name>.aoi-lint.toml` (invocations and seed data).
+fn lint_py(tool: &Path, name: &str) -> Vec<Row> {
+    let config = corpus(&format!("py-{name}.aoi-lint.toml"));
+    lint(tool, &["--config", &config.display().to_string()])
+}
+
+/// Asserts `rows` hold no failure and nothing unproven, every command's 16 checks, and a pass
+/// of each `(check, command)` in `ran`.
+fn assert_stranger_passes(what: &str, rows: &[Row], commands: usize, ran: &[(u64, &str)]) {
+    let results = rows.iter().filter(|r| r.outcome != "advice").count();
+    assert_eq!(results, 16 * commands, "{what}: {rows:#?}");
+    let failed: Vec<&Row> = rows
+        .iter()
+        .filter(|r| !matches!(r.outcome.as_str(), "pass" | "not_applicable" | "advice"))
+        .collect();
+    assert!(failed.is_empty(), "{what}: {failed:#?}");
+    for (check, command) in ran {
+        assert_eq!(
+            outcome_of(rows, *check, command),
+            "pass",
+            "{what}: {check} on {command}: {rows:#?}"
+        );
+    }
+}
+
+/// §14.4 "or a documented natural key": the SKU names the item. No input schema but for
+/// `import`'s records (§12.1: the SHOULD is for structured stdin), no `--` before operands,
+/// `--help` in machine mode as an event: none of it fails.
+#[test]
+fn the_stranger_inventory_tool_passes_every_check() {
+    let rows = lint_py(&corpus("py-inventory.py"), "inventory");
+    assert_stranger_passes(
+        "py-inventory",
+        &rows,
+        6,
+        &[
+            (6, "remove"),
+            (6, "add"),
+            (7, "add"),
+            (11, "list"),
+            (12, "import"),
+        ],
+    );
+}
+
+/// A relay (`tail`) and a bulk delete by filter (`purge`) with `--confirm-count`, on argparse.
+#[test]
+fn the_stranger_task_tool_passes_every_check() {
+    let rows = lint_py(&corpus("py-tasks.py"), "tasks");
+    assert_stranger_passes(
+        "py-tasks",
+        &rows,
+        6,
+        &[(6, "purge"), (7, "create"), (11, "list"), (16, "tail")],
+    );
+    // §10.3 "Input schemas SHOULD be strict": `tail`'s accepts fields it does not name, which
+    // is advice (a SHOULD), never a failure.
+    assert!(
+        rows.iter().any(|r| r.command == "tail"
+            && r.outcome == "advice"
+            && r.detail
+                .starts_with("spec §10.3 SHOULD: the input schema accepts")),
+        "{rows:#?}"
+    );
+}
+
+/// §18.2 #9 "Known secret‑looking args are not echoed raw in output": argparse's own usage
+/// error repeats an argument it does not know, `--api-key=SECRET` included. The task tool
+/// names the flags only; put back argparse's message and every command fails check 9.
+#[test]
+fn a_usage_error_repeating_an_unknown_secret_flag_fails_check_9() {
+    let source = std::fs::read_to_string(corpus("py-tasks.py")).unwrap();
+    let guard = "        if message.startswith(prefix):";
+    assert!(source.contains(guard), "py-tasks.py changed: {guard}");
+    let tool = super::lint::scratch().join("py-tasks-echoes-args.py");
+    std::fs::write(&tool, source.replace(guard, "        if False:")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let rows = lint_py(&tool, "tasks");
+    assert_fails_only(
+        "py-tasks-echoes-args",
+        &rows,
+        9,
+        &["create", "show", "list", "done", "purge", "tail"],
+    );
+}
+
 /// Runs `tool ARGS` with its store under `data`, `stdin` piped in.
 fn run(tool: &Path, data: &Path, args: &[&str], stdin: &str) -> Output {
     use std::io::Write;

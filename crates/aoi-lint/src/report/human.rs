@@ -121,7 +121,7 @@ pub fn human(report: &Report, color: bool) -> String {
         }
     }
 
-    // Advice: the profile's, not the spec's; it fails nothing (unless --strict-profile made
+    // Advice: a SHOULD of the spec or the profile's; it fails nothing (unless --strict-profile made
     // it a failure above), so it comes after what does.
     let advice: Vec<_> = report.advice().collect();
     if !advice.is_empty() {
@@ -132,7 +132,7 @@ pub fn human(report: &Report, color: bool) -> String {
             paint(
                 BOLD,
                 &format!(
-                    "advice ({}): this project's profile (docs/discovery.md), not the spec; fails nothing without --strict-profile",
+                    "advice ({}): the spec's SHOULDs and this project's profile (docs/discovery.md); fails nothing without --strict-profile",
                     advice.len()
                 )
             )

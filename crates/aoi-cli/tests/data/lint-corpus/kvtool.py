@@ -24,6 +24,13 @@ one); "clean", "replayed" and "natural-key" are conforming:
   §14.4), so mutation events carry `key` and no separate id.
 - ro-writes-on-cursor: `list --cursor` writes a resume file (check 1, read_only).
 - ghost-command: capabilities lists `export`, which the tool does not have (check 1).
+- flag-differs: `--capabilities`, the flag form of `capabilities` (§3), lists one command fewer
+  than the subcommand (check 1). The clean tool answers both flags with the subcommands'
+  documents.
+- closed-events: conforming, but the schema closes the record events (`entry`, `created`,
+  `updated`) with `additionalProperties: false` (§10.3 SHOULD: advice, no failure).
+- file-id: the event schema's `$id` is a `file://` URI and the schema does not say it is
+  local-only (§10.2, check 1).
 - remote-ref: the schema has a `$ref` to a remote document (check 1; check 4 cannot run).
 - prose-stdout: `put` prints a coloured confirmation line on stdout in machine mode (check 2).
 - exit0-not-ok: `get` exits 0 with aoi:summary ok:false (check 3).
@@ -531,7 +538,8 @@ def emit_effects(out, effects, replayed):
 
 GLOBAL = {"--output": ("output", "str"), "--format": ("output", "str"),
           "--schema-version": ("schema_version", "str"), "--no-color": ("no_color", "bool"),
-          "--help": ("help", "bool"), "-h": ("help", "bool"), "--version": ("version", "bool")}
+          "--help": ("help", "bool"), "-h": ("help", "bool"), "--version": ("version", "bool"),
+          "--schema": ("schema_flag", "bool"), "--capabilities": ("capabilities_flag", "bool")}
 FLAGS = {
     "list": {"--limit": ("limit", "int"), "--cursor": ("cursor", "str")},
     "get": {"--name": ("name", "str")},
@@ -1335,6 +1343,9 @@ def event_schema(version):
                                                        if FAULT == "natural-key" else "")},
          "value": {"type": "string"}, "revision": {"type": "integer", "minimum": 1}},
         **stamp, **replayed)}
+    if FAULT == "closed-events":
+        record["properties"].update({"type": {"type": "string"}, "aoi": {"type": "object"}})
+        record["additionalProperties"] = False
     deleted = {"type": "object", "required": rec_req[:1] + rec_req[2:],
                "properties": dict({"id": record["properties"]["id"],
                                    "key": record["properties"]["key"],
@@ -1407,7 +1418,8 @@ def event_schema(version):
                        "then": {"$ref": "#/$defs/" + ref}})
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "https://schemas.example.com/kvtool/events/%s/schema.json" % version,
+        "$id": ("file:///usr/share/kvtool/events-%s.json" if FAULT == "file-id"
+                else "https://schemas.example.com/kvtool/events/%s/schema.json") % version,
         "title": "kvtool events %s" % version,
         "description": "Every event kvtool emits in machine mode. entry: one record (list, get); "
                        "created / updated / deleted: the audit of a mutation; changed: a change "
@@ -1572,6 +1584,15 @@ def run(argv):
             return 0
         if args.get("version"):
             _say(sys.stdout, "kvtool %s (AOI-CLI %s)" % (TOOL_VERSION, AOI_VERSION))
+            return 0
+        if args.command is None and args.get("schema_flag"):
+            print_document(event_schema(negotiated_version(args)), compact=False)
+            return 0
+        if args.command is None and args.get("capabilities_flag"):
+            doc = capabilities()
+            if FAULT == "flag-differs":
+                doc = dict(doc, commands=doc["commands"][:-1])
+            print_document(doc, compact=False)
             return 0
         if args.command is None:
             raise usage("MISSING_COMMAND", "No command given.")
