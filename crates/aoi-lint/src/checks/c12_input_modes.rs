@@ -13,7 +13,7 @@ use aoi::ErrorEvent;
 use serde_json::{Map, Value};
 
 use super::{id, Judge};
-use crate::model::{CheckId, CheckResult};
+use crate::model::{Advice, CheckId, CheckResult};
 use crate::subject::{without, Captured, Extras, Subject};
 
 /// This check.
@@ -140,15 +140,29 @@ fn good_records(subject: &Subject<'_>) -> Vec<u8> {
     out
 }
 
-/// The `aoi:error` events that name input line `line`.
+/// The `aoi:error` events that name input line `line` (1-based): by `line_number`, or by an
+/// `item_index` counted from 0 or from 1 (§9.1 "correlation back to the input record" says
+/// neither).
 fn naming(captured: &Captured, line: u64) -> Vec<&ErrorEvent> {
     captured
         .errors()
-        .filter(|e| e.line_number == Some(line))
+        .filter(|e| {
+            e.line_number == Some(line)
+                || e.item_index
+                    .is_some_and(|i| i == line || i.checked_add(1) == Some(line))
+        })
         .collect()
 }
 
-fn fail_fast(subject: &Subject<'_>, args: &[String], input: &Input) -> Result<String, CheckResult> {
+/// A mode that behaved as §12.2 says: what lint saw, and whether an error named the malformed
+/// line (§9.1 makes `line_number`/`item_index` a SHOULD, so an unnamed line is advice).
+type Behaved = (String, bool);
+
+fn fail_fast(
+    subject: &Subject<'_>,
+    args: &[String],
+    input: &Input,
+) -> Result<Behaved, CheckResult> {
     let judge = Judge::new(ID, subject);
     let bad = input.bad_line();
     let extras = Extras {
@@ -180,17 +194,12 @@ fn fail_fast(subject: &Subject<'_>, args: &[String], input: &Input) -> Result<St
             ))
             .evidence(run.evidence()));
     }
-    if naming(&run, bad).is_empty() {
-        return Err(judge
-            .fail(format!(
-                "the fail-fast error does not name the malformed line (line_number {bad}): {}",
-                run.first_error().unwrap_or_else(|| run.ending())
-            ))
-            .evidence(run.evidence()));
-    }
-    Ok(format!(
-        "fail-fast aborts at line {bad} (exit {}) and writes nothing",
-        run.run.exit.shell_status()
+    Ok((
+        format!(
+            "fail-fast aborts at line {bad} (exit {}) and writes nothing",
+            run.run.exit.shell_status()
+        ),
+        !naming(&run, bad).is_empty(),
     ))
 }
 
@@ -198,7 +207,7 @@ fn continue_on_error(
     subject: &Subject<'_>,
     args: &[String],
     input: &Input,
-) -> Result<String, CheckResult> {
+) -> Result<Behaved, CheckResult> {
     let judge = Judge::new(ID, subject);
     let bad = input.bad_line();
     let extras = Extras {
@@ -208,8 +217,14 @@ fn continue_on_error(
     let run = subject
         .exec(args, &extras)
         .map_err(|why| judge.could_not_run(why))?;
+    // §12.2 "malformed lines emit item-level errors": one naming the line, else any item error.
     let named = naming(&run, bad);
-    let Some(error) = named.first() else {
+    let Some(error) = named
+        .first()
+        .copied()
+        .or_else(|| run.errors().find(|e| e.scope == Scope::Item))
+        .or_else(|| run.errors().next())
+    else {
         return Err(judge
             .fail(format!(
                 "continue-on-error gives no item error for the malformed line {bad}"
@@ -230,8 +245,11 @@ fn continue_on_error(
             .evidence(run.evidence()));
     }
     if input.count == 0 {
-        return Ok(format!(
-            "continue-on-error reports line {bad} as an item error and goes on (no good records known to follow it: give the example's input)"
+        return Ok((
+            format!(
+                "continue-on-error reports line {bad} as an item error and goes on (no good records known to follow it: give the example's input)"
+            ),
+            !named.is_empty(),
         ));
     }
     // Going on means the records after the bad line are processed: the run does what the
@@ -262,9 +280,12 @@ fn continue_on_error(
             ))
             .evidence(run.evidence()));
     }
-    Ok(format!(
-        "continue-on-error reports line {bad} as an item error and processes the {} record(s) after it",
-        input.count
+    Ok((
+        format!(
+            "continue-on-error reports line {bad} as an item error and processes the {} record(s) after it",
+            input.count
+        ),
+        !named.is_empty(),
     ))
 }
 
@@ -298,27 +319,41 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
                 "capabilities declares input_default {other:?}, neither fail_fast nor continue_on_error"
             ))
         }
-        None if subject.takes("--fail-fast") || subject.takes("--continue-on-error") => {
-            Ok("no declared default; the mode is configurable".to_owned())
-        }
+        None if subject.takes("--fail-fast") || subject.takes("--continue-on-error") => Ok((
+            "no declared default; the mode is configurable".to_owned(),
+            true,
+        )),
         // §12.2 asks that the mode be documented, not where: without the field lint reads,
         // the command must behave as one of the two modes, whichever it is.
         None => match fail_fast(subject, &plain, &input) {
-            Ok(text) => Ok(format!("{text} (no input_default declared: it behaves as fail-fast)")),
-            Err(_) => continue_on_error(subject, &plain, &input).map(|text| {
-                format!("{text} (no input_default declared: it behaves as continue-on-error)")
+            Ok((text, named)) => Ok((
+                format!("{text} (no input_default declared: it behaves as fail-fast)"),
+                named,
+            )),
+            Err(_) => continue_on_error(subject, &plain, &input).map(|(text, named)| {
+                (
+                    format!("{text} (no input_default declared: it behaves as continue-on-error)"),
+                    named,
+                )
             }),
         },
     };
+    let mut unnamed = false;
     match outcome {
-        Ok(text) => passed.push(text),
+        Ok((text, named)) => {
+            passed.push(text);
+            unnamed |= !named;
+        }
         Err(result) => return result,
     }
     if subject.takes("--continue-on-error") && default != Some("continue_on_error") {
         let mut args = plain.clone();
         args.push("--continue-on-error".into());
         match continue_on_error(subject, &args, &input) {
-            Ok(text) => passed.push(format!("{text} under --continue-on-error")),
+            Ok((text, named)) => {
+                passed.push(format!("{text} under --continue-on-error"));
+                unnamed |= !named;
+            }
             Err(result) => return result,
         }
     }
@@ -326,11 +361,25 @@ pub fn run(subject: &Subject<'_>) -> CheckResult {
         let mut args = plain;
         args.push("--fail-fast".into());
         match fail_fast(subject, &args, &input) {
-            Ok(text) => passed.push(format!("{text} under --fail-fast")),
+            Ok((text, named)) => {
+                passed.push(format!("{text} under --fail-fast"));
+                unnamed |= !named;
+            }
             Err(result) => return result,
         }
     }
-    judge.pass(passed.join("; "))
+    let result = judge.pass(passed.join("; "));
+    if !unnamed {
+        return result;
+    }
+    result.advise(Advice {
+        detail: format!(
+            "spec §9.1 SHOULD: no error names the malformed line {} by line_number or item_index",
+            input.bad_line()
+        ),
+        fix: "give the error for a malformed input line its `line_number` (§9.1 \"| `item_index` / `line_number` | SHOULD when `scope:\"item\"` |\")".into(),
+        evidence: Vec::new(),
+    })
 }
 
 #[cfg(test)]
