@@ -39,6 +39,9 @@ enum Command {
         /// Abort without a summary after this many items (to exercise a cut upstream).
         #[arg(long, value_name = "N")]
         crash_after: Option<u64>,
+        /// Fail at once with an error of this category (to exercise exit statuses).
+        #[arg(long, value_name = "CATEGORY", hide = true, value_parser = category)]
+        fail_with: Option<Category>,
         /// Token for the (imaginary) catalogue API.
         #[arg(long, short = 'k', env = "FEED_TOKEN", hide_env_values = true)]
         api_token: Option<String>,
@@ -49,6 +52,11 @@ enum Command {
     Doctor,
     #[command(flatten)]
     Discovery(Discovery),
+}
+
+/// A §9.2 category by name.
+fn category(name: &str) -> Result<Category, String> {
+    Category::parse(name).ok_or_else(|| format!("{name:?} is not a category of §9.2"))
 }
 
 /// One catalogue item.
@@ -120,6 +128,7 @@ fn main() -> ExitCode {
             total,
             fail_after,
             crash_after,
+            fail_with,
             api_token,
             page,
         } => {
@@ -130,11 +139,21 @@ fn main() -> ExitCode {
                     &format!("using api token {token}"),
                 );
             }
-            if !cli.aoi.machine() {
-                return human_list(total, prefix.as_deref(), page.limit);
-            }
+            // One body for both modes: in human mode the same events become a table.
             let limits = Limits::for_page(&page);
             app.run_with(&cli.aoi, "list", limits, |out| {
+                if let Some(category) = fail_with {
+                    let error = ErrorEvent::new(
+                        category,
+                        Code::from_static("ASKED_TO_FAIL"),
+                        "--fail-with asked for this failure",
+                    );
+                    return Err(if category == Category::Authz {
+                        Failure::denied(error)
+                    } else {
+                        error.into()
+                    });
+                }
                 let limit = check_limit(page.limit)?;
                 let codec = CursorCodec::new("list", &(&prefix, total));
                 let after: u64 = match &page.cursor {
@@ -177,31 +196,6 @@ fn main() -> ExitCode {
                 }
                 Ok(page.outcome(Outcome::success()))
             })
-        }
-    }
-}
-
-/// The list for a person; a reader that went away ends it quietly (141, §7), any other
-/// failure to write is one line on stderr and 74, never a success or a panic.
-fn human_list(total: u64, prefix: Option<&str>, limit: usize) -> ExitCode {
-    use std::io::Write;
-    let titles = (1..=total)
-        .map(|n| format!("Item {n}"))
-        .filter(|t| prefix.is_none_or(|p| t.starts_with(p)))
-        .take(limit);
-    let mut out = std::io::stdout().lock();
-    let written = titles
-        .enumerate()
-        .try_for_each(|(i, t)| writeln!(out, "{:>4}  {t}", i + 1))
-        .and_then(|()| out.flush());
-    match written {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-            ExitCode::from(aoi::exit_code::SIGPIPE)
-        }
-        Err(e) => {
-            let _ = writeln!(std::io::stderr(), "feed: writing to stdout failed: {e}");
-            ExitCode::from(aoi::exit_code::IO_ERR)
         }
     }
 }

@@ -46,7 +46,7 @@
 //! ```
 
 use std::ffi::OsString;
-use std::io::{self, IsTerminal, Stdout, Write};
+use std::io::{self, IsTerminal, Stderr, Stdout, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -57,6 +57,7 @@ use crate::discover::capabilities::{command_input_schema, manifest, CommandSpec}
 use crate::discover::schema::{framework_schema, SchemaError};
 use crate::emit::{Emitter, EmitterBuilder, Harness, RunResult};
 use crate::surface::flags::{GlobalArgs, OutputMode};
+use crate::surface::human::{HumanHook, HumanRenderer};
 use crate::surface::redact::{args_fingerprint, Redactor};
 use crate::wire::{exit_code, Category, Code, ErrorEvent, Identity, FRAMEWORK_TYPES};
 use crate::Outcome;
@@ -121,6 +122,8 @@ pub struct App {
     specs: Vec<CommandSpec>,
     grace: Duration,
     echo_args: bool,
+    /// Commands' own human rendering of their events ([`App::human`]).
+    human_hooks: Vec<(String, HumanHook)>,
     /// Flags the parser's clap definition marks secret, learnt by [`App::parse`].
     secret_flags: std::sync::OnceLock<Vec<String>>,
 }
@@ -153,6 +156,7 @@ impl App {
             specs: Vec::new(),
             grace: Duration::from_millis(1500),
             echo_args: false,
+            human_hooks: Vec::new(),
             secret_flags: std::sync::OnceLock::new(),
         }
     }
@@ -470,13 +474,58 @@ impl App {
         Emitter::builder(self.identity()).command(command)
     }
 
-    /// Runs a command's machine-mode body under the [`Harness`], after negotiating the schema
-    /// version.
+    /// Renders `command`'s events of a type its own way in human mode: `hook` returns the
+    /// lines for an event, or `None` for the default (a table or `key: value` lines, see
+    /// [`human`](crate::surface::human)).
+    pub fn human(
+        mut self,
+        command: &str,
+        hook: impl Fn(&str, &serde_json::Map<String, serde_json::Value>) -> Option<String>
+            + Send
+            + Sync
+            + 'static,
+    ) -> App {
+        self.human_hooks
+            .push((command.to_owned(), std::sync::Arc::new(hook)));
+        self
+    }
+
+    /// Runs a command's body under the [`Harness`], after negotiating the schema version, in
+    /// either mode: the body writes events; in human mode they are shown to a person
+    /// ([`human`](crate::surface::human)), with the exit status machine mode gives.
     pub fn run<F>(&self, global: &GlobalArgs, command: &str, body: F) -> ExitCode
     where
-        F: FnOnce(&mut Emitter<Stdout>) -> RunResult,
+        F: FnOnce(&mut Emitter<Out>) -> RunResult,
     {
         self.run_with(global, command, Limits::default(), body)
+    }
+
+    /// Where a command's events go: stdout as JSONL, or a renderer for a person.
+    fn out(&self, global: &GlobalArgs, command: &str) -> Out {
+        if global.machine() {
+            return Out::Machine(io::stdout());
+        }
+        let argv = std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let paint = |tty: &dyn Fn() -> bool| {
+            crate::surface::color::Paint::new(global.color_allowed() && tty())
+        };
+        let hook = self
+            .human_hooks
+            .iter()
+            .find(|(c, _)| c == command)
+            .map(|(_, h)| h.clone());
+        Out::Human(Box::new(
+            HumanRenderer::new(
+                io::stdout(),
+                io::stderr(),
+                paint(&|| io::stdout().is_terminal()),
+                paint(&|| io::stderr().is_terminal()),
+                argv,
+            )
+            .hook(hook),
+        ))
     }
 
     /// [`App::run`] within `limits`: `--timeout` ends the run with `reason:"timeout"` (exit
@@ -489,8 +538,9 @@ impl App {
         body: F,
     ) -> ExitCode
     where
-        F: FnOnce(&mut Emitter<Stdout>) -> RunResult,
+        F: FnOnce(&mut Emitter<Out>) -> RunResult,
     {
+        let out = self.out(global, command);
         match self.negotiate(global.schema_version.as_deref()) {
             Ok(identity) => {
                 let argv: Vec<String> = std::env::args_os()
@@ -510,9 +560,9 @@ impl App {
                 Harness::new(builder)
                     .grace(self.grace)
                     .timeout(limits.timeout)
-                    .run(body)
+                    .run_on(out, body)
             }
-            Err(error) => Harness::new(self.emitter(command)).run(|_| Err(error.into())),
+            Err(error) => Harness::new(self.emitter(command)).run_on(out, |_| Err(error.into())),
         }
     }
 
@@ -993,6 +1043,47 @@ fn error_stream(builder: EmitterBuilder, event: &ErrorEvent) -> u8 {
         Err(e) => {
             let _ = writeln!(io::stderr(), "error: {e}");
             exit_code::IO_ERR
+        }
+    }
+}
+
+/// The writer a command's events go to (see [`App::run`]): stdout, or a
+/// [`HumanRenderer`] in front of stdout and stderr.
+pub enum Out {
+    /// Machine mode: the JSONL stream on stdout.
+    Machine(Stdout),
+    /// Human mode: the stream read back and shown to a person.
+    Human(Box<HumanRenderer<Stdout, Stderr>>),
+}
+
+impl std::fmt::Debug for Out {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Out::Machine(_) => "Out::Machine",
+            Out::Human(_) => "Out::Human",
+        })
+    }
+}
+
+impl Write for Out {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Out::Machine(out) => out.write(buf),
+            Out::Human(out) => out.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Out::Machine(out) => out.write_all(buf),
+            Out::Human(out) => out.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Out::Machine(out) => out.flush(),
+            Out::Human(out) => out.flush(),
         }
     }
 }

@@ -7,7 +7,7 @@
 //! replay when the run has an `--idempotency-key` (§14.4). [`run`] ties these to the two
 //! modes: machine mode under the SDK's harness, human mode silent on success like GNU.
 
-use std::io::{self, Stdout, Write};
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 use aoi::app::App;
@@ -85,7 +85,7 @@ pub enum Applied<T> {
 }
 
 enum Sink<'a> {
-    Machine(&'a mut Emitter<Stdout>),
+    Machine(&'a mut Emitter<aoi::app::Out>),
     Human,
 }
 

@@ -142,13 +142,24 @@ impl Harness {
     where
         F: FnOnce(&mut Emitter<Stdout>) -> RunResult,
     {
+        self.run_on(io::stdout(), body)
+    }
+
+    /// [`Harness::run`] with the stream written to `out`, a writer in front of stdout (e.g. a
+    /// [`HumanRenderer`](crate::surface::human::HumanRenderer) in human mode): the signals,
+    /// the deadline and the exit status are the same.
+    pub fn run_on<W, F>(self, out: W, body: F) -> ExitCode
+    where
+        W: Write + Send + 'static,
+        F: FnOnce(&mut Emitter<W>) -> RunResult,
+    {
         if let Some(code) = refuse_closed_stdout() {
             return ExitCode::from(code);
         }
         install_quiet_panic_hook();
         let cancel = CancelToken::new();
         let builder = self.builder.cancel_token(cancel.clone());
-        let mut emitter = match builder.start(io::stdout()) {
+        let mut emitter = match builder.start(out) {
             Ok(emitter) => emitter,
             Err(e) => return ExitCode::from(exit_for_lost_stdout(&e)),
         };

@@ -1,9 +1,10 @@
 //! The standard CLI surface of §14-§16: flags, cursors, dry-run, confirmation, idempotency,
-//! redaction.
+//! redaction, and human output derived from the machine stream.
 
 pub mod color;
 pub mod cursor;
 pub mod flags;
+pub mod human;
 pub mod input;
 pub mod redact;
 pub mod safety;

@@ -22,7 +22,7 @@ use crate::scenario::identity;
 
 /// The `feed` example, built with the workspace's binaries once per test run
 /// (`aoi_test::workspace_bin`: integration tests do not build examples).
-fn feed() -> &'static Path {
+pub(crate) fn feed() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| aoi_test::workspace_bin("examples/feed"))
 }

@@ -242,7 +242,8 @@ def _run(body: Callable[[], Optional[Outcome]], out: Optional[Emitter], name: st
         _say(f"{name}: error: {err.message}")
         if err.hint and err.category != "usage":
             _say(f"hint: {err.hint}")
-        return err.exit_code
+        # The machine mode's status (§6): a refusal is 77 in both modes, whatever its category.
+        return Outcome.failure(err.reason).exit_status(err)
     except signals.TimedOut as t:
         signals.finishing()
         if out is not None and not out.finished:
