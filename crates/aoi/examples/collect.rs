@@ -6,17 +6,15 @@
 //! collect clear --into items.jsonl --confirm --confirm-count 20 --output jsonl
 //! ```
 
-use std::collections::HashMap;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use aoi::prelude::*;
-use aoi::surface::safety::{
-    begin, replay, Confirmation, Effects, IdempotencyStore, Recorded, Replay,
-};
-use aoi::{app::human_error, surface::cursor::request_hash};
+use aoi::surface::cursor::request_hash;
+use aoi::surface::safety::{begin, replay, Confirmation, Effects, Replay};
+use aoi::surface::store::FileStore;
 use clap::{Parser, Subcommand};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -42,6 +40,13 @@ enum Command {
         input: InputArgs,
         #[command(flatten)]
         mutation: MutationArgs,
+        /// Wait this long between the effect and its idempotency record (to exercise
+        /// concurrent runs).
+        #[arg(long, value_name = "MS", hide = true)]
+        hold_ms: Option<u64>,
+        /// Abort between the effect and its idempotency record (to exercise a run that dies).
+        #[arg(long, hide = true)]
+        abort_after_effect: bool,
     },
     /// Remove every record from the store (destructive).
     Clear {
@@ -88,36 +93,6 @@ impl DomainEvent for Cleared {
     const TYPE: &'static str = "cleared";
 }
 
-/// Idempotency records kept beside the store, in `<store>.idempotency.json`.
-struct FileStore {
-    path: PathBuf,
-}
-
-impl IdempotencyStore for FileStore {
-    type Error = String;
-
-    fn load(&mut self, key: &str) -> Result<Option<Recorded>, String> {
-        Ok(self.all()?.remove(key))
-    }
-
-    fn save(&mut self, key: &str, record: &Recorded) -> Result<(), String> {
-        let mut all = self.all()?;
-        all.insert(key.to_owned(), record.clone());
-        let text = serde_json::to_string(&all).map_err(|e| e.to_string())?;
-        fs::write(&self.path, text).map_err(|e| e.to_string())
-    }
-}
-
-impl FileStore {
-    fn all(&self) -> Result<HashMap<String, Recorded>, String> {
-        match fs::read_to_string(&self.path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| e.to_string()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(HashMap::new()),
-            Err(e) => Err(e.to_string()),
-        }
-    }
-}
-
 fn io_error(path: &Path, e: &std::io::Error) -> ErrorEvent {
     ErrorEvent::new(
         Category::Io,
@@ -157,21 +132,14 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(code) => return code,
     };
-    if !cli.aoi.machine() && !matches!(cli.command, Command::Discovery(_)) {
-        let e = ErrorEvent::new(
-            Category::Usage,
-            Code::from_static("MACHINE_ONLY"),
-            "this example speaks machine mode only",
-        )
-        .hint("add --output jsonl");
-        return human_error(&e, cli.aoi.color_allowed());
-    }
     match cli.command {
         Command::Discovery(d) => app.discover::<Cli>(&cli.aoi, &d),
         Command::Add {
             into,
             input,
             mutation,
+            hold_ms,
+            abort_after_effect,
         } => app.run(&cli.aoi, "add", |out| {
             let mut reader = Input::open(&input, InputMode::FailFast)?.validate_with(
                 &serde_json::to_value(schemars::schema_for!(ItemIn)).unwrap_or_default(),
@@ -191,11 +159,13 @@ fn main() -> ExitCode {
                         .map(str::to_owned)
                 })
                 .collect();
-            let mut store = FileStore {
-                path: with_suffix(&into, ".idempotency.json"),
-            };
+            // Idempotency records beside the store, one run per key at a time.
+            let mut store = FileStore::new(with_suffix(&into, ".idempotency"))
+                .map_err(|e| io_error(&into, &e))?;
+            let mut _held = None;
             let recorder = match &mutation.idempotency_key {
                 Some(key) if !mutation.dry_run => {
+                    _held = Some(store.lock(key)?);
                     let hash = request_hash(
                         "add",
                         &(
@@ -241,6 +211,12 @@ fn main() -> ExitCode {
                         store: into.display().to_string(),
                     })
                     .collect();
+                if let Some(ms) = hold_ms {
+                    std::thread::sleep(std::time::Duration::from_millis(ms));
+                }
+                if abort_after_effect {
+                    std::process::abort();
+                }
                 // Save the idempotency record right after the effect and before any output: a
                 // retry after a cut pipe must replay, not append again (§14.4).
                 if let Some(mut r) = recorder {

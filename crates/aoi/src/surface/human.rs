@@ -236,7 +236,12 @@ impl<W: Write, E: Write> HumanRenderer<W, E> {
             let note = self.paint.dim("dry run: nothing was changed");
             writeln!(self.out, "{note}")?;
         }
-        if self.replayed {
+        // A replay (§14.4): the SDK's `replay` says so on the summary, a tool may on events.
+        let replay = summary
+            .get("properties")
+            .and_then(|p| p.get("idempotent_replay"))
+            == Some(&Value::Bool(true));
+        if self.replayed || replay {
             let note = self.paint.dim(
                 "replayed: an earlier run with this --idempotency-key did this; nothing was done again",
             );

@@ -10,4 +10,6 @@ pub mod redact;
 pub mod safety;
 #[cfg(feature = "shell")]
 pub mod shell;
+#[cfg(unix)]
+pub mod store;
 pub mod term;

@@ -8,6 +8,7 @@ mod arbitrary_bytes;
 mod conformance_doc;
 mod damaged_streams;
 mod emitted_streams;
+mod idempotency_store;
 mod modes;
 mod process_end;
 mod redaction_cases;

@@ -1,0 +1,326 @@
+//! A file-backed [`IdempotencyStore`] (§14.4) for a CLI, one process per run: records survive
+//! the process, concurrent runs with one key are serialized, and a run that died between its
+//! effect and its record is never replayed as a success nor repeated in silence.
+//!
+//! Layout, in a directory of the tool's own (by default `$XDG_STATE_HOME/TOOL/idempotency`,
+//! else `~/.local/state/TOOL/idempotency`, created mode 0700): for a key, files named by the
+//! SHA-256 of the key (a key may hold any character):
+//! - `HASH.json`: the record of the run that finished, written to a temporary file and renamed
+//!   over (a reader never sees half a record);
+//! - `HASH.lock`: an exclusive `flock` held by the run using the key, from [`FileStore::lock`]
+//!   until its [`KeyLock`] is dropped; the kernel releases it when the process dies;
+//! - `HASH.pending`: written when the lock is taken, removed when it is released: present with
+//!   the lock free means the run holding it died.
+//!
+//! The order, for a tool (what [`begin`](super::safety::begin) and
+//! [`Recorder::finish`](super::safety::Recorder::finish) do around it):
+//!
+//! 1. [`FileStore::lock`] the key: a second run with the same key waits here until the first
+//!    is done, then finds its record and replays it (one effect, one replay). A key whose
+//!    earlier run died after taking the lock is refused: `conflict`
+//!    `IDEMPOTENCY_OUTCOME_UNKNOWN`, `retryable: false`, because that run may have applied its
+//!    effect and the store cannot tell (§9.3 "A producer MUST set retryable:false when it
+//!    cannot determine whether a side effect was applied"). Check the state, then use a new
+//!    key.
+//! 2. [`begin`](super::safety::begin): replay a record, or run.
+//! 3. The effect, then [`Recorder::finish`](super::safety::Recorder::finish) (the record),
+//!    then the output: a retry after a cut pipe replays.
+//! 4. Drop the [`KeyLock`].
+//!
+//! Records and markers older than the store's time to live (24 hours unless
+//! [`FileStore::ttl`] says otherwise) are forgotten: the key may be used afresh.
+//!
+//! A tool whose own data lives in a transactional store (outline's SQLite) keeps the record in
+//! that transaction instead, with its own [`IdempotencyStore`]: then no crash can separate the
+//! effect from its record.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use sha2::{Digest, Sha256};
+
+use super::safety::{IdempotencyStore, Recorded};
+use crate::wire::{Category, Code, ErrorEvent};
+
+/// `conflict`: an earlier run with this idempotency key died after it took the key, and may
+/// have applied its effect.
+pub const IDEMPOTENCY_OUTCOME_UNKNOWN: Code = Code::from_static("IDEMPOTENCY_OUTCOME_UNKNOWN");
+
+/// How long a record is kept, unless [`FileStore::ttl`] says otherwise.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Idempotency records in a directory (see the [module docs](self)).
+#[derive(Debug, Clone)]
+pub struct FileStore {
+    dir: PathBuf,
+    ttl: Duration,
+}
+
+/// The key held by one run: released (and its pending marker removed) when dropped.
+#[derive(Debug)]
+pub struct KeyLock {
+    file: File,
+    pending: PathBuf,
+}
+
+impl Drop for KeyLock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.pending);
+        let _ = rustix::fs::flock(&self.file, rustix::fs::FlockOperation::Unlock);
+    }
+}
+
+impl FileStore {
+    /// A store in `dir`, created (mode 0700) when missing.
+    pub fn new(dir: impl Into<PathBuf>) -> io::Result<FileStore> {
+        let dir = dir.into();
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode_private()
+            .create(&dir)?;
+        Ok(FileStore {
+            dir,
+            ttl: DEFAULT_TTL,
+        })
+    }
+
+    /// The store of tool `tool`: `$XDG_STATE_HOME/TOOL/idempotency`, else
+    /// `$HOME/.local/state/TOOL/idempotency`.
+    pub fn for_tool(tool: &str) -> io::Result<FileStore> {
+        let state = std::env::var_os("XDG_STATE_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| {
+                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local").join("state"))
+            })
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::NotFound,
+                    "neither XDG_STATE_HOME nor HOME is set",
+                )
+            })?;
+        FileStore::new(state.join(tool).join("idempotency"))
+    }
+
+    /// Keeps records for `ttl` instead of [`DEFAULT_TTL`].
+    pub fn ttl(mut self, ttl: Duration) -> FileStore {
+        self.ttl = ttl;
+        self
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn path(&self, key: &str, ext: &str) -> PathBuf {
+        let hash = Sha256::digest(key.as_bytes());
+        let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+        self.dir.join(format!("{hex}.{ext}"))
+    }
+
+    /// True when `path` was last written longer ago than the time to live.
+    fn expired(&self, path: &Path) -> bool {
+        fs::metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| SystemTime::now().duration_since(t).ok())
+            .is_some_and(|age| age > self.ttl)
+    }
+
+    /// Takes `key` for this run, waiting while another run holds it (step 1 of the
+    /// [module docs](self)).
+    pub fn lock(&self, key: &str) -> Result<KeyLock, ErrorEvent> {
+        let lock_path = self.path(key, "lock");
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| failed(&lock_path, &e))?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| failed(&lock_path, &io::Error::from(e)))?;
+        let pending = self.path(key, "pending");
+        if pending.exists() {
+            if self.expired(&pending) {
+                let _ = fs::remove_file(&pending);
+                let _ = fs::remove_file(self.path(key, "json"));
+            } else {
+                let _ = rustix::fs::flock(&file, rustix::fs::FlockOperation::Unlock);
+                return Err(ErrorEvent::new(
+                    Category::Conflict,
+                    IDEMPOTENCY_OUTCOME_UNKNOWN,
+                    "an earlier run with this --idempotency-key stopped before it recorded its outcome: its effect may have been applied",
+                )
+                .retryable(false)
+                .hint("check the state the command changes, then run it with a new --idempotency-key"));
+            }
+        }
+        write_atomically(&pending, b"").map_err(|e| failed(&pending, &e))?;
+        Ok(KeyLock { file, pending })
+    }
+}
+
+impl IdempotencyStore for FileStore {
+    type Error = String;
+
+    fn load(&mut self, key: &str) -> Result<Option<Recorded>, String> {
+        let path = self.path(key, "json");
+        if self.expired(&path) {
+            let _ = fs::remove_file(&path);
+            return Ok(None);
+        }
+        match fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| format!("{}: not a record: {e}", path.display())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("{}: {e}", path.display())),
+        }
+    }
+
+    fn save(&mut self, key: &str, record: &Recorded) -> Result<(), String> {
+        let path = self.path(key, "json");
+        let bytes = serde_json::to_vec(record).map_err(|e| e.to_string())?;
+        write_atomically(&path, &bytes).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// Writes `bytes` to a temporary file beside `path`, syncs it and renames it over `path`.
+fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let written = (|| {
+        let mut file = File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
+}
+
+fn failed(path: &Path, e: &io::Error) -> ErrorEvent {
+    ErrorEvent::new(
+        Category::Io,
+        super::safety::IDEMPOTENCY_STORE_FAILED,
+        format!("the idempotency store failed: {}: {e}", path.display()),
+    )
+    .retryable(false)
+}
+
+/// `DirBuilder::mode(0o700)` where there are modes.
+trait PrivateDir {
+    fn mode_private(&mut self) -> &mut Self;
+}
+
+impl PrivateDir for fs::DirBuilder {
+    #[cfg(unix)]
+    fn mode_private(&mut self) -> &mut Self {
+        use std::os::unix::fs::DirBuilderExt;
+        self.mode(0o700)
+    }
+
+    #[cfg(not(unix))]
+    fn mode_private(&mut self) -> &mut Self {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::thread;
+
+    use super::*;
+    use crate::surface::safety::{begin, Replay};
+
+    fn record(hash: &str) -> Recorded {
+        Recorded {
+            request_hash: hash.into(),
+            events: Vec::new(),
+            ok: true,
+            properties: None,
+        }
+    }
+
+    #[test]
+    fn a_record_survives_the_store_and_a_new_handle_replays_it() {
+        let dir = aoi_test::temp_dir("store-replay");
+        let mut store = FileStore::new(dir.path().join("idem")).unwrap();
+        let lock = store.lock("key/with spaces é").unwrap();
+        let Replay::Fresh(recorder) = begin(&mut store, "key/with spaces é", "h1").unwrap() else {
+            panic!("a fresh key replays nothing")
+        };
+        recorder.finish(&mut store, true).unwrap();
+        drop(lock);
+        let mut again = FileStore::new(dir.path().join("idem")).unwrap();
+        let _lock = again.lock("key/with spaces é").unwrap();
+        assert!(matches!(
+            begin(&mut again, "key/with spaces é", "h1").unwrap(),
+            Replay::Replayed(_)
+        ));
+        // The same key for another request is a conflict, as with any store.
+        assert!(begin(&mut again, "key/with spaces é", "h2").is_err());
+        // Nothing but the record, the lock and this run's marker is in the directory.
+        let names: Vec<String> = fs::read_dir(again.dir())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 3, "{names:?}");
+    }
+
+    #[test]
+    fn a_second_run_with_the_key_waits_for_the_first_and_then_replays() {
+        let dir = aoi_test::temp_dir("store-wait");
+        let store = FileStore::new(dir.path()).unwrap();
+        let first = store.lock("k").unwrap();
+        let (tx, rx) = mpsc::channel();
+        let other = store.clone();
+        let waiter = thread::spawn(move || {
+            let mut other = other;
+            let _lock = other.lock("k").unwrap();
+            tx.send(matches!(
+                begin(&mut other, "k", "h").unwrap(),
+                Replay::Replayed(_)
+            ))
+            .unwrap();
+        });
+        // Still waiting while the first run holds the key.
+        assert!(rx.recv_timeout(Duration::from_millis(200)).is_err());
+        let mut store = store;
+        store.save("k", &record("h")).unwrap();
+        drop(first);
+        assert!(rx.recv_timeout(Duration::from_secs(10)).unwrap());
+        waiter.join().unwrap();
+    }
+
+    #[test]
+    fn a_run_that_died_holding_the_key_leaves_its_outcome_unknown_until_it_expires() {
+        let dir = aoi_test::temp_dir("store-died");
+        let store = FileStore::new(dir.path()).unwrap();
+        // A run that died: its marker stays, its lock went with the process (the kernel
+        // releases a dead process's flock).
+        fs::write(store.path("k", "pending"), b"").unwrap();
+        let err = FileStore::new(dir.path()).unwrap().lock("k").unwrap_err();
+        assert_eq!(err.code, IDEMPOTENCY_OUTCOME_UNKNOWN);
+        assert_eq!((err.category, err.retryable), (Category::Conflict, false));
+        // Past the time to live the key is forgotten and may be used afresh.
+        let forgetful = FileStore::new(dir.path()).unwrap().ttl(Duration::ZERO);
+        thread::sleep(Duration::from_millis(20));
+        assert!(forgetful.lock("k").is_ok());
+    }
+
+    #[test]
+    fn an_expired_record_is_gone() {
+        let dir = aoi_test::temp_dir("store-expired");
+        let mut store = FileStore::new(dir.path()).unwrap().ttl(Duration::ZERO);
+        store.save("k", &record("h")).unwrap();
+        thread::sleep(Duration::from_millis(20));
+        assert!(store.load("k").unwrap().is_none());
+    }
+}
