@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -150,3 +152,60 @@ def test_a_printable_key_of_at_most_255_bytes_is_kept(key: str) -> None:
 def test_a_conflict_is_an_aoi_error_the_harness_reports() -> None:
     err = IdempotencyConflict("k")
     assert isinstance(err, AoiError) and err.exit_code == 65 and err.field == "idempotency_key"
+
+
+_RUN = """
+import os, sys, time
+from pathlib import Path
+from machinemode.idempotency import FileIdempotencyStore, Idempotency, request_hash
+store = FileIdempotencyStore(Path(sys.argv[1]))
+effects = Path(sys.argv[2])
+idem = Idempotency(store)
+req = request_hash("create", {"text": "hi"})
+with store.lock("k1"):
+    if idem.lookup("k1", req) is not None:
+        print("replay")
+        sys.exit(0)
+    with open(effects, "a") as f:
+        f.write("effect\\n")
+    if sys.argv[3] == "die":
+        os._exit(9)
+    time.sleep(float(sys.argv[3]))
+    idem.record("k1", req, [{"type": "created", "id": "n1"}], {"ok": True, "count": 1})
+    print("ran")
+"""
+
+
+def _start(store: Path, effects: Path, how: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", _RUN, str(store), str(effects), how],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_two_processes_with_one_key_apply_the_effect_once_and_the_second_replays(tmp_path: Path) -> None:
+    """A CLI is one process per run: the key's lock makes the second wait, then replay."""
+    import time
+
+    effects = tmp_path / "effects"
+    first = _start(tmp_path / "store", effects, "0.7")
+    time.sleep(0.2)
+    second = _start(tmp_path / "store", effects, "0")
+    outs = [p.communicate(timeout=30)[0].strip() for p in (first, second)]
+    assert outs == ["ran", "replay"]
+    assert effects.read_text() == "effect\n"
+
+
+def test_a_key_whose_run_died_after_its_effect_is_refused_as_outcome_unknown(tmp_path: Path) -> None:
+    """§9.3: the producer cannot tell whether the effect was applied, so not retryable."""
+    effects = tmp_path / "effects"
+    died = _start(tmp_path / "store", effects, "die")
+    died.communicate(timeout=30)
+    assert died.returncode == 9
+    store = FileIdempotencyStore(tmp_path / "store")
+    with pytest.raises(AoiError) as refused, store.lock("k1"):
+        pass
+    assert (refused.value.category, refused.value.code, refused.value.retryable) == (
+        "conflict", "IDEMPOTENCY_OUTCOME_UNKNOWN", False)
+    assert effects.read_text() == "effect\n"
+    # Once the marker is older than the time to live, the key may be used afresh.
+    with FileIdempotencyStore(tmp_path / "store", ttl=-1).lock("k1"):
+        pass

@@ -23,6 +23,14 @@ The default store is a directory of JSON files under
 ``$XDG_STATE_HOME/<tool>/idempotency/`` (``~/.local/state`` when unset), written
 atomically (a temp file in the same directory, fsync, rename). Another store fits
 the :class:`IdempotencyStore` protocol.
+
+A CLI is one process per run, so two runs with one key may overlap. Hold the key with
+:meth:`FileIdempotencyStore.lock` (a context manager) from before :meth:`Idempotency.lookup`
+until after :meth:`Idempotency.record`: a second run with the key waits for the first, then
+finds its record and replays it (one effect, one replay). A run that dies while holding the
+key leaves a marker: the next run with the key is refused, ``conflict``
+``IDEMPOTENCY_OUTCOME_UNKNOWN``, not retryable, since its effect may have been applied (§9.3).
+The Rust SDK's ``aoi::surface::store::FileStore`` does the same, with the same files.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ import os
 import time
 import unicodedata
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from .errors import AoiError, sorted_keys, usage
 
@@ -45,6 +53,7 @@ __all__ = [
     "IDEMPOTENCY_CONFLICT_CODE",
     "DEFAULT_TTL_SECONDS",
     "IdempotencyConflict",
+    "IDEMPOTENCY_OUTCOME_UNKNOWN_CODE",
     "MAX_KEY_BYTES",
     "REPLAY_PROPERTY",
     "check_key",
@@ -59,6 +68,8 @@ __all__ = [
 
 IDEMPOTENCY_CONFLICT_CATEGORY = "conflict"
 IDEMPOTENCY_CONFLICT_CODE = "IDEMPOTENCY_KEY_REUSED"
+#: A run with the key died after taking it: its effect may have been applied.
+IDEMPOTENCY_OUTCOME_UNKNOWN_CODE = "IDEMPOTENCY_OUTCOME_UNKNOWN"
 DEFAULT_TTL_SECONDS = 24 * 3600.0
 #: The longest key accepted, in bytes (the Rust SDK's ``MAX_IDEMPOTENCY_KEY_LEN``).
 MAX_KEY_BYTES = 255
@@ -158,10 +169,42 @@ def default_state_dir(tool: str) -> Path:
 class FileIdempotencyStore:
     """One JSON file per key, named by the key's SHA-256 (a key is caller input: never a path)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, ttl: float = DEFAULT_TTL_SECONDS) -> None:
         from pathlib import Path
 
         self.directory = Path(directory)
+        self.ttl = ttl
+
+    @contextlib.contextmanager
+    def lock(self, key: str) -> Iterator[None]:
+        """Hold ``key`` for this run: wait while another run holds it; refuse it when a run
+        that held it died before it recorded its outcome (see the module docs)."""
+        import fcntl
+        import hashlib
+
+        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        stem = self.directory / hashlib.sha256(key.encode()).hexdigest()
+        pending = stem.with_suffix(".pending")
+        with open(stem.with_suffix(".lock"), "a") as lock:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+            try:
+                if pending.exists():
+                    if time.time() - pending.stat().st_mtime <= self.ttl:
+                        raise AoiError(
+                            IDEMPOTENCY_CONFLICT_CATEGORY, IDEMPOTENCY_OUTCOME_UNKNOWN_CODE,
+                            "An earlier run with this --idempotency-key stopped before it recorded its "
+                            "outcome: its effect may have been applied.",
+                            retryable=False,
+                            hint="check the state the command changes, then run it with a new --idempotency-key")
+                    self.delete(key)
+                pending.write_bytes(b"")
+                try:
+                    yield
+                finally:
+                    with contextlib.suppress(FileNotFoundError):
+                        pending.unlink()
+            finally:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
     @classmethod
     def for_tool(cls, tool: str) -> FileIdempotencyStore:
