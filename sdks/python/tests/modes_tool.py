@@ -20,6 +20,16 @@ def run_fail(ctx: Context) -> Outcome:
     raise errors.AoiError(ctx.args.category, "ASKED_TO_FAIL", "asked to fail", reason=reason)
 
 
+chatty = tool.command("chatty", summary="Prints a stray line, then succeeds", read_only=True,
+                      examples=[["chatty"]])
+
+
+@chatty.handler
+def run_chatty(ctx: Context) -> Outcome:
+    print("a stray line from the handler")
+    return Outcome.success()
+
+
 if __name__ == "__main__":
     sys.dont_write_bytecode = True
     tool.main()

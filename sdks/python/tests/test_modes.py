@@ -3,6 +3,7 @@ of §9.2, and for a refusal, human mode exits as machine mode does."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -30,3 +31,16 @@ def test_a_failure_exits_the_same_in_human_and_machine_mode(category: str) -> No
 def test_a_refusal_exits_77_in_both_modes(category: str) -> None:
     assert _exit("fail", category, "--deny", "--output", "jsonl") == EXIT_NOPERM
     assert _exit("fail", category, "--deny") == EXIT_NOPERM
+
+
+def test_a_stray_print_in_machine_mode_goes_to_stderr_and_the_stream_stays_whole() -> None:
+    """§2: machine-mode stdout carries the stream only; the argparse surface guards it."""
+    done = subprocess.run([sys.executable, str(TOOL), "chatty", "--output", "jsonl"],
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=60, text=True)
+    assert done.returncode == 0
+    assert "a stray line" in done.stderr
+    types = [json.loads(line)["type"] for line in done.stdout.splitlines()]
+    assert types == ["aoi:meta", "aoi:summary"]
+    human = subprocess.run([sys.executable, str(TOOL), "chatty"], stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=60, text=True)
+    assert "a stray line" in human.stdout

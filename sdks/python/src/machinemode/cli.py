@@ -32,6 +32,7 @@ never repeat a value the caller gave (it may be a secret, §11): only flag names
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import os
@@ -800,7 +801,15 @@ class Tool:
         fn = cmd.fn
         if fn is None:
             raise RuntimeError(f"command {name!r} has no handler")
-        harness.run(lambda: fn(ctx), emitter=out, name=self.name, debug=debug,
+        def body() -> Optional[Outcome]:
+            # Machine mode: stdout is the stream's. A stray print() in the handler goes to
+            # stderr (the emitter writes to the file underneath, not through sys.stdout).
+            quiet = contextlib.redirect_stdout(sys.stderr) if machine and sys.stderr is not None \
+                else contextlib.nullcontext()
+            with quiet:
+                return fn(ctx)
+
+        harness.run(body, emitter=out, name=self.name, debug=debug,
                     timeout=getattr(args, "timeout", None))
 
     def _emitter(self, command: Optional[str], machine: bool, version: Optional[str],
