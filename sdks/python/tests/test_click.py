@@ -376,7 +376,7 @@ def test_machine_mode_never_prompts_and_human_mode_still_does() -> None:
     proc = run(CLICK_TOOL, "ask", "--output", "jsonl", stdin=b"Bob\n")
     assert proc.returncode == 64 and error_of(proc)["code"] == "MISSING_ARGUMENT"
     human = run(CLICK_TOOL, "ask", stdin=b"Bob\n")
-    assert human.returncode == 0 and b"name=Bob" in human.stdout
+    assert human.returncode == 0 and b"name: Bob" in human.stdout
 
 
 # -- the flag groups and the common flags --------------------------------------------------
@@ -409,7 +409,7 @@ def test_paging_and_the_common_flags_before_or_after_the_command() -> None:
     unserved = run(CLICK_TOOL, "find", "a", "--owner", "me", "--schema-version", "2", "--output", "jsonl")
     assert unserved.returncode == 69 and error_of(unserved)["code"] == "SCHEMA_VERSION_UNSUPPORTED"
     human = run(CLICK_TOOL, "find", "a", "--owner", "me", "--kind", "dir", "--tag", "x", "--tag", "y", "--no-icons")
-    assert human.returncode == 0 and b"name=a:dir:2:x,y:False:False" in human.stdout
+    assert human.returncode == 0 and b"i0  a:dir:2:x,y:False:False" in human.stdout
 
 
 def test_records_and_nested_commands() -> None:

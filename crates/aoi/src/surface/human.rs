@@ -18,7 +18,8 @@
 //! - the summary: `more: COMMAND LINE --cursor NEXT` (the whole line to paste) when the page
 //!   was cut, `replayed: …` when the events are a replay of an earlier run with the same
 //!   `--idempotency-key`, `(none)` for a successful read that found nothing;
-//! - `aoi:meta`, `aoi:progress` and `aoi:heartbeat`: nothing.
+//! - `aoi:meta`: nothing; `aoi:progress` and `aoi:heartbeat`: nothing of their own, but the
+//!   events waiting for a table are shown then (a stream that goes on is not held back).
 //!
 //! Every value is escaped for the terminal ([`printable_line`]); colour only where
 //! [`Paint`] allows it (a terminal, no `NO_COLOR`, no `--no-color`). A command that wants its
@@ -155,7 +156,9 @@ impl<W: Write, E: Write> HumanRenderer<W, E> {
         };
         event.remove("aoi");
         match ty.as_str() {
-            "aoi:meta" | "aoi:progress" | "aoi:heartbeat" => Ok(()),
+            "aoi:meta" => Ok(()),
+            // A stream that goes on (a watch): what waited is shown now, not at its end.
+            "aoi:progress" | "aoi:heartbeat" => self.show_pending(),
             "aoi:plan" => {
                 self.show_pending()?;
                 self.plans += 1;
@@ -518,6 +521,28 @@ mod tests {
             &["notes", "list"],
         );
         assert_eq!(out, "(none)\n");
+    }
+
+    #[test]
+    fn a_replay_marked_on_the_summary_and_a_stream_that_goes_on_are_shown_as_they_come() {
+        let (out, _) = render(
+            &[
+                META,
+                r#"{"type":"created","aoi":{"seq":1,"run":"R"},"id":"n1"}"#,
+                r#"{"type":"aoi:summary","aoi":{"seq":2,"run":"R"},"ok":true,"count":1,"properties":{"idempotent_replay":true}}"#,
+            ],
+            &["notes", "add", "x"],
+        );
+        assert!(out.starts_with("id: n1\nreplayed: "), "{out}");
+        let (out, _) = render(
+            &[
+                META,
+                r#"{"type":"change","aoi":{"seq":1,"run":"R"},"path":"a"}"#,
+                r#"{"type":"aoi:heartbeat","aoi":{"seq":2,"run":"R"}}"#,
+            ],
+            &["notes", "watch"],
+        );
+        assert_eq!(out, "path: a\n");
     }
 
     #[test]

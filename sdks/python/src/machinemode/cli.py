@@ -46,6 +46,7 @@ from typing import (
     Iterable,
     List,
     Literal,
+    Mapping,
     NoReturn,
     Optional,
     Sequence,
@@ -265,6 +266,7 @@ class Command:
         self.limit_max = limit_max
         self.info: Dict[str, _ArgInfo] = {}
         self.fn: Optional[Callable[[Context], Optional[Outcome]]] = None
+        self.human_hook: Optional[Callable[[str, Mapping[str, Any]], Optional[str]]] = None
         for g in self.groups:
             if g not in _GROUPS:
                 raise ValueError(f"unknown flag group {g!r}")
@@ -325,6 +327,15 @@ class Command:
                 ) -> Callable[[Context], Optional[Outcome]]:
         """Decorate the function that runs this command."""
         self.fn = fn
+        return fn
+
+    def human(self, fn: Callable[[str, Mapping[str, Any]], Optional[str]]
+              ) -> Callable[[str, Mapping[str, Any]], Optional[str]]:
+        """Decorate a function ``fn(event_type, fields)`` that renders this command's domain
+        events in human mode: its text replaces the default (a table or ``key: value`` lines,
+        :mod:`machinemode.human`) for that event; ``None`` keeps the default. The text is
+        escaped for the terminal like every value."""
+        self.human_hook = fn
         return fn
 
     # -- discovery ---------------------------------------------------------------------------
@@ -820,7 +831,8 @@ class Tool:
         if not machine:
             from .human import HumanStream
 
-            stream = HumanStream(stream, self.name)  # type: ignore[assignment]
+            hook = None if cmd is None else cmd.human_hook
+            stream = HumanStream(stream, self.name, hook=hook)  # type: ignore[assignment]
             flush_each = True
         return Emitter(stream, self.identity(version), command=command, event_types=types,
                        flush_each=flush_each)
