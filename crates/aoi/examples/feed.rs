@@ -154,47 +154,40 @@ fn main() -> ExitCode {
                         error.into()
                     });
                 }
-                let limit = check_limit(page.limit)?;
-                let codec = CursorCodec::new("list", &(&prefix, total));
-                let after: u64 = match &page.cursor {
-                    Some(c) => codec.decode(c)?,
-                    None => 0,
-                };
-                let items = (after + 1..=total)
+                // --limit, --cursor (bound to this query), --max-bytes and next_cursor: the
+                // SDK's. The body says what the items are and what a cursor resumes after.
+                let pager = page.pager("list", &(&prefix, total))?;
+                let after: u64 = pager.after()?.unwrap_or(0);
+                let items: Vec<Item> = (after + 1..=total)
                     .map(|n| Item {
                         id: format!("item-{n:04}"),
                         n,
                         title: format!("Item {n}"),
                     })
-                    .filter(|i| prefix.as_deref().is_none_or(|p| i.title.starts_with(p)));
-                let page = take_page(&codec, items, limit, |i| i.n);
-                let mut last = None;
-                for (k, item) in page.items.iter().enumerate() {
-                    let emitted = k as u64;
-                    if fail_after == Some(emitted) {
-                        return Err(ErrorEvent::new(
-                            Category::RateLimited,
-                            Code::from_static("UPSTREAM_RATE_LIMIT"),
-                            "the catalogue API rate limit was exceeded",
-                        )
-                        .retry_after_ms(7200)
-                        .into());
-                    }
-                    if crash_after == Some(emitted) {
-                        out.flush()?;
-                        std::process::abort();
-                    }
-                    match out.emit(item) {
-                        // --max-bytes: continue after the last item that went out.
-                        Err(EmitError::ByteLimit) => {
-                            let next = codec.encode(&last.unwrap_or(after));
-                            return Ok(Outcome::success().truncated(Some(next)));
-                        }
-                        other => other?,
-                    }
-                    last = Some(item.n);
+                    .filter(|i| prefix.as_deref().is_none_or(|p| i.title.starts_with(p)))
+                    .take(pager.fetch())
+                    .collect();
+                // The test hooks: a failure or a crash once that many items of the page went out.
+                let stop = fail_after
+                    .or(crash_after)
+                    .and_then(|n| usize::try_from(n).ok())
+                    .filter(|n| *n < pager.limit().min(items.len()));
+                let shown = stop.unwrap_or(items.len());
+                let outcome = pager.emit(out, items.into_iter().take(shown), |i| i.n)?;
+                if stop.is_some() && fail_after.is_some() {
+                    return Err(ErrorEvent::new(
+                        Category::RateLimited,
+                        Code::from_static("UPSTREAM_RATE_LIMIT"),
+                        "the catalogue API rate limit was exceeded",
+                    )
+                    .retry_after_ms(7200)
+                    .into());
                 }
-                Ok(page.outcome(Outcome::success()))
+                if stop.is_some() {
+                    out.flush()?;
+                    std::process::abort();
+                }
+                Ok(outcome)
             })
         }
     }

@@ -38,8 +38,11 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::emit::Outcome;
+use std::io::Write;
+
+use crate::emit::{EmitError, Emitter, Failure, Outcome};
 use crate::wire::{Category, Code, ErrorEvent};
+use crate::DomainEvent;
 
 /// The cursor payload format written by this version.
 const CURSOR_VERSION: u8 = 1;
@@ -373,11 +376,203 @@ pub fn take_page<T, P: Serialize>(
     }
 }
 
+/// A bounded read done for the command: `--limit` checked, `--cursor` decoded and bound to the
+/// query, the page cut and emitted, `--max-bytes` honoured, and the outcome marked
+/// `truncated` with the `next_cursor` to continue from (§15). Made by
+/// [`PageArgs::pager`](crate::surface::flags::PageArgs::pager).
+///
+/// ```
+/// use aoi::prelude::*;
+/// # #[derive(serde::Serialize)] struct Item { n: u64 }
+/// # impl DomainEvent for Item { const TYPE: &'static str = "item"; }
+/// # fn list(out: &mut Emitter<Vec<u8>>, page: &PageArgs, prefix: &str) -> RunResult {
+/// let pager = page.pager("list", &prefix)?;
+/// let after: u64 = pager.after()?.unwrap_or(0);
+/// // Fetch in a stable order, after the cursor's position (a keyed query): at most
+/// // `pager.fetch()` items are drawn.
+/// let items = (after + 1..=100).map(|n| Item { n });
+/// Ok(pager.emit(out, items, |item| item.n)?)
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Pager {
+    codec: CursorCodec,
+    limit: usize,
+    cursor: Option<String>,
+}
+
+impl Pager {
+    /// A pager for `command` and the arguments that shape its results (`shaping`: the query,
+    /// filters and sort a cursor must not outlive), at `limit` (refused when 0), resuming
+    /// after `cursor`.
+    pub fn new<S: Serialize + ?Sized>(
+        command: &str,
+        shaping: &S,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<Pager, ErrorEvent> {
+        Ok(Pager {
+            codec: CursorCodec::new(command, shaping),
+            limit: check_limit(limit)?,
+            cursor,
+        })
+    }
+
+    /// The position `--cursor` resumes after (refused when another query minted it), or
+    /// `None` on the first page.
+    pub fn after<P: DeserializeOwned>(&self) -> Result<Option<P>, ErrorEvent> {
+        self.cursor
+            .as_deref()
+            .map(|c| self.codec.decode(c))
+            .transpose()
+    }
+
+    /// The page size.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// How many items to fetch: one more than the page, which only proves that more exist.
+    pub fn fetch(&self) -> usize {
+        self.limit.saturating_add(1)
+    }
+
+    /// Emits the page: `items` are those after [`Pager::after`], in the query's stable order
+    /// (at most [`Pager::fetch`] are drawn); `position` is what a cursor resumes after. Under
+    /// `--max-bytes` the page stops at the last item that fit. Returns the outcome to finish
+    /// with: success, `truncated` with the `next_cursor` when more exist.
+    pub fn emit<W: Write, T: DomainEvent, P: Serialize>(
+        &self,
+        out: &mut Emitter<W>,
+        items: impl IntoIterator<Item = T>,
+        position: impl Fn(&T) -> P,
+    ) -> Result<Outcome, Failure> {
+        let page = take_page(&self.codec, items, self.limit, &position);
+        let mut last: Option<P> = None;
+        for item in &page.items {
+            match out.emit(item) {
+                Err(EmitError::ByteLimit) => {
+                    // The first item always goes out, so there is a last one to resume after.
+                    let next = last.as_ref().map(|p| self.codec.encode(p));
+                    return Ok(Outcome::success().truncated(next));
+                }
+                other => other?,
+            }
+            last = Some(position(item));
+        }
+        Ok(page.outcome(Outcome::success()))
+    }
+
+    /// [`Pager::emit`] for items that are not fetched after the cursor (an in-memory list,
+    /// a directory read): those up to and including the cursor's position are skipped here.
+    pub fn emit_all<W: Write, T: DomainEvent, P: Serialize + DeserializeOwned + PartialEq>(
+        &self,
+        out: &mut Emitter<W>,
+        items: impl IntoIterator<Item = T>,
+        position: impl Fn(&T) -> P,
+    ) -> Result<Outcome, Failure> {
+        let after: Option<P> = self.after()?;
+        let mut items = items.into_iter();
+        if let Some(after) = after {
+            // Skip through the item the cursor names; a cursor naming nothing left skips all.
+            for item in items.by_ref() {
+                if position(&item) == after {
+                    break;
+                }
+            }
+        }
+        self.emit(out, items, position)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde::Deserialize;
     use std::collections::HashMap;
+
+    #[derive(Serialize)]
+    struct Numbered {
+        n: u64,
+    }
+
+    impl crate::DomainEvent for Numbered {
+        const TYPE: &'static str = "numbered";
+    }
+
+    /// The `n` of every event and the summary of a page of `1..=total` emitted by `pager`
+    /// (`emit_all` when `all`), with `--max-bytes` `max_bytes`.
+    fn page_of(pager: &Pager, total: u64, all: bool, max_bytes: Option<u64>) -> (Vec<u64>, Value) {
+        let identity = crate::Identity::new("t", "1", "s", "1.0.0");
+        let mut out = crate::Emitter::builder(identity)
+            .max_bytes(max_bytes)
+            .start(Vec::new())
+            .unwrap();
+        let after: u64 = pager.after().unwrap().unwrap_or(0);
+        let outcome = if all {
+            pager.emit_all(&mut out, (1..=total).map(|n| Numbered { n }), |i| i.n)
+        } else {
+            pager.emit(&mut out, (after + 1..=total).map(|n| Numbered { n }), |i| {
+                i.n
+            })
+        }
+        .unwrap();
+        out.finish(outcome).unwrap();
+        let lines: Vec<Value> = String::from_utf8(out.into_writer())
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let ns = lines.iter().filter_map(|e| e["n"].as_u64()).collect();
+        (ns, lines.last().unwrap().clone())
+    }
+
+    #[test]
+    fn a_pager_walks_every_item_once_by_its_cursors_and_only_for_its_own_query() {
+        for all in [false, true] {
+            let mut seen = Vec::new();
+            let mut cursor = None;
+            loop {
+                let pager = Pager::new("list", &"q", 3, cursor.clone()).unwrap();
+                let (ns, summary) = page_of(&pager, 7, all, None);
+                seen.extend(ns);
+                match summary["next_cursor"].as_str() {
+                    Some(next) => {
+                        assert_eq!(summary["truncated"], true);
+                        cursor = Some(next.to_owned());
+                    }
+                    None => break,
+                }
+            }
+            assert_eq!(seen, (1..=7).collect::<Vec<_>>(), "all: {all}");
+            // A cursor of this query is refused by another.
+            let first = Pager::new("list", &"q", 3, None).unwrap();
+            let (_, summary) = page_of(&first, 7, all, None);
+            let next = summary["next_cursor"].as_str().unwrap().to_owned();
+            let other = Pager::new("list", &"other", 3, Some(next)).unwrap();
+            assert!(other.after::<u64>().is_err());
+        }
+        assert!(
+            Pager::new("list", &"q", 0, None).is_err(),
+            "--limit 0 is refused"
+        );
+    }
+
+    #[test]
+    fn under_max_bytes_the_page_stops_at_the_last_item_that_fit_and_resumes_after_it() {
+        let pager = Pager::new("list", &"q", 10, None).unwrap();
+        let (ns, summary) = page_of(&pager, 10, false, Some(120));
+        assert!(!ns.is_empty() && ns.len() < 10, "{ns:?}");
+        assert_eq!(summary["truncated"], true);
+        let next = Pager::new(
+            "list",
+            &"q",
+            10,
+            summary["next_cursor"].as_str().map(str::to_owned),
+        )
+        .unwrap();
+        assert_eq!(next.after::<u64>().unwrap(), ns.last().copied());
+    }
 
     #[derive(Serialize)]
     struct Shaping<'a> {

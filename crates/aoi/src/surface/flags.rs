@@ -195,6 +195,17 @@ impl<D: PageDefaults> PageArgs<D> {
         crate::surface::cursor::check_limit(self.limit)
     }
 
+    /// The paging of `command`'s results, whose query, filters and sort are `shaping`: the
+    /// limit checked, the cursor bound to them, the page emitted with its `next_cursor`
+    /// ([`Pager`](crate::surface::cursor::Pager)).
+    pub fn pager<S: serde::Serialize + ?Sized>(
+        &self,
+        command: &str,
+        shaping: &S,
+    ) -> Result<crate::surface::cursor::Pager, crate::ErrorEvent> {
+        crate::surface::cursor::Pager::new(command, shaping, self.limit, self.cursor.clone())
+    }
+
     /// The position `--cursor` resumes after, decoded by `codec` (a cursor it did not mint is
     /// refused), or `None` without `--cursor`.
     pub fn position<P: serde::de::DeserializeOwned>(
