@@ -388,27 +388,15 @@ def list_arguments(cmd: Command) -> None:
 
 @lst.handler
 def run_list(ctx: Context) -> Outcome:
-    limit = ctx.limit
     con = connect(ctx, False)
     codec, query = cursors(con), {"tag": ctx.args.tag}
-    after = codec.decode(ctx.args.cursor, "list", query) if ctx.args.cursor is not None else 0
+    after = ctx.after(query=query, codec=codec) or 0
     if not isinstance(after, int) or isinstance(after, bool):
         raise errors.validation("CURSOR_INVALID", "The cursor is not one this tool issued.",
                                 field="cursor")
-    found = [r for r in rows(con, "SELECT * FROM bookmark WHERE n > ? ORDER BY n", (after,))
-             if ctx.args.tag is None or ctx.args.tag in json.loads(r[3])]
-    page = found[:limit]
-    max_bytes = ctx.args.max_bytes
-    start = ctx.out.bytes_written
-    shown = 0
-    for r in page:
-        if max_bytes is not None and shown and ctx.out.bytes_written - start >= max_bytes:
-            break
-        ctx.out.emit(bookmark(r))
-        shown += 1
-    truncated = shown < len(found)
-    cursor = codec.encode(page[shown - 1][0] if shown else after, "list", query) if truncated else None
-    return Outcome.success(truncated=truncated, next_cursor=cursor)
+    found = (r for r in rows(con, "SELECT * FROM bookmark WHERE n > ? ORDER BY n", (after,))
+             if ctx.args.tag is None or ctx.args.tag in json.loads(r[3]))
+    return ctx.page(found, position=lambda r: r[0], event=bookmark, query=query, codec=codec)
 
 
 search = tool.command("search", summary="Search titles and URLs (bounded)", read_only=True,
@@ -428,20 +416,15 @@ def run_search(ctx: Context) -> Outcome:
     q = ctx.args.query.lower()
     con = connect(ctx, False)
     codec, query = cursors(con), {"query": ctx.args.query}
-    after = codec.decode(ctx.args.cursor, "search", query) if ctx.args.cursor is not None else 0
+    after = ctx.after(query=query, codec=codec) or 0
     if not isinstance(after, int) or isinstance(after, bool) or after < 0:
         raise errors.validation("CURSOR_INVALID", "The cursor is not one this tool issued.",
                                 field="cursor")
     found = [r for r in rows(con, "SELECT * FROM bookmark ORDER BY n")
              if q in r[1].lower() or q in r[2].lower()]
-    rest = found[after:]
-    page = rest[:ctx.limit]
-    for i, r in enumerate(page):
-        ctx.out.emit(Hit(after + i + 1, f"b{r[0]}", r[1], r[2]))
-    truncated = len(rest) > len(page)
-    return Outcome.success(truncated=truncated,
-                           next_cursor=codec.encode(after + len(page), "search", query)
-                           if truncated else None)
+    ranked = list(enumerate(found, 1))[after:]
+    return ctx.page(ranked, position=lambda h: h[0], query=query, codec=codec,
+                    event=lambda h: Hit(h[0], f"b{h[1][0]}", h[1][1], h[1][2]))
 
 
 update = tool.command("update", summary="Change a bookmark's title, URL or tags",

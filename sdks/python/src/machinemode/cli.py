@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import itertools
 import json
 import os
 import re
@@ -57,6 +58,7 @@ from typing import (
 )
 
 from . import errors, harness
+from .cursor import CursorCodec
 from .emitter import AOI_VERSION, Emitter, Identity, StreamFailed
 from .errors import AoiError
 from .harness import Outcome
@@ -87,6 +89,11 @@ CONFIRMATION_REQUIRED = "CONFIRMATION_REQUIRED"
 CONFIRM_COUNT_MISMATCH = "CONFIRM_COUNT_MISMATCH"
 CONFIRM_COUNT_REQUIRED = "CONFIRM_COUNT_REQUIRED"
 _GROUPS = (PAGING, DRY_RUN, CONFIRM, IDEMPOTENCY, INPUT_JSONL, INPUT_JSON, TIMEOUT)
+#: The argparse destinations of the SDK's own flags: not part of a query a cursor is bound to.
+_SDK_DESTS = frozenset({"output", "format", "schema_version", "no_color", "debug", "limit", "cursor",
+                        "max_bytes", "dry_run", "confirm", "confirm_count", "idempotency_key",
+                        "input_jsonl", "input_json", "fail_fast", "continue_on_error", "timeout",
+                        "command", "help"})
 
 _DISCOVERY = ("schema", "capabilities", "input-schema")
 _SENSITIVE = ("token", "secret", "password", "passwd", "key", "credential", "cookie",
@@ -473,6 +480,48 @@ class Context:
             raise errors.usage("INVALID_VALUE", f"--limit is at most {self.command.limit_max}.",
                                field="limit")
         return int(value)
+
+    def _paging_query(self, query: Optional[Mapping[str, Any]]) -> Mapping[str, Any]:
+        if query is not None:
+            return query
+        # Every argument of the command but the SDK's own flags shapes its results.
+        return {k: v for k, v in vars(self.args).items() if k not in _SDK_DESTS}
+
+    def after(self, *, query: Optional[Mapping[str, Any]] = None,
+              codec: Optional[CursorCodec] = None) -> Any:
+        """The position ``--cursor`` resumes after, or ``None`` on the first page; a cursor
+        another query or command minted is refused (``validation``, field ``cursor``).
+        ``query``: what shapes the results (default: every argument of the command but the
+        SDK's flags); ``codec``: a signed :class:`~machinemode.cursor.CursorCodec` (default:
+        checksummed, which refuses damage and other queries, not a forger)."""
+        token = getattr(self.args, "cursor", None)
+        if token is None:
+            return None
+        return (codec or CursorCodec(None)).decode(token, self.command.name, self._paging_query(query))
+
+    def page(self, items: Iterable[Any], *, position: Callable[[Any], Any],
+             event: Optional[Callable[[Any], Any]] = None, query: Optional[Mapping[str, Any]] = None,
+             codec: Optional[CursorCodec] = None) -> Outcome:
+        """A bounded read done for the handler (§15): ``items`` are those after
+        :meth:`after`, in a stable order (at most ``--limit`` + 1 are drawn); each is emitted
+        (through ``event`` when given) until ``--limit`` or ``--max-bytes``; the outcome is
+        success, ``truncated`` with the ``next_cursor`` after the last item shown
+        (``position(item)``) when more exist."""
+        limit = self.limit
+        drawn = list(itertools.islice(iter(items), limit + 1))
+        max_bytes = getattr(self.args, "max_bytes", None)
+        start, shown = self.out.bytes_written, 0
+        for item in drawn[:limit]:
+            if max_bytes is not None and shown and self.out.bytes_written - start >= max_bytes:
+                break
+            self.out.emit(event(item) if event is not None else item)
+            shown += 1
+        if shown == len(drawn):
+            return Outcome.success()
+        next_cursor = (codec or CursorCodec(None)).encode(
+            position(drawn[shown - 1]) if shown else self.after(query=query, codec=codec),
+            self.command.name, self._paging_query(query))
+        return Outcome.success(truncated=True, next_cursor=next_cursor)
 
     def require_confirm(self, *, count: Optional[int] = None, target: Optional[str] = None,
                         count_required: bool = False) -> None:
