@@ -60,6 +60,8 @@ pub struct CommandSpec {
     unbounded: bool,
     event_types: Vec<String>,
     examples: Vec<Vec<String>>,
+    setup: Vec<Value>,
+    stdin: Option<String>,
     auth: Option<String>,
     input_default: Option<String>,
     protocol: Option<String>,
@@ -123,6 +125,39 @@ impl CommandSpec {
     {
         self.examples
             .push(argv.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// A command to run first, in the same fresh directory, so the examples find the state
+    /// they need (a record to get, items to page through): an argv without the program name.
+    /// Consumers that run examples (`aoi lint`) run the setup first (profile,
+    /// docs/discovery.md).
+    pub fn setup<I, S>(mut self, argv: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let argv: Vec<String> = argv.into_iter().map(Into::into).collect();
+        self.setup.push(Value::from(argv));
+        self
+    }
+
+    /// [`CommandSpec::setup`] with what the command reads on standard input (the records of
+    /// an `import --input-jsonl -`).
+    pub fn setup_with_stdin<I, S>(mut self, argv: I, stdin: impl Into<String>) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let argv: Vec<String> = argv.into_iter().map(Into::into).collect();
+        self.setup
+            .push(serde_json::json!({"args": argv, "stdin": stdin.into()}));
+        self
+    }
+
+    /// What the examples read on standard input.
+    pub fn stdin(mut self, text: impl Into<String>) -> Self {
+        self.stdin = Some(text.into());
         self
     }
 
@@ -301,6 +336,13 @@ pub struct CommandInfo {
     pub auth: Option<String>,
     /// Runnable examples: argv arrays without the program name.
     pub examples: Vec<Vec<String>>,
+    /// Commands to run first so the examples find their state: argv arrays, or
+    /// `{"args": [...], "stdin": "..."}` (profile, docs/discovery.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<Value>,
+    /// What the examples read on standard input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdin: Option<String>,
     /// Another protocol the command speaks on stdout instead of an AOI stream (e.g. `mcp`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
@@ -403,6 +445,8 @@ fn command_info(cmd: &Command, spec: CommandSpec) -> CommandInfo {
         },
         auth: spec.auth,
         examples: spec.examples,
+        setup: spec.setup,
+        stdin: spec.stdin,
         name: spec.name,
         protocol: spec.protocol,
         input_schema: None,
@@ -454,8 +498,15 @@ mod tests {
                 .read_only()
                 .events(["hit"])
                 .example(["search", "agent", "--limit", "2"]),
-            CommandSpec::new("delete").destructive().events(["deleted"]),
-            CommandSpec::new("import").additive(),
+            CommandSpec::new("delete")
+                .destructive()
+                .events(["deleted"])
+                .setup_with_stdin(["import", "--input-jsonl", "-"], "{\"id\":\"n1\"}\n")
+                .setup(["import", "--input-jsonl", "seed.jsonl"])
+                .example(["delete", "n1", "--confirm"]),
+            CommandSpec::new("import")
+                .additive()
+                .stdin("{\"id\":\"n2\"}\n"),
         ];
         manifest(
             &Cli::command(),
@@ -465,6 +516,27 @@ mod tests {
             &["1.0.0".into(), "2.0.0".into()],
             "2.0.0",
         )
+    }
+
+    #[test]
+    fn setup_and_stdin_are_declared_on_the_command_and_absent_unless_given() {
+        let m = build();
+        let json = serde_json::to_value(&m).unwrap();
+        let delete = &json["commands"][1];
+        assert_eq!(
+            delete["setup"],
+            serde_json::json!([
+                {"args": ["import", "--input-jsonl", "-"], "stdin": "{\"id\":\"n1\"}\n"},
+                ["import", "--input-jsonl", "seed.jsonl"]
+            ])
+        );
+        assert_eq!(json["commands"][2]["stdin"], "{\"id\":\"n2\"}\n");
+        let search = json["commands"][0].as_object().unwrap();
+        assert!(!search.contains_key("setup") && !search.contains_key("stdin"));
+        // What lint reads back: the same steps.
+        let entry: crate::discover::manifest::CommandEntry =
+            serde_json::from_value(delete.clone()).unwrap();
+        assert_eq!(entry.setup.len(), 2);
     }
 
     #[test]
