@@ -12,9 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use aoi::prelude::*;
-use aoi::surface::cursor::request_hash;
-use aoi::surface::safety::{begin, replay, Confirmation, Effects, Replay};
-use aoi::surface::store::FileStore;
+use aoi::surface::mutation::Mutation;
+use aoi::surface::safety::{Confirmation, Effects};
 use clap::{Parser, Subcommand};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -159,31 +158,6 @@ fn main() -> ExitCode {
                         .map(str::to_owned)
                 })
                 .collect();
-            // Idempotency records beside the store, one run per key at a time.
-            let mut store = FileStore::new(with_suffix(&into, ".idempotency"))
-                .map_err(|e| io_error(&into, &e))?;
-            let mut _held = None;
-            let recorder = match &mutation.idempotency_key {
-                Some(key) if !mutation.dry_run => {
-                    _held = Some(store.lock(key)?);
-                    let hash = request_hash(
-                        "add",
-                        &(
-                            &into,
-                            &records.iter().map(|r| &r.fields).collect::<Vec<_>>(),
-                        ),
-                    );
-                    match begin(&mut store, key, &hash)? {
-                        Replay::Replayed(recorded) => {
-                            let outcome = replay(&recorded, out)?;
-                            return Ok(reader.finish(out, outcome)?);
-                        }
-                        Replay::Fresh(recorder) => Some(recorder),
-                    }
-                }
-                _ => None,
-            };
-            let mut effects = Effects::new(mutation.dry_run);
             let lines: String = records
                 .iter()
                 .map(|r| serde_json::to_string(&r.fields).unwrap_or_default() + "\n")
@@ -194,42 +168,36 @@ fn main() -> ExitCode {
                 detail: Some(format!("{} record(s)", records.len())),
                 properties: None,
             };
-            let applied = effects.apply(out, plan, || -> Result<(), ErrorEvent> {
-                let mut file = OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&into)
-                    .map_err(|e| io_error(&into, &e))?;
-                file.write_all(lines.as_bytes())
-                    .map_err(|e| io_error(&into, &e))
-            })?;
-            if applied.is_some() {
-                let events: Vec<Stored> = ids
-                    .into_iter()
-                    .map(|id| Stored {
-                        id,
-                        store: into.display().to_string(),
-                    })
-                    .collect();
-                if let Some(ms) = hold_ms {
-                    std::thread::sleep(std::time::Duration::from_millis(ms));
-                }
-                if abort_after_effect {
-                    std::process::abort();
-                }
-                // Save the idempotency record right after the effect and before any output: a
-                // retry after a cut pipe must replay, not append again (§14.4).
-                if let Some(mut r) = recorder {
-                    for event in &events {
-                        r.record(event)?;
+            // Dry run, idempotency key (records beside the store) and the order of effect,
+            // record and output: the SDK's. The request a replay must match: the store and
+            // the records.
+            let request = (&into, records.iter().map(|r| &r.fields).collect::<Vec<_>>());
+            let outcome = Mutation::new(&app, "add", &mutation)
+                .store_in(with_suffix(&into, ".idempotency"))
+                .run(out, &request, plan, || {
+                    let mut file = OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&into)
+                        .map_err(|e| io_error(&into, &e))?;
+                    file.write_all(lines.as_bytes())
+                        .map_err(|e| io_error(&into, &e))?;
+                    if let Some(ms) = hold_ms {
+                        std::thread::sleep(std::time::Duration::from_millis(ms));
                     }
-                    r.finish(&mut store, true)?;
-                }
-                for event in &events {
-                    out.emit(event)?;
-                }
-            }
-            Ok(reader.finish(out, Outcome::success())?)
+                    if abort_after_effect {
+                        std::process::abort();
+                    }
+                    let store = into.display().to_string();
+                    Ok(ids
+                        .iter()
+                        .map(|id| Stored {
+                            id: id.clone(),
+                            store: store.clone(),
+                        })
+                        .collect())
+                })?;
+            Ok(reader.finish(out, outcome)?)
         }),
         Command::Clear {
             into,

@@ -6,6 +6,8 @@ pub mod cursor;
 pub mod flags;
 pub mod human;
 pub mod input;
+#[cfg(unix)]
+pub mod mutation;
 pub mod redact;
 pub mod safety;
 #[cfg(feature = "shell")]
