@@ -13,6 +13,7 @@ mod modes;
 mod process_end;
 mod redaction_cases;
 mod scenario;
+mod short_path;
 mod spec_corpus;
 mod stdout_faults;
 mod verifier_doc;
