@@ -51,6 +51,18 @@ fn command_info(u: &mut Unstructured) -> Result<CommandInfo> {
         examples: (0..u.int_in_range(0..=2)?)
             .map(|_| strings(u))
             .collect::<Result<_>>()?,
+        // A setup step is an argv array or `{"args": [...], "stdin": "..."}`.
+        setup: (0..u.int_in_range(0..=2)?)
+            .map(|_| -> Result<Value> {
+                let args = Value::from(strings(u)?);
+                Ok(if u.arbitrary()? {
+                    serde_json::json!({"args": args, "stdin": arbitrary_json::string(u)?})
+                } else {
+                    args
+                })
+            })
+            .collect::<Result<_>>()?,
+        stdin: optional(u)?,
         protocol: optional(u)?,
         // The SDK writes a command's input schema (an object) or nothing: never `null`, which
         // reads back as nothing.
