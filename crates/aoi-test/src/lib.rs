@@ -149,6 +149,20 @@ pub fn events(stdout: &[u8]) -> Vec<Event> {
     out
 }
 
+/// The `properties.results` of the summary `aoi lint --format jsonl` wrote (`pass`, `fail`,
+/// `not_applicable`, `could_not_run`).
+///
+/// # Panics
+/// When `stdout` holds no summary.
+pub fn lint_results(stdout: &[u8]) -> serde_json::Value {
+    let text = String::from_utf8_lossy(stdout);
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["type"] == "aoi:summary")
+        .map(|s| s["properties"]["results"].clone())
+        .unwrap_or_else(|| panic!("aoi lint wrote no summary:\n{text}"))
+}
+
 /// Reads lines until one contains every one of `needles`; returns everything read.
 ///
 /// # Panics

@@ -464,12 +464,7 @@ fn conformance_fixture_is_a_conforming_machine_mode_cli() {
         .output()
         .expect("aoi lint runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let summary: Value = stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|e| e["type"] == "aoi:summary")
-        .unwrap_or_else(|| panic!("aoi lint wrote no summary:\n{stdout}"));
-    let results = &summary["properties"]["results"];
+    let results = &aoi_test::lint_results(&out.stdout);
     assert_eq!(
         (out.status.code(), &results["fail"]),
         (Some(0), &json!(0)),

@@ -50,12 +50,7 @@ fn aoi_lint_passes_the_notes_example_with_no_configuration() {
         .output()
         .expect("aoi lint runs");
     let text = String::from_utf8_lossy(&out.stdout);
-    let summary: Value = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|e| e["type"] == "aoi:summary")
-        .unwrap_or_else(|| panic!("no summary:\n{text}"));
-    let results = &summary["properties"]["results"];
+    let results = &aoi_test::lint_results(&out.stdout);
     assert_eq!(
         (
             out.status.code(),
