@@ -13,7 +13,7 @@
 //! between the two leaves the effect without a record, and its retry runs again (for `cp` and
 //! `mv` that retry then meets the destination it made: a `conflict`, not a second copy).
 
-use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::fs::{self, DirBuilder, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -21,6 +21,7 @@ use std::time::{Duration, SystemTime};
 
 use aoi::surface::cursor::request_hash;
 use aoi::surface::safety::{IdempotencyStore, Recorded};
+use aoi::surface::store::write_atomically;
 use aoi::{Category, Code, ErrorEvent};
 use serde::{Deserialize, Serialize};
 
@@ -198,39 +199,6 @@ impl IdempotencyStore for FileStore {
         write_atomically(&path, &bytes)
             .map_err(|e| format!("{}: {}", path.display(), crate::paths::plain_io(&e)))
     }
-}
-
-/// Writes `bytes` to `path` through a synced temporary file renamed over it.
-fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let nanos = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let temp = dir.join(format!(".{name}.{}.{nanos}.tmp", std::process::id()));
-    let written = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&temp, path)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    written?;
-    // The rename is durable once the directory is synced; a failure here loses nothing.
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -45,15 +45,12 @@ use serde::Serialize;
 
 use super::cursor::request_hash;
 use super::flags::{ConfirmArgs, MutationArgs};
-use super::safety::{begin, replay, Confirmation, Replay};
+use super::safety::{begin, replay, Confirmation, Replay, IDEMPOTENCY_STORE_FAILED};
 use super::store::FileStore;
 use crate::app::App;
 use crate::emit::{Emitter, Failure, Outcome};
-use crate::wire::{Category, Code, ErrorEvent, Plan};
+use crate::wire::{Category, ErrorEvent, Plan};
 use crate::DomainEvent;
-
-/// `io`: the tool's idempotency store could not be opened.
-const STORE_UNAVAILABLE: Code = Code::from_static("IDEMPOTENCY_STORE_FAILED");
 
 /// A mutating command's dry run, confirmation and idempotency (see the [module docs](self)).
 #[derive(Debug)]
@@ -104,7 +101,7 @@ impl Mutation {
         opened.map_err(|e| {
             ErrorEvent::new(
                 Category::Io,
-                STORE_UNAVAILABLE,
+                IDEMPOTENCY_STORE_FAILED,
                 format!("the idempotency store cannot be opened: {e}"),
             )
             .retryable(false)

@@ -188,20 +188,40 @@ impl IdempotencyStore for FileStore {
     }
 }
 
-/// Writes `bytes` to a temporary file beside `path`, syncs it and renames it over `path`.
-fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+/// Writes `bytes` to `path` atomically: a new temporary file beside it (mode 0600, a name no
+/// other writer uses), synced, renamed over `path`, and the directory synced, so a reader sees
+/// the old content or the new, never half of it. For any store a tool keeps in files.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let temp = dir.join(format!(".{name}.{}.{nanos}.tmp", std::process::id()));
     let written = (|| {
-        let mut file = File::create(&tmp)?;
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&temp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
-        fs::rename(&tmp, path)
+        fs::rename(&temp, path)
     })();
     if written.is_err() {
-        let _ = fs::remove_file(&tmp);
+        let _ = fs::remove_file(&temp);
     }
-    written
+    written?;
+    // The rename is durable once the directory is synced; a failure here loses nothing.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }
 
 fn failed(path: &Path, e: &io::Error) -> ErrorEvent {
