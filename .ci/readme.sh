@@ -31,8 +31,8 @@
 # point there), CARGO_INSTALL_ROOT is a temp dir (the README's `cargo install` commands put
 # their binaries there instead of ~/.cargo/bin), and OUTLINE_* and AOI_* are unset.
 #
-# After the blocks, `aoi` and `outline` on PATH must be this checkout's build (the README put
-# them there), and the binaries the README installed are run: `--version` for both, and
+# After the root README's blocks, `aoi` and `outline` on PATH must be this checkout's build (the
+# README put them there), and the binaries the README installed are run: `--version` for both, and
 # `outline capabilities --output json` checked with jq. The whole run has a deadline of
 # README_SH_TIMEOUT seconds (2400: the installs are release builds).
 set -u
@@ -237,34 +237,38 @@ done 3<"$__rm_plan"
 __rm_end_block
 cd "$__rm_root" || __rm_fail "cannot cd to $__rm_root"
 
-# What the README's walk-through put on PATH must be this checkout's build.
-for __rm_b in aoi outline; do
-  __rm_p=$(command -v "$__rm_b") || { printf '✗ the README never put %s on PATH\n' "$__rm_b" >&2; __rm_failures=$((__rm_failures + 1)); continue; }
-  if [[ $__rm_p != "$__rm_root"/target/* ]]; then
-    printf '✗ %s on PATH is %s, not this checkout'\''s build\n' "$__rm_b" "$__rm_p" >&2
-    __rm_failures=$((__rm_failures + 1))
-  fi
-done
+# The root README's walk-through installs the tools; another README (run by the same rules)
+# only runs its blocks.
+if [[ $__rm_readme == "$__rm_root/README.md" ]]; then
+  # What the README's walk-through put on PATH must be this checkout's build.
+  for __rm_b in aoi outline; do
+    __rm_p=$(command -v "$__rm_b") || { printf '✗ the README never put %s on PATH\n' "$__rm_b" >&2; __rm_failures=$((__rm_failures + 1)); continue; }
+    if [[ $__rm_p != "$__rm_root"/target/* ]]; then
+      printf '✗ %s on PATH is %s, not this checkout'\''s build\n' "$__rm_b" "$__rm_p" >&2
+      __rm_failures=$((__rm_failures + 1))
+    fi
+  done
 
-# What the README's `cargo install` commands installed.
-printf '\n== installed binaries (%s/bin)\n' "$CARGO_INSTALL_ROOT"
-__rm_bin=$CARGO_INSTALL_ROOT/bin
-for __rm_b in aoi outline; do
-  if ! __rm_v=$("$__rm_bin/$__rm_b" --version 2>&1) || [[ $__rm_v != "$__rm_b "[0-9]* ]]; then
-    printf '✗ %s/%s --version: %s\n' "$__rm_bin" "$__rm_b" "${__rm_v:-no output}" >&2
-    __rm_failures=$((__rm_failures + 1))
+  # What the README's `cargo install` commands installed.
+  printf '\n== installed binaries (%s/bin)\n' "$CARGO_INSTALL_ROOT"
+  __rm_bin=$CARGO_INSTALL_ROOT/bin
+  for __rm_b in aoi outline; do
+    if ! __rm_v=$("$__rm_bin/$__rm_b" --version 2>&1) || [[ $__rm_v != "$__rm_b "[0-9]* ]]; then
+      printf '✗ %s/%s --version: %s\n' "$__rm_bin" "$__rm_b" "${__rm_v:-no output}" >&2
+      __rm_failures=$((__rm_failures + 1))
+    else
+      printf '%s (%s bytes)\n' "$__rm_v" "$(stat -c %s "$__rm_bin/$__rm_b")"
+    fi
+  done
+  if "$__rm_bin/outline" capabilities --output json >"$__rm_out" \
+    && jq -e '.aoi_versions == ["1.0-alpha"]
+              and ([.commands[].name] | index("search") != null and index("import") != null)
+              and all(.commands[]; .input_schema.type == "object")' "$__rm_out" >/dev/null; then
+    printf 'outline capabilities --output json: %s commands\n' "$(jq '.commands | length' "$__rm_out")"
   else
-    printf '%s (%s bytes)\n' "$__rm_v" "$(stat -c %s "$__rm_bin/$__rm_b")"
+    printf '✗ %s/outline capabilities --output json is not the manifest expected\n' "$__rm_bin" >&2
+    __rm_failures=$((__rm_failures + 1))
   fi
-done
-if "$__rm_bin/outline" capabilities --output json >"$__rm_out" \
-  && jq -e '.aoi_versions == ["1.0-alpha"]
-            and ([.commands[].name] | index("search") != null and index("import") != null)
-            and all(.commands[]; .input_schema.type == "object")' "$__rm_out" >/dev/null; then
-  printf 'outline capabilities --output json: %s commands\n' "$(jq '.commands | length' "$__rm_out")"
-else
-  printf '✗ %s/outline capabilities --output json is not the manifest expected\n' "$__rm_bin" >&2
-  __rm_failures=$((__rm_failures + 1))
 fi
 
 printf '\nreadme.sh: %d commands run, %d blocks not run here, %d failure(s)\n' \

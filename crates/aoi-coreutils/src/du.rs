@@ -371,7 +371,7 @@ pub fn run(app: &App, global: &GlobalArgs, args: DuArgs) -> ExitCode {
         max_bytes: args.bounds.max_bytes,
         ..Limits::default()
     };
-    app.run_with(global, NAME, limits, |out| {
+    app.run_with(global, limits, |out| {
         let page = page(&args, &codec)?;
         Ok(page.emit(out, &codec)?)
     })

@@ -1122,7 +1122,7 @@ pub fn run(app: &App, global: &GlobalArgs, args: FindArgs) -> ExitCode {
         max_bytes: args.bounds.max_bytes,
         ..Limits::default()
     };
-    app.run_with(global, NAME, limits, |out| {
+    app.run_with(global, limits, |out| {
         let (limit, resume, filters) = prepare(&args, &codec)?;
         let mut names = Names::default();
         let mut count = 0usize;

@@ -456,7 +456,7 @@ pub fn run(app: &App, global: &GlobalArgs, mut args: GrepArgs) -> ExitCode {
         max_bytes: args.bounds.max_bytes,
         ..Limits::default()
     };
-    app.run_with(global, NAME, limits, |out| {
+    app.run_with(global, limits, |out| {
         let (plan, matcher, overrides) = prepare(&args, &codec, true)?;
         let mut writer = MachineWriter { out };
         let end = drive(&plan, &matcher, &overrides, &mut writer)?;

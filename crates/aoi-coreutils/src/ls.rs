@@ -103,7 +103,7 @@ pub fn run(app: &App, global: &GlobalArgs, args: LsArgs) -> ExitCode {
         max_bytes: args.bounds.max_bytes,
         ..Limits::default()
     };
-    app.run_with(global, NAME, limits, |out| {
+    app.run_with(global, limits, |out| {
         let (page, _) = list(&args, &codec)?;
         Ok(page.emit(out, &codec)?)
     })

@@ -1414,7 +1414,7 @@ fn run(
         return human(command, request, &codec, headers);
     }
     // The budget counts content, not stream bytes: the emitter is not bounded here.
-    app.run_with(global, command, Limits::default(), |out| {
+    app.run_with(global, Limits::default(), |out| {
         let resume = request
             .bounds
             .cursor

@@ -73,7 +73,7 @@ pub fn run(app: &App, global: &GlobalArgs, args: StatArgs) -> ExitCode {
         max_bytes: args.bounds.max_bytes,
         ..Limits::default()
     };
-    app.run_with(global, NAME, limits, |out| {
+    app.run_with(global, limits, |out| {
         let (page, _) = describe(&args, &codec)?;
         Ok(page.emit(out, &codec)?)
     })

@@ -417,7 +417,7 @@ pub fn run(app: &App, global: &GlobalArgs, args: WcArgs) -> ExitCode {
     if !global.machine() {
         return human(&args, want);
     }
-    app.run_with(global, NAME, Limits::default(), |out| {
+    app.run_with(global, Limits::default(), |out| {
         let files = operands(&args);
         let mut total = Counts::default();
         let mut failed = false;

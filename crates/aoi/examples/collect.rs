@@ -12,21 +12,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use aoi::prelude::*;
-use aoi::surface::mutation::Mutation;
-use aoi::surface::safety::{Confirmation, Effects};
-use clap::{Parser, Subcommand};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-/// Stores records in a JSONL file: the sink of the example pipeline.
-#[derive(Debug, Parser)]
-#[command(name = "collect", version)]
-struct Cli {
-    #[command(flatten)]
-    aoi: GlobalArgs,
-    #[command(subcommand)]
-    command: Command,
-}
 
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -57,8 +42,6 @@ enum Command {
         #[command(flatten)]
         confirm: ConfirmArgs,
     },
-    #[command(flatten)]
-    Discovery(Discovery),
 }
 
 /// A record `collect add` accepts.
@@ -107,42 +90,33 @@ fn app() -> App {
         env!("CARGO_PKG_VERSION"),
         "io.machinemode.examples.collect",
     )
-    .event_schema(|identity| {
-        EventSchema::new(identity, "https://schemas.machinemode.io/examples")
-            .domain_event::<Stored>()
-            .domain_event::<Cleared>()
-            .build()
-    })
+    .about("Stores records in a JSONL file: the sink of the example pipeline")
+    .schema_id("https://schemas.machinemode.io/examples")
     .command(
         CommandSpec::new("add")
-            .events([Stored::TYPE])
+            .emits::<Stored>()
+            .record::<ItemIn>()
             .input_default(InputMode::FailFast),
     )
-    .command(
-        CommandSpec::new("clear")
-            .destructive()
-            .events([Cleared::TYPE]),
-    )
+    .command(CommandSpec::new("clear").destructive().emits::<Cleared>())
 }
 
 fn main() -> ExitCode {
     let app = app();
-    let cli: Cli = match app.parse() {
+    let cli: Cli<Command> = match app.parse() {
         Ok(cli) => cli,
         Err(code) => return code,
     };
     match cli.command {
-        Command::Discovery(d) => app.discover::<Cli>(&cli.aoi, &d),
         Command::Add {
             into,
             input,
             mutation,
             hold_ms,
             abort_after_effect,
-        } => app.run(&cli.aoi, "add", |out| {
-            let mut reader = Input::open(&input, InputMode::FailFast)?.validate_with(
-                &serde_json::to_value(schemars::schema_for!(ItemIn)).unwrap_or_default(),
-            )?;
+        } => app.run(&cli.aoi, |out| {
+            // Each record checked against the schema `input-schema` publishes for it.
+            let mut reader = app.input(&input)?;
             // Fail fast before side effects: every record is read and validated first.
             let records = reader.read_all(out)?;
             if reader.upstream_failed() && reader.mode() == InputMode::FailFast {
@@ -162,17 +136,13 @@ fn main() -> ExitCode {
                 .iter()
                 .map(|r| serde_json::to_string(&r.fields).unwrap_or_default() + "\n")
                 .collect();
-            let plan = Plan {
-                action: "append".into(),
-                target: Some(into.display().to_string()),
-                detail: Some(format!("{} record(s)", records.len())),
-                properties: None,
-            };
+            let mut plan = Plan::new("append", into.display().to_string());
+            plan.detail = Some(format!("{} record(s)", records.len()));
             // Dry run, idempotency key (records beside the store) and the order of effect,
             // record and output: the SDK's. The request a replay must match: the store and
             // the records.
             let request = (&into, records.iter().map(|r| &r.fields).collect::<Vec<_>>());
-            let outcome = Mutation::new(&app, "add", &mutation)
+            let outcome = Mutation::new(&mutation)
                 .store_in(with_suffix(&into, ".idempotency"))
                 .run(out, &request, plan, || {
                     let mut file = OpenOptions::new()
@@ -203,7 +173,7 @@ fn main() -> ExitCode {
             into,
             dry_run,
             confirm,
-        } => app.run(&cli.aoi, "clear", |out| {
+        } => app.run(&cli.aoi, |out| {
             let count = match fs::read(&into) {
                 Ok(bytes) => bytes
                     .split(|b| *b == b'\n')
@@ -212,27 +182,20 @@ fn main() -> ExitCode {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
                 Err(e) => return Err(io_error(&into, &e).into()),
             };
-            // A dry run changes nothing, so it needs no confirmation: preview, then confirm.
-            if !dry_run.dry_run {
-                Confirmation::new(confirm.confirm, confirm.confirm_count).check("clear", count)?;
-            }
-            let mut effects = Effects::new(dry_run.dry_run);
-            let plan = Plan {
-                action: "clear".into(),
-                target: Some(into.display().to_string()),
-                detail: Some(format!("remove {count} record(s)")),
-                properties: None,
-            };
-            let applied = effects.apply(out, plan, || {
-                fs::write(&into, "").map_err(|e| Failure::from(io_error(&into, &e)))
-            })?;
-            if applied.is_some() {
-                out.emit(&Cleared {
-                    store: into.display().to_string(),
-                    removed: count,
-                })?;
-            }
-            Ok(Outcome::success())
+            let mut plan = Plan::new("clear", into.display().to_string());
+            plan.detail = Some(format!("remove {count} record(s)"));
+            // A dry run needs no confirmation (preview, then confirm); a run does, with the
+            // count.
+            Mutation::new(&dry_run)
+                .confirm(&confirm, count)
+                .run(out, &into, plan, || {
+                    fs::write(&into, "").map_err(|e| io_error(&into, &e))?;
+                    let store = into.display().to_string();
+                    Ok(vec![Cleared {
+                        store,
+                        removed: count,
+                    }])
+                })
         }),
     }
 }

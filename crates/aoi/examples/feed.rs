@@ -9,19 +9,6 @@
 use std::process::ExitCode;
 
 use aoi::prelude::*;
-use clap::{Parser, Subcommand};
-use schemars::JsonSchema;
-use serde::Serialize;
-
-/// A deterministic catalogue of items: the source of the example pipeline.
-#[derive(Debug, Parser)]
-#[command(name = "feed", version)]
-struct Cli {
-    #[command(flatten)]
-    aoi: GlobalArgs,
-    #[command(subcommand)]
-    command: Command,
-}
 
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -50,8 +37,6 @@ enum Command {
     },
     /// Check that the feed can run.
     Doctor,
-    #[command(flatten)]
-    Discovery(Discovery),
 }
 
 /// A §9.2 category by name.
@@ -80,29 +65,18 @@ fn app() -> App {
         env!("CARGO_PKG_VERSION"),
         "io.machinemode.examples.feed",
     )
+    .about("A deterministic catalogue of items: the source of the example pipeline")
     .echo_args(true)
-    .event_schema(|identity| {
-        EventSchema::new(identity, "https://schemas.machinemode.io/examples")
-            .domain_event::<Item>()
-            .build()
-    })
-    .command(
-        CommandSpec::new("list")
-            .read_only()
-            .events([Item::TYPE])
-            .example(["list", "--limit", "2"]),
-    )
-    .command(
-        CommandSpec::new("doctor")
-            .read_only()
-            .events([Check::TYPE])
-            .example(["doctor"]),
-    )
+    .schema_id("https://schemas.machinemode.io/examples")
+    .command(CommandSpec::new("list").read_only().emits::<Item>())
+    .command(CommandSpec::new("doctor").read_only().events([Check::TYPE]))
+    .example(["list", "--limit", "2"])
+    .example(["doctor"])
 }
 
 fn main() -> ExitCode {
     let app = app();
-    let cli: Cli = match app.parse() {
+    let cli: Cli<Command> = match app.parse() {
         Ok(cli) => cli,
         Err(code) => return code,
     };
@@ -117,8 +91,7 @@ fn main() -> ExitCode {
         &format!("argv: {:?}", redactor.redact_args(&argv).args),
     );
     match cli.command {
-        Command::Discovery(d) => app.discover::<Cli>(&cli.aoi, &d),
-        Command::Doctor => app.run(&cli.aoi, "doctor", |out| {
+        Command::Doctor => app.run(&cli.aoi, |out| {
             let mut doctor = Doctor::new();
             doctor.check(out, "catalogue", true, Severity::Info, "built in", None)?;
             Ok(doctor.outcome())
@@ -140,8 +113,7 @@ fn main() -> ExitCode {
                 );
             }
             // One body for both modes: in human mode the same events become a table.
-            let limits = Limits::for_page(&page);
-            app.run_with(&cli.aoi, "list", limits, |out| {
+            app.run(&cli.aoi, |out| {
                 if let Some(category) = fail_with {
                     let error = ErrorEvent::new(
                         category,
@@ -156,7 +128,7 @@ fn main() -> ExitCode {
                 }
                 // --limit, --cursor (bound to this query), --max-bytes and next_cursor: the
                 // SDK's. The body says what the items are and what a cursor resumes after.
-                let pager = page.pager("list", &(&prefix, total))?;
+                let pager = page.pager(out, &(&prefix, total))?;
                 let after: u64 = pager.after()?.unwrap_or(0);
                 let items: Vec<Item> = (after + 1..=total)
                     .map(|n| Item {

@@ -1,30 +1,6 @@
-//! `notes`: the SDK's short path. A bounded list, a get, an idempotent add with a dry run and a
-//! confirmed delete, in both output modes, with no paging, idempotency, confirmation or
-//! human-output code of its own (tests/it/short_path.rs holds it to that and lints it).
-//!
-//! ```sh
-//! cargo run --example notes -- add "buy milk" --tag home
-//! cargo run --example notes -- list --output jsonl
-//! ```
-
-use std::path::PathBuf;
-use std::process::ExitCode;
-
+//! `notes`: the SDK's short path, with no paging, idempotency, confirmation or human-output
+//! code of its own (tests/it/short_path.rs holds it to that). `cargo run --example notes -- list`
 use aoi::prelude::*;
-use aoi::surface::mutation::Mutation;
-use clap::{Parser, Subcommand};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-/// Short notes, kept in $XDG_DATA_HOME/notes/notes.json.
-#[derive(Parser)]
-#[command(name = "notes", version)]
-struct Cli {
-    #[command(flatten)]
-    aoi: GlobalArgs,
-    #[command(subcommand)]
-    command: Cmd,
-}
 
 #[derive(Subcommand)]
 enum Cmd {
@@ -38,8 +14,8 @@ enum Cmd {
     },
     /// Show one note.
     Get {
-        /// The note's id (n1, n2, ...).
-        id: String,
+        /// The note's number.
+        n: u64,
     },
     /// Add a note.
     Add {
@@ -49,27 +25,25 @@ enum Cmd {
         #[arg(long)]
         tag: Option<String>,
         #[command(flatten)]
-        mutation: MutationArgs,
+        write: MutationArgs,
     },
     /// Delete notes (destructive).
     Rm {
-        /// The notes' ids.
+        /// The notes' numbers.
         #[arg(required = true)]
-        ids: Vec<String>,
+        ns: Vec<u64>,
         #[command(flatten)]
-        mutation: MutationArgs,
+        write: MutationArgs,
         #[command(flatten)]
         confirm: ConfirmArgs,
     },
-    #[command(flatten)]
-    Discovery(Discovery),
 }
 
 /// A note.
 #[derive(Clone, Serialize, Deserialize, JsonSchema)]
 struct Note {
-    /// Its id, given when it is added: n1, n2, ...
-    id: String,
+    /// Its number, given when it is added.
+    n: u64,
     /// What it says.
     text: String,
     /// Its tag, if any.
@@ -79,8 +53,8 @@ struct Note {
 /// A note that was deleted.
 #[derive(Serialize, JsonSchema)]
 struct Deleted {
-    /// The deleted note's id.
-    id: String,
+    /// The deleted note's number.
+    n: u64,
 }
 
 impl DomainEvent for Note {
@@ -90,168 +64,75 @@ impl DomainEvent for Deleted {
     const TYPE: &'static str = "deleted";
 }
 
-fn store() -> PathBuf {
-    let data = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from);
-    let home = || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".local/share");
-    data.unwrap_or_else(home).join("notes/notes.json")
-}
-
-fn load() -> Result<Vec<Note>, ErrorEvent> {
-    match std::fs::read(store()) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-            ErrorEvent::new(
-                Category::Config,
-                Code::from_static("STORE_CORRUPT"),
-                e.to_string(),
-            )
-        }),
-        Err(_) => Ok(Vec::new()),
-    }
-}
-
-fn save(notes: &[Note]) -> Result<(), Failure> {
-    let path = store();
-    let written = std::fs::create_dir_all(path.parent().unwrap_or(&path))
-        .and_then(|()| std::fs::write(&path, serde_json::to_vec(notes).unwrap_or_default()));
-    written.map_err(|e| {
-        ErrorEvent::new(
-            Category::Io,
-            Code::from_static("STORE_WRITE_FAILED"),
-            e.to_string(),
-        )
+fn not_found(n: u64) -> Failure {
+    let code = Code::from_static("NOTE_NOT_FOUND");
+    ErrorEvent::new(Category::NotFound, code, format!("no note {n}"))
+        .target(n.to_string())
         .into()
-    })
 }
 
-fn not_found(id: &str) -> Failure {
-    let message = format!("no note {id}");
-    ErrorEvent::new(
-        Category::NotFound,
-        Code::from_static("NOTE_NOT_FOUND"),
-        message,
-    )
-    .target(id)
-    .into()
-}
-
-fn plan(action: &str, target: String) -> Plan {
-    Plan {
-        action: action.into(),
-        target: Some(target),
-        detail: None,
-        properties: None,
-    }
-}
-
-fn main() -> ExitCode {
-    let seed = ["add", "first note", "--tag", "home"];
-    let app = App::new(
-        "notes",
-        env!("CARGO_PKG_VERSION"),
-        "io.machinemode.examples.notes",
-    )
-    .event_schema(|id| {
-        EventSchema::new(id, "https://schemas.machinemode.io/examples")
-            .domain_event::<Note>()
-            .domain_event::<Deleted>()
-            .build()
-    })
-    .command(
-        CommandSpec::new("list")
-            .read_only()
-            .events([Note::TYPE])
-            .setup(seed)
-            .setup(seed)
-            .example(["list"]),
-    )
-    .command(
-        CommandSpec::new("get")
-            .read_only()
-            .events([Note::TYPE])
-            .setup(seed)
-            .example(["get", "n1"]),
-    )
-    .command(
-        CommandSpec::new("add")
-            .events([Note::TYPE])
-            .example(["add", "buy milk"]),
-    )
-    .command(
-        CommandSpec::new("rm")
-            .destructive()
-            .events([Deleted::TYPE])
-            .setup(seed)
-            .example(["rm", "n1", "--confirm"]),
-    );
-    let cli: Cli = match app.parse() {
+fn main() -> std::process::ExitCode {
+    let app = App::new("notes", "1.0.0", "io.example.notes")
+        .about("Short notes, kept in $XDG_DATA_HOME/notes/notes.json")
+        .schema_id("https://schemas.example.com/notes")
+        .setup(["add", "first note", "--tag", "home"])
+        .setup(["add", "second note", "--tag", "home"])
+        .command(CommandSpec::new("list").read_only().emits::<Note>())
+        .command(CommandSpec::new("get").read_only().emits::<Note>())
+        .command(CommandSpec::new("add").emits::<Note>())
+        .command(CommandSpec::new("rm").destructive().emits::<Deleted>())
+        .example(["list", "--tag", "home"])
+        .example(["get", "1"])
+        .example(["add", "buy milk", "--tag", "home"])
+        .example(["rm", "1", "--confirm"]);
+    let cli: Cli<Cmd> = match app.parse() {
         Ok(cli) => cli,
         Err(code) => return code,
     };
+    let file = JsonFile::for_tool("notes", "notes.json");
     match cli.command {
-        Cmd::Discovery(d) => app.discover::<Cli>(&cli.aoi, &d),
-        Cmd::List { tag, page } => app.run_with(&cli.aoi, "list", Limits::for_page(&page), |out| {
-            let pager = page.pager("list", &tag)?;
-            let after: usize = pager.after()?.unwrap_or(0);
-            // Notes are kept in the order of their ids, which cursors resume after.
-            let number = |n: &Note| n.id[1..].parse::<usize>().unwrap_or(0);
-            let notes = load()?.into_iter().filter(|n| number(n) > after);
-            pager.emit(out, notes.filter(|n| tag.is_none() || n.tag == tag), number)
-        }),
-        Cmd::Get { id } => app.run(&cli.aoi, "get", |out| {
-            let note = load()?
+        Cmd::List { tag, page } => app.run(&cli.aoi, |out| {
+            let pager = page.pager(out, &tag)?;
+            let after: u64 = pager.after()?.unwrap_or(0);
+            let notes: Vec<Note> = file?.read()?;
+            let notes = notes
                 .into_iter()
-                .find(|n| n.id == id)
-                .ok_or_else(|| not_found(&id))?;
-            Ok(out.emit(&note).map(|()| Outcome::success())?)
+                .filter(|n| n.n > after && (tag.is_none() || n.tag == tag));
+            pager.emit(out, notes, |note| note.n)
         }),
-        Cmd::Add {
-            text,
-            tag,
-            mutation,
-        } => app.run(&cli.aoi, "add", |out| {
-            Mutation::new(&app, "add", &mutation).run(
-                out,
-                &(&text, &tag),
-                plan("add", "a note".into()),
-                || {
-                    let mut notes = load()?;
-                    let next = notes
-                        .iter()
-                        .filter_map(|n| n.id[1..].parse::<usize>().ok())
-                        .max()
-                        .unwrap_or(0)
-                        + 1;
-                    let note = Note {
-                        id: format!("n{next}"),
-                        text: text.clone(),
-                        tag: tag.clone(),
-                    };
-                    notes.push(note.clone());
-                    save(&notes).map(|()| vec![note])
-                },
-            )
+        Cmd::Get { n } => app.run(&cli.aoi, |out| {
+            let notes: Vec<Note> = file?.read()?;
+            let note = notes
+                .into_iter()
+                .find(|note| note.n == n)
+                .ok_or_else(|| not_found(n))?;
+            out.emit(&note)?;
+            Ok(Outcome::success())
         }),
-        Cmd::Rm {
-            ids,
-            mutation,
-            confirm,
-        } => app.run(&cli.aoi, "rm", |out| {
-            // The effect looks the notes up: a replay of a delete finds them gone, and must.
-            Mutation::new(&app, "rm", &mutation)
-                .confirm(&confirm, ids.len() as u64)
-                .run(out, &ids, plan("delete", ids.join(" ")), || {
-                    let notes = load()?;
-                    if let Some(id) = ids.iter().find(|id| !notes.iter().any(|n| &n.id == *id)) {
-                        return Err(not_found(id));
-                    }
-                    save(
-                        &notes
-                            .into_iter()
-                            .filter(|n| !ids.contains(&n.id))
-                            .collect::<Vec<_>>(),
-                    )?;
-                    Ok(ids.iter().map(|id| Deleted { id: id.clone() }).collect())
+        Cmd::Add { text, tag, write } => app.run(&cli.aoi, |out| {
+            Mutation::new(&write).run(out, &(&text, &tag), Plan::new("add", "a note"), || {
+                file?.update(|notes: &mut Vec<Note>| {
+                    let n = notes.iter().map(|note| note.n).max().unwrap_or(0) + 1;
+                    let (text, tag) = (text.clone(), tag.clone());
+                    notes.push(Note { n, text, tag });
+                    Ok(notes[notes.len() - 1..].to_vec())
                 })
+            })
+        }),
+        Cmd::Rm { ns, write, confirm } => app.run(&cli.aoi, |out| {
+            // The effect looks the notes up: a replay of a delete finds them gone, and must.
+            let plan = Plan::new("delete", format!("notes {ns:?}"));
+            let mutation = Mutation::new(&write).confirm(&confirm, ns.len() as u64);
+            mutation.run(out, &ns, plan, || {
+                file?.update(|notes: &mut Vec<Note>| {
+                    if let Some(&gone) = ns.iter().find(|&&n| !notes.iter().any(|note| note.n == n))
+                    {
+                        return Err(not_found(gone));
+                    }
+                    notes.retain(|note| !ns.contains(&note.n));
+                    Ok(ns.iter().map(|&n| Deleted { n }).collect())
+                })
+            })
         }),
     }
 }

@@ -1,9 +1,11 @@
 """This package's README, run: its first ```python block saved as greet.py, then every line of
 its "Lint it in CI" ```sh block, each expected to exit as its comment says (0 unless
-`# exit N`). What a newcomer copies must do what the README says it does."""
+`# exit N`); its second (the click tool) run and its stream verified. What a newcomer copies
+must do what the README says it does."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -11,7 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import aoi_bin
+import pytest
+from conftest import aoi_bin, verdict
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -42,3 +45,19 @@ def test_the_readme_tool_lints_clean_and_its_stream_verifies(tmp_path: Path) -> 
             f"{command.strip()} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}")
         ran += 1
     assert ran == 2
+
+
+def test_the_readme_click_tool_runs_and_its_stream_verifies(tmp_path: Path) -> None:
+    pytest.importorskip("click")
+    tool = tmp_path / "greet_click.py"
+    tool.write_text(_blocks("python")[1], encoding="utf-8")
+    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"), XDG_DATA_HOME=str(tmp_path / "data"))
+    done = subprocess.run([sys.executable, str(tool), "hello", "Ada", "--output", "jsonl"], cwd=tmp_path,
+                          env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert verdict(done.stdout) == 0
+    assert b'"type":"greeting"' in done.stdout
+    # Its discovery is derived from the click parameters.
+    caps = subprocess.run([sys.executable, str(tool), "capabilities", "--output", "json"], cwd=tmp_path,
+                          env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=True)
+    assert any(c["name"] == "hello" for c in json.loads(caps.stdout)["commands"])

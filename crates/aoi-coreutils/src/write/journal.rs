@@ -264,7 +264,7 @@ pub fn run(
     body: impl FnOnce(&mut Journal<'_>) -> Result<(), Failure>,
 ) -> ExitCode {
     if global.machine() {
-        return app.run(global, spec.command, |out| {
+        return app.run(global, |out| {
             let mut journal = Journal::new(Sink::Machine(out), &spec);
             execute(&mut journal, &spec, body)
         });

@@ -340,11 +340,11 @@ fn main() -> ExitCode {
     let cli: Cli = if fault == Some(5) {
         // Fault 05: a usage error exits 0 and says nothing.
         match Cli::try_parse() {
-            Ok(cli) => cli,
             Err(e) if e.kind() == clap::error::ErrorKind::UnknownArgument => {
                 return ExitCode::SUCCESS
             }
-            Err(_) => match app.parse() {
+            // Parsed again by the App, which remembers the command App::run runs.
+            _ => match app.parse() {
                 Ok(cli) => cli,
                 Err(code) => return code,
             },
@@ -410,7 +410,7 @@ fn list(
         // Fault 09: the secret goes to stderr as it is.
         let _ = writeln!(std::io::stderr(), "note: using api key {key}");
     }
-    app.run_with(global, "list", Limits::for_page(page), |out| {
+    app.run_with(global, Limits::for_page(page), |out| {
         let limit = check_limit(page.limit)?;
         let state = State::load()?;
         if fault == Some(1) {
@@ -466,7 +466,7 @@ fn create(
     title: &str,
     mutation: &MutationArgs,
 ) -> ExitCode {
-    app.run(global, "create", |out| {
+    app.run(global, |out| {
         let mut state = State::load()?;
         // Fault 07: the key is accepted and ignored.
         let key = mutation
@@ -517,7 +517,7 @@ fn delete(
     dry_run: bool,
     confirm: &ConfirmArgs,
 ) -> ExitCode {
-    app.run(global, "delete", |out| {
+    app.run(global, |out| {
         let mut state = State::load()?;
         if !state.items().iter().any(|(i, _)| i == id) {
             return Err(ErrorEvent::new(
@@ -561,7 +561,7 @@ fn import(app: &App, global: &GlobalArgs, fault: Option<u8>, mut input: InputArg
         // Fault 12: --continue-on-error is accepted and ignored.
         input.continue_on_error = false;
     }
-    app.run(global, "import", |out| {
+    app.run(global, |out| {
         let schema = serde_json::to_value(schemars::schema_for!(ItemIn)).unwrap_or_default();
         let mut reader = Input::open(&input, InputMode::FailFast)?.validate_with(&schema)?;
         // Fail fast before side effects: every record is read and validated first.
@@ -601,7 +601,7 @@ fn import(app: &App, global: &GlobalArgs, fault: Option<u8>, mut input: InputArg
 }
 
 fn watch(app: &App, global: &GlobalArgs, fault: Option<u8>, interval_ms: u64) -> ExitCode {
-    app.run(global, "watch", |out| {
+    app.run(global, |out| {
         let cancel = out.cancel_token();
         let heartbeat = Heartbeat {
             interval_ms: Some(interval_ms),
@@ -631,7 +631,7 @@ fn doctor(app: &App, global: &GlobalArgs, fault: Option<u8>) -> ExitCode {
     let stream_fault = matches!(fault, Some(2 | 3 | 14 | 15));
     let identity = match app.negotiate(global.schema_version.as_deref()) {
         Ok(identity) if stream_fault => identity,
-        _ => return app.run(global, "doctor", doctor_body),
+        _ => return app.run(global, doctor_body),
     };
     // The stream faults: the run is made in memory, then its lines are altered.
     let stream = (|| -> Result<Vec<u8>, EmitError> {

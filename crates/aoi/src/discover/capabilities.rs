@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::input_schema::{command_paths, find_command, record_schema, with_record};
+use crate::discover::schema::EventSchema;
 use crate::wire::AOI_VERSION;
 
 /// Where a command's input record schema comes from: derived only when a discovery document
@@ -50,6 +51,41 @@ impl PartialEq for RecordSchema {
 
 impl Eq for RecordSchema {}
 
+/// A domain event type a command emits, with what registers its body in an event schema
+/// ([`CommandSpec::emits`]).
+#[derive(Clone)]
+pub struct Emitted {
+    event_type: &'static str,
+    register: fn(EventSchema) -> EventSchema,
+}
+
+impl Emitted {
+    /// The event's `type`.
+    pub fn event_type(&self) -> &'static str {
+        self.event_type
+    }
+
+    /// `schema` with the event's body registered.
+    pub fn register(&self, schema: EventSchema) -> EventSchema {
+        (self.register)(schema)
+    }
+}
+
+impl std::fmt::Debug for Emitted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Emitted").field(&self.event_type).finish()
+    }
+}
+
+// By type: the registering function is the type's, so two with one type are the same.
+impl PartialEq for Emitted {
+    fn eq(&self, other: &Emitted) -> bool {
+        self.event_type == other.event_type
+    }
+}
+
+impl Eq for Emitted {}
+
 /// What a tool states about one command's behaviour.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CommandSpec {
@@ -59,6 +95,7 @@ pub struct CommandSpec {
     additive: bool,
     unbounded: bool,
     event_types: Vec<String>,
+    emitted: Vec<Emitted>,
     examples: Vec<Vec<String>>,
     setup: Vec<Value>,
     stdin: Option<String>,
@@ -80,6 +117,23 @@ impl CommandSpec {
     /// The domain event types the command is said to emit.
     pub fn event_types(&self) -> &[String] {
         &self.event_types
+    }
+
+    /// The domain events stated with [`CommandSpec::emits`].
+    pub fn emitted(&self) -> &[Emitted] {
+        &self.emitted
+    }
+
+    /// The command emits the domain event `E`: its type is listed, and its body joins the
+    /// event schema an [`App::schema_id`](crate::app::App::schema_id) tool serves, so the
+    /// type's name is written once, on `E`.
+    pub fn emits<E: crate::DomainEvent + JsonSchema>(mut self) -> Self {
+        self.event_types.push(E::TYPE.to_owned());
+        self.emitted.push(Emitted {
+            event_type: E::TYPE,
+            register: EventSchema::domain_event::<E>,
+        });
+        self
     }
 
     /// The command changes nothing (§14.1).
@@ -142,6 +196,15 @@ impl CommandSpec {
         self
     }
 
+    /// `steps` as the command's set-up when it states none of its own
+    /// ([`App::setup`](crate::app::App::setup)).
+    pub(crate) fn or_setup(mut self, steps: &[Value]) -> Self {
+        if self.setup.is_empty() {
+            self.setup = steps.to_vec();
+        }
+        self
+    }
+
     /// [`CommandSpec::setup`] with what the command reads on standard input (the records of
     /// an `import --input-jsonl -`).
     pub fn setup_with_stdin<I, S>(mut self, argv: I, stdin: impl Into<String>) -> Self
@@ -153,6 +216,11 @@ impl CommandSpec {
         self.setup
             .push(serde_json::json!({"args": argv, "stdin": stdin.into()}));
         self
+    }
+
+    /// The set-up steps stated: argvs, or `{"args", "stdin"}` objects.
+    pub fn setup_steps(&self) -> &[Value] {
+        &self.setup
     }
 
     /// What the examples read on standard input.

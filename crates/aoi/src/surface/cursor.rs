@@ -386,7 +386,7 @@ pub fn take_page<T, P: Serialize>(
 /// # #[derive(serde::Serialize)] struct Item { n: u64 }
 /// # impl DomainEvent for Item { const TYPE: &'static str = "item"; }
 /// # fn list(out: &mut Emitter<Vec<u8>>, page: &PageArgs, prefix: &str) -> RunResult {
-/// let pager = page.pager("list", &prefix)?;
+/// let pager = page.pager(out, &prefix)?;
 /// let after: u64 = pager.after()?.unwrap_or(0);
 /// // Fetch in a stable order, after the cursor's position (a keyed query): at most
 /// // `pager.fetch()` items are drawn.

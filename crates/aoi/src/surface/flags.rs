@@ -195,15 +195,22 @@ impl<D: PageDefaults> PageArgs<D> {
         crate::surface::cursor::check_limit(self.limit)
     }
 
-    /// The paging of `command`'s results, whose query, filters and sort are `shaping`: the
-    /// limit checked, the cursor bound to them, the page emitted with its `next_cursor`
+    /// The paging of the results `out`'s command writes, whose query, filters and sort are
+    /// `shaping`: the limit checked, the cursor bound to the command and to them, `--max-bytes`
+    /// applied to `out`, the page emitted with its `next_cursor`
     /// ([`Pager`](crate::surface::cursor::Pager)).
-    pub fn pager<S: serde::Serialize + ?Sized>(
+    pub fn pager<W: std::io::Write, S: serde::Serialize + ?Sized>(
         &self,
-        command: &str,
+        out: &mut crate::Emitter<W>,
         shaping: &S,
     ) -> Result<crate::surface::cursor::Pager, crate::ErrorEvent> {
-        crate::surface::cursor::Pager::new(command, shaping, self.limit, self.cursor.clone())
+        let command = out.command().unwrap_or_default();
+        let pager =
+            crate::surface::cursor::Pager::new(&command, shaping, self.limit, self.cursor.clone())?;
+        if self.max_bytes.is_some() {
+            out.max_bytes(self.max_bytes);
+        }
+        Ok(pager)
     }
 
     /// The position `--cursor` resumes after, decoded by `codec` (a cursor it did not mint is
@@ -313,6 +320,22 @@ pub struct DryRunArgs {
     /// Show what would change, and change nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+impl From<&MutationArgs> for MutationArgs {
+    fn from(flags: &MutationArgs) -> MutationArgs {
+        flags.clone()
+    }
+}
+
+/// A dry run alone is a mutation without a key.
+impl From<&DryRunArgs> for MutationArgs {
+    fn from(flags: &DryRunArgs) -> MutationArgs {
+        MutationArgs {
+            dry_run: flags.dry_run,
+            idempotency_key: None,
+        }
+    }
 }
 
 /// Destructive operations (§14.3): `--confirm`, `--confirm-count`.

@@ -18,20 +18,13 @@
 //!
 //! ```
 //! # use aoi::prelude::*;
-//! # use aoi::surface::mutation::Mutation;
 //! # #[derive(serde::Serialize)] struct Deleted { id: String }
 //! # impl DomainEvent for Deleted { const TYPE: &'static str = "deleted"; }
-//! # fn delete(app: &App, out: &mut Emitter<Vec<u8>>, ids: Vec<String>,
+//! # fn delete(out: &mut Emitter<Vec<u8>>, ids: Vec<String>,
 //! #           mutation: &MutationArgs, confirm: &ConfirmArgs) -> RunResult {
-//! let plan = Plan {
-//!     action: "delete".into(),
-//!     target: Some(ids.join(",")),
-//!     detail: None,
-//!     properties: None,
-//! };
-//! Mutation::new(app, "delete", mutation)
+//! Mutation::new(mutation)
 //!     .confirm(confirm, ids.len() as u64)
-//!     .run(out, &ids, plan, || {
+//!     .run(out, &ids, Plan::new("delete", ids.join(",")), || {
 //!         // ... delete them ...
 //!         Ok(ids.iter().map(|id| Deleted { id: id.clone() }).collect())
 //!     })
@@ -47,7 +40,6 @@ use super::cursor::request_hash;
 use super::flags::{ConfirmArgs, MutationArgs};
 use super::safety::{begin, replay, Confirmation, Replay, IDEMPOTENCY_STORE_FAILED};
 use super::store::FileStore;
-use crate::app::App;
 use crate::emit::{Emitter, Failure, Outcome};
 use crate::wire::{Category, ErrorEvent, Plan};
 use crate::DomainEvent;
@@ -55,8 +47,6 @@ use crate::DomainEvent;
 /// A mutating command's dry run, confirmation and idempotency (see the [module docs](self)).
 #[derive(Debug)]
 pub struct Mutation {
-    command: String,
-    tool: String,
     dry_run: bool,
     key: Option<String>,
     confirmation: Option<(Confirmation, u64)>,
@@ -64,13 +54,15 @@ pub struct Mutation {
 }
 
 impl Mutation {
-    /// The mutation of `command`, with the tool's `--dry-run` and `--idempotency-key`.
-    pub fn new(app: &App, command: &str, flags: &MutationArgs) -> Mutation {
+    /// A mutation under the command's `--dry-run` and `--idempotency-key` (a
+    /// [`MutationArgs`], or a [`DryRunArgs`](super::flags::DryRunArgs) for a command that takes
+    /// no key); the command and the tool (whose state directory keeps the records) are those
+    /// of the stream it runs on.
+    pub fn new(flags: impl Into<MutationArgs>) -> Mutation {
+        let flags: MutationArgs = flags.into();
         Mutation {
-            command: command.to_owned(),
-            tool: app.identity().tool,
             dry_run: flags.dry_run,
-            key: flags.idempotency_key.clone(),
+            key: flags.idempotency_key,
             confirmation: None,
             store: None,
         }
@@ -93,10 +85,10 @@ impl Mutation {
         self
     }
 
-    fn file_store(&self) -> Result<FileStore, ErrorEvent> {
+    fn file_store(&self, tool: &str) -> Result<FileStore, ErrorEvent> {
         let opened = match &self.store {
             Some(dir) => FileStore::new(dir),
-            None => FileStore::for_tool(&self.tool),
+            None => FileStore::for_tool(tool),
         };
         opened.map_err(|e| {
             ErrorEvent::new(
@@ -128,8 +120,9 @@ impl Mutation {
             out.plan(&plan)?;
             return Ok(Outcome::success());
         }
+        let command = out.command().unwrap_or_default();
         if let Some((confirmation, affected)) = &self.confirmation {
-            confirmation.check(&self.command, *affected)?;
+            confirmation.check(&command, *affected)?;
         }
         let Some(key) = self.key.clone() else {
             out.check_cancelled()?;
@@ -138,9 +131,9 @@ impl Mutation {
             }
             return Ok(Outcome::success());
         };
-        let mut store = self.file_store()?;
+        let mut store = self.file_store(&out.identity().tool)?;
         let _held = store.lock(&key)?;
-        let hash = request_hash(&self.command, request);
+        let hash = request_hash(&command, request);
         let mut recorder = match begin(&mut store, &key, &hash)? {
             Replay::Replayed(recorded) => return Ok(replay(&recorded, out)?),
             Replay::Fresh(recorder) => recorder,
@@ -175,23 +168,14 @@ mod tests {
         const TYPE: &'static str = "deleted";
     }
 
-    fn app() -> App {
-        App::new("notes", "1.0.0", "com.example.notes.events")
-    }
-
     /// Runs `mutation` on a fresh stream: the outcome's summary, the event types, and how
     /// many times the effect ran.
     fn run(mutation: Mutation, effects: &Cell<u32>) -> (Vec<String>, Result<Outcome, Failure>) {
         let mut out = Emitter::builder(Identity::new("notes", "1", "s", "1.0.0"))
+            .command("delete")
             .start(Vec::new())
             .unwrap();
-        let plan = Plan {
-            action: "delete".into(),
-            target: Some("n1".into()),
-            detail: None,
-            properties: None,
-        };
-        let result = mutation.run(&mut out, &("n1",), plan, || {
+        let result = mutation.run(&mut out, &("n1",), Plan::new("delete", "n1"), || {
             effects.set(effects.get() + 1);
             Ok(vec![Deleted { id: "n1".into() }])
         });
@@ -217,8 +201,7 @@ mod tests {
     #[test]
     fn a_dry_run_plans_and_touches_nothing_even_unconfirmed() {
         let effects = Cell::new(0);
-        let m = Mutation::new(&app(), "delete", &flags(true, Some("k")))
-            .confirm(&ConfirmArgs::default(), 1);
+        let m = Mutation::new(flags(true, Some("k"))).confirm(&ConfirmArgs::default(), 1);
         let (types, result) = run(m, &effects);
         assert!(result.is_ok());
         assert_eq!(types, ["aoi:meta", "aoi:plan", "aoi:summary"]);
@@ -228,14 +211,13 @@ mod tests {
     #[test]
     fn an_unconfirmed_or_miscounted_run_is_refused_before_the_effect() {
         let effects = Cell::new(0);
-        let m = Mutation::new(&app(), "delete", &flags(false, None))
-            .confirm(&ConfirmArgs::default(), 1);
+        let m = Mutation::new(flags(false, None)).confirm(&ConfirmArgs::default(), 1);
         assert!(run(m, &effects).1.is_err());
         let wrong = ConfirmArgs {
             confirm: true,
             confirm_count: Some(2),
         };
-        let m = Mutation::new(&app(), "delete", &flags(false, None)).confirm(&wrong, 1);
+        let m = Mutation::new(flags(false, None)).confirm(&wrong, 1);
         assert!(run(m, &effects).1.is_err());
         assert_eq!(effects.get(), 0);
     }
@@ -249,7 +231,7 @@ mod tests {
             confirm_count: Some(1),
         };
         for _ in 0..2 {
-            let m = Mutation::new(&app(), "delete", &flags(false, Some("k1")))
+            let m = Mutation::new(flags(false, Some("k1")))
                 .confirm(&confirmed, 1)
                 .store_in(dir.path());
             let (types, result) = run(m, &effects);
@@ -258,21 +240,14 @@ mod tests {
         }
         assert_eq!(effects.get(), 1, "the second run replayed");
         let mut out = Emitter::builder(Identity::new("notes", "1", "s", "1.0.0"))
+            .command("delete")
             .start(Vec::new())
             .unwrap();
-        let other = Mutation::new(&app(), "delete", &flags(false, Some("k1")))
+        let other = Mutation::new(flags(false, Some("k1")))
             .store_in(dir.path())
-            .run(
-                &mut out,
-                &("n2",),
-                Plan {
-                    action: "delete".into(),
-                    target: None,
-                    detail: None,
-                    properties: None,
-                },
-                || Ok(Vec::<Deleted>::new()),
-            );
+            .run(&mut out, &("n2",), Plan::new("delete", "n2"), || {
+                Ok(Vec::<Deleted>::new())
+            });
         assert!(other.is_err(), "the key was used for another request");
     }
 }

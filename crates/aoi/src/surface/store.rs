@@ -89,19 +89,11 @@ impl FileStore {
     /// The store of tool `tool`: `$XDG_STATE_HOME/TOOL/idempotency`, else
     /// `$HOME/.local/state/TOOL/idempotency`.
     pub fn for_tool(tool: &str) -> io::Result<FileStore> {
-        let state = std::env::var_os("XDG_STATE_HOME")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .or_else(|| {
-                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local").join("state"))
-            })
-            .ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::NotFound,
-                    "neither XDG_STATE_HOME nor HOME is set",
-                )
-            })?;
-        FileStore::new(state.join(tool).join("idempotency"))
+        FileStore::new(
+            xdg_home("XDG_STATE_HOME", "state")?
+                .join(tool)
+                .join("idempotency"),
+        )
     }
 
     /// Keeps records for `ttl` instead of [`DEFAULT_TTL`].
@@ -188,6 +180,129 @@ impl IdempotencyStore for FileStore {
     }
 }
 
+/// `$VAR` when it is an absolute path, else `$HOME/.local/FALLBACK` (the XDG base directory
+/// rule).
+fn xdg_home(var: &str, fallback: &str) -> io::Result<PathBuf> {
+    std::env::var_os(var)
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local").join(fallback))
+        })
+        .ok_or_else(|| {
+            let message = format!("neither {var} nor HOME is set");
+            io::Error::new(io::ErrorKind::NotFound, message)
+        })
+}
+
+/// `io`: a tool's data file could not be read, parsed or written.
+pub const DATA_FILE_FAILED: Code = Code::from_static("DATA_FILE_FAILED");
+
+/// A tool's own data kept in one JSON document (a list of notes, a settings map), read whole
+/// and replaced whole: [`JsonFile::update`] holds an exclusive `flock` on `PATH.lock` from
+/// the read to the write, so two runs changing it at once both count, and writes with
+/// [`write_atomically`], so a run killed mid-way leaves the old document or the new.
+///
+/// ```
+/// use aoi::surface::store::JsonFile;
+/// # let dir = std::env::temp_dir().join(format!("aoi-jsonfile-doc-{}", std::process::id()));
+/// let notes = JsonFile::new(dir.join("notes.json"));
+/// let count = notes.update(|list: &mut Vec<String>| {
+///     list.push("buy milk".to_owned());
+///     Ok(list.len())
+/// })?;
+/// assert_eq!(count, 1);
+/// assert_eq!(notes.read::<Vec<String>>()?, ["buy milk"]);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), aoi::Failure>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct JsonFile {
+    path: PathBuf,
+}
+
+impl JsonFile {
+    /// The document at `path` (its directory is created, mode 0700, on the first write).
+    pub fn new(path: impl Into<PathBuf>) -> JsonFile {
+        JsonFile { path: path.into() }
+    }
+
+    /// The document `name` of tool `tool`: `$XDG_DATA_HOME/TOOL/NAME`, else
+    /// `$HOME/.local/share/TOOL/NAME`.
+    pub fn for_tool(tool: &str, name: &str) -> Result<JsonFile, ErrorEvent> {
+        let home =
+            xdg_home("XDG_DATA_HOME", "share").map_err(|e| data_failed(Path::new(name), &e))?;
+        Ok(JsonFile::new(home.join(tool).join(name)))
+    }
+
+    /// Where the document is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The document, or `T::default()` when there is none yet. One that cannot be read or is
+    /// not a `T` is an `io` error naming the file, never an empty default.
+    pub fn read<T: serde::de::DeserializeOwned + Default>(&self) -> Result<T, ErrorEvent> {
+        match fs::read(&self.path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                let e = io::Error::new(io::ErrorKind::InvalidData, e);
+                data_failed(&self.path, &e)
+                    .hint("the file is not what this tool wrote: restore it or move it aside")
+            }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(T::default()),
+            Err(e) => Err(data_failed(&self.path, &e)),
+        }
+    }
+
+    /// Reads the document, lets `change` change it, and writes it back when `change`
+    /// succeeds (an error leaves the file as it was), all under the document's lock. Returns
+    /// what `change` returned.
+    pub fn update<T, R>(
+        &self,
+        change: impl FnOnce(&mut T) -> Result<R, crate::Failure>,
+    ) -> Result<R, crate::Failure>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + Default,
+    {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let failed = |path: &Path, e: io::Error| crate::Failure::from(data_failed(path, &e));
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode_private()
+            .create(dir)
+            .map_err(|e| failed(dir, e))?;
+        let mut lock_path = self.path.clone().into_os_string();
+        lock_path.push(".lock");
+        let lock_path = PathBuf::from(lock_path);
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| failed(&lock_path, e))?;
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| failed(&lock_path, io::Error::from(e)))?;
+        let mut document: T = self.read()?;
+        let result = change(&mut document)?;
+        let bytes = serde_json::to_vec_pretty(&document)
+            .map_err(|e| failed(&self.path, io::Error::new(io::ErrorKind::InvalidData, e)))?;
+        write_atomically(&self.path, &bytes).map_err(|e| failed(&self.path, e))?;
+        // The lock goes with the file's last handle.
+        drop(lock);
+        Ok(result)
+    }
+}
+
+fn data_failed(path: &Path, e: &io::Error) -> ErrorEvent {
+    ErrorEvent::new(
+        Category::Io,
+        DATA_FILE_FAILED,
+        format!("{}: {e}", path.display()),
+    )
+    .target(path.display().to_string())
+    .retryable(false)
+}
+
 /// Writes `bytes` to `path` atomically: a new temporary file beside it (mode 0600, a name no
 /// other writer uses), synced, renamed over `path`, and the directory synced, so a reader sees
 /// the old content or the new, never half of it. For any store a tool keeps in files.
@@ -258,6 +373,61 @@ mod tests {
 
     use super::*;
     use crate::surface::safety::{begin, Replay};
+
+    #[test]
+    fn concurrent_updates_of_a_json_file_all_count() {
+        let dir = aoi_test::temp_dir("jsonfile-concurrent");
+        let file = JsonFile::new(dir.path().join("sub").join("notes.json"));
+        let workers: Vec<_> = (0..4)
+            .map(|w| {
+                let file = file.clone();
+                thread::spawn(move || {
+                    for i in 0..25 {
+                        file.update(|list: &mut Vec<u32>| {
+                            list.push(w * 100 + i);
+                            Ok(())
+                        })
+                        .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            worker.join().unwrap();
+        }
+        assert_eq!(file.read::<Vec<u32>>().unwrap().len(), 100);
+    }
+
+    #[test]
+    fn a_json_file_that_is_not_the_document_is_an_io_error_and_stays_as_it_was() {
+        let dir = aoi_test::temp_dir("jsonfile-corrupt");
+        let path = dir.path().join("notes.json");
+        fs::write(&path, b"{not json").unwrap();
+        let file = JsonFile::new(&path);
+        let e = file.read::<Vec<u32>>().unwrap_err();
+        assert_eq!(
+            (e.category, e.code.as_str()),
+            (Category::Io, "DATA_FILE_FAILED")
+        );
+        assert!(!e.message.contains('\n'), "one line: {}", e.message);
+        assert!(file.update(|l: &mut Vec<u32>| Ok(l.len())).is_err());
+        // A change that fails writes nothing either.
+        let fresh = JsonFile::new(dir.path().join("fresh.json"));
+        let refused = fresh.update(|l: &mut Vec<u32>| {
+            l.push(1);
+            Err::<(), _>(ErrorEvent::usage("no").into())
+        });
+        assert!(refused.is_err());
+        assert_eq!(fs::read(&path).unwrap(), b"{not json");
+        assert!(!fresh.path().exists());
+        // None yet is the empty default.
+        assert_eq!(
+            JsonFile::new(dir.path().join("none.json"))
+                .read::<Vec<u32>>()
+                .unwrap(),
+            Vec::<u32>::new()
+        );
+    }
 
     fn record(hash: &str) -> Recorded {
         Recorded {

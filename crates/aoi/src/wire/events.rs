@@ -405,6 +405,19 @@ pub struct Plan {
     pub properties: Option<Map<String, Value>>,
 }
 
+impl Plan {
+    /// The plan to `action` `target` (`Plan::new("delete", "n1")`); set `detail` and
+    /// `properties` on the value for more.
+    pub fn new(action: impl Into<String>, target: impl Into<String>) -> Plan {
+        Plan {
+            action: action.into(),
+            target: Some(target.into()),
+            detail: None,
+            properties: None,
+        }
+    }
+}
+
 impl FrameworkEvent for Plan {
     const TYPE: &'static str = "aoi:plan";
 }

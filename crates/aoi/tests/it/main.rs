@@ -11,6 +11,7 @@ mod emitted_streams;
 mod idempotency_store;
 mod modes;
 mod process_end;
+mod readme;
 mod redaction_cases;
 mod scenario;
 mod short_path;

@@ -13,7 +13,6 @@ use outline::store::{Status, Store};
 use super::auth::credential;
 use super::errors::RunError;
 use super::events::StatusEvent;
-use super::name;
 use super::{db_path, human, human_failure, open_store, Access};
 
 /// The status of the database this run is about.
@@ -66,7 +65,7 @@ pub fn status(app: &App, global: &GlobalArgs, db: Db) -> ExitCode {
             Err(e) => human_failure(e, global.color_allowed()),
         };
     }
-    app.run(global, name::STATUS, |out| {
+    app.run(global, |out| {
         let s = fetch_status(db)?;
         out.emit(&s)?;
         Ok(Outcome::success())
@@ -256,7 +255,7 @@ pub fn doctor(app: &App, global: &GlobalArgs, db: Db) -> ExitCode {
             ExitCode::SUCCESS
         };
     }
-    app.run(global, name::DOCTOR, |out| {
+    app.run(global, |out| {
         let mut doctor = Doctor::new();
         for c in run_checks(db) {
             doctor

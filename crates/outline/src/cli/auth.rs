@@ -430,13 +430,6 @@ pub fn token_rejected(database: &str, credential: &Credential) -> ErrorEvent {
 
 /// Runs `outline auth ...`.
 pub fn auth(app: &App, global: &GlobalArgs, db: Db, command: AuthCommand) -> ExitCode {
-    let name = match &command {
-        AuthCommand::Login(_) => name::AUTH_LOGIN,
-        AuthCommand::Logout(_) => name::AUTH_LOGOUT,
-        AuthCommand::Status => name::AUTH_STATUS,
-        AuthCommand::Protect(_) => name::AUTH_PROTECT,
-        AuthCommand::Unprotect(_) => name::AUTH_UNPROTECT,
-    };
     if !global.machine() {
         return match run(db, &command, false) {
             Ok(done) => {
@@ -446,7 +439,7 @@ pub fn auth(app: &App, global: &GlobalArgs, db: Db, command: AuthCommand) -> Exi
             Err(e) => human_failure(e, global.color_allowed()),
         };
     }
-    app.run(global, name, |out| {
+    app.run(global, |out| {
         match run(db, &command, true)? {
             Done::Credential(event, warning) => {
                 if let Some(w) = warning {

@@ -76,7 +76,7 @@ pub fn get(app: &App, global: &GlobalArgs, db: Db, args: GetArgs) -> ExitCode {
             Err(e) => human_failure(e, global.color_allowed()),
         };
     }
-    app.run(global, name::GET, |out| {
+    app.run(global, |out| {
         let (entry, truncated) = fetch_entry(db, &args)?;
         out.emit(&entry)?;
         let outcome = Outcome::success();
@@ -226,7 +226,7 @@ pub fn list(
         };
     }
     let limits = Limits::for_page(&page);
-    app.run_with(global, name::LIST, limits, |out| {
+    app.run_with(global, limits, |out| {
         emit_list(out, db, &filter, &page).map_err(Failure::from)
     })
 }
@@ -348,7 +348,7 @@ pub fn search(
         };
     }
     let limits = Limits::for_page(&page);
-    app.run_with(global, name::SEARCH, limits, |out| {
+    app.run_with(global, limits, |out| {
         emit_search(out, db, &query, &filter, &page).map_err(Failure::from)
     })
 }

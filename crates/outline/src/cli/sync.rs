@@ -18,7 +18,6 @@ use outline::store::{Document, Store};
 use super::auth::{credential, interactive_required, token_rejected};
 use super::errors::RunError;
 use super::events::{SyncPlanned, Synced};
-use super::name;
 use super::{human, human_failure, open_store, Access};
 
 /// `outline sync`.
@@ -262,7 +261,7 @@ pub fn sync(app: &App, global: &GlobalArgs, db: Db, args: SyncArgs) -> ExitCode 
             Err(e) => human_failure(e, global.color_allowed()),
         };
     }
-    app.run(global, name::SYNC, |out| {
+    app.run(global, |out| {
         let done = run_sync(db, &args)?;
         emit_done(out, done)
     })

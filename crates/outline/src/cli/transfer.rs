@@ -275,7 +275,7 @@ fn captured_events(bytes: &[u8]) -> Vec<Event> {
 /// Runs `outline import`.
 pub fn import(app: &App, global: &GlobalArgs, db: Db, args: ImportArgs) -> ExitCode {
     if global.machine() {
-        return app.run(global, name::IMPORT, |out| {
+        return app.run(global, |out| {
             Ok(run_import(out, db, &args, &mut Progress::off())?)
         });
     }
@@ -454,7 +454,7 @@ pub fn export(app: &App, global: &GlobalArgs, db: Db, filter: FilterArgs) -> Exi
             Err(e) => human_failure(e, global.color_allowed()),
         };
     }
-    app.run(global, name::EXPORT, |out| {
+    app.run(global, |out| {
         for_each_entry(db, &filter, |entry| Ok(out.emit(&entry)?))?;
         Ok(Outcome::success())
     })

@@ -14,7 +14,6 @@ use clap::Args;
 
 use super::errors::RunError;
 use super::events::Changed;
-use super::name;
 use super::{db_path, human_failure, open_store, Access, Opened};
 
 /// How many change-log entries one poll reads at most.
@@ -130,7 +129,7 @@ pub fn watch(app: &App, global: &GlobalArgs, db: Db, args: WatchArgs) -> ExitCod
             Err(e) => human_failure(e, global.color_allowed()),
         };
     }
-    app.run(global, name::WATCH, |out| {
+    app.run(global, |out| {
         let mut watched = Watched::open(db)?;
         let mut since = match args.since {
             Some(pos) => pos,

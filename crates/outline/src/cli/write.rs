@@ -127,7 +127,6 @@ fn emit_done<W: Write, E: aoi::DomainEvent>(
 fn write_command<E: aoi::DomainEvent>(
     app: &App,
     global: &GlobalArgs,
-    command: &str,
     run: impl FnOnce() -> Result<Done<E>, RunError>,
     nothing: &str,
     describe: impl Fn(&E) -> String,
@@ -141,7 +140,7 @@ fn write_command<E: aoi::DomainEvent>(
             Err(e) => human_failure(e, global.color_allowed()),
         };
     }
-    app.run(global, command, |out| {
+    app.run(global, |out| {
         let done = run()?;
         emit_done(out, done)
     })
@@ -185,7 +184,6 @@ pub fn create(app: &App, global: &GlobalArgs, db: Db, args: CreateArgs) -> ExitC
     write_command(
         app,
         global,
-        name::CREATE,
         || run_create(db, &args),
         "nothing was created",
         |c: &Created| {
@@ -285,7 +283,6 @@ pub fn delete(app: &App, global: &GlobalArgs, db: Db, req: DeleteRequest) -> Exi
     write_command(
         app,
         global,
-        name::DELETE,
         || run_delete(db, &req),
         "nothing to delete: no document matched",
         |d: &Deleted| format!("deleted {}  {}", d.id, d.title),
@@ -401,7 +398,6 @@ pub fn update(app: &App, global: &GlobalArgs, db: Db, args: UpdateArgs) -> ExitC
     write_command(
         app,
         global,
-        name::UPDATE,
         || run_update(db, &args),
         "nothing was updated",
         |u: &Updated| format!("updated {} (now version {})", u.id, u.version),
@@ -464,7 +460,6 @@ pub fn move_doc(app: &App, global: &GlobalArgs, db: Db, args: MoveArgs) -> ExitC
     write_command(
         app,
         global,
-        name::MOVE,
         || run_move(db, &args),
         "nothing was moved",
         |m: &Moved| {
@@ -519,7 +514,6 @@ pub fn copy(app: &App, global: &GlobalArgs, db: Db, args: CopyArgs) -> ExitCode 
     write_command(
         app,
         global,
-        name::COPY,
         || run_copy(db, &args),
         "nothing was copied",
         |c: &Copied| format!("copied {} to {} in {}", c.source_id, c.id, c.collection),

@@ -10,9 +10,10 @@ import Tool, Context, Outcome``); the submodules hold the same names and the det
   :mod:`machinemode.errors`, :class:`Outcome`, :class:`Stop`;
 * the process: :func:`run`, :func:`main` (a machine-only tool), :class:`Emitter`,
   :class:`Identity`, :class:`Cancelled`, :func:`critical`;
-* paging, idempotency and input: :class:`CursorCodec`, :class:`Idempotency` with
-  :class:`FileIdempotencyStore`, :func:`read_records`, :func:`read_document`,
-  :class:`UpstreamReader`;
+* paging, writes and input: :meth:`Context.page`, :meth:`Context.mutate` (dry run,
+  confirmation, idempotency key), :class:`CursorCodec`, :class:`Idempotency` with
+  :class:`FileIdempotencyStore`, :class:`JsonFile` (a tool's own data file),
+  :func:`read_records`, :func:`read_document`, :class:`UpstreamReader`;
 * reading another tool's stream: :func:`spawn`, :func:`read_stream`, :class:`StreamReader`,
   :class:`Conclusion`;
 * the closed sets of the spec as types: :data:`Category`, :data:`Reason`, :data:`Verdict`,
@@ -54,6 +55,7 @@ from .idempotency import (
 from .records import RecordBatch, read_document, read_records
 from .schemas import RecordError, event, load, schema_of
 from .signals import Cancelled, TimedOut, critical
+from .store import JsonFile
 from .upstream import UpstreamReader
 
 
@@ -94,6 +96,7 @@ __all__ = [
     "IdempotencyConflict",
     "IdempotencyStore",
     "Identity",
+    "JsonFile",
     "MemoryIdempotencyStore",
     "Outcome",
     "Reading",

@@ -65,6 +65,7 @@ from .harness import Outcome
 from .schemas import event_type_of, schema_of
 
 if TYPE_CHECKING:  # the input readers are imported by the commands that read input, not at start-up
+    from .idempotency import IdempotencyStore
     from .records import RecordBatch
 
 __all__ = [
@@ -562,6 +563,56 @@ class Context:
                 reason="denied", field="confirm_count", target=target,
                 hint=f"re-run with --confirm --confirm-count {count}", details={"affected": count})
 
+    def mutate(self, effect: Callable[[], Iterable[Any]], *, request: Mapping[str, Any],
+               action: str, target: str, detail: Optional[str] = None,
+               count: Optional[int] = None, store: Optional[IdempotencyStore] = None) -> Outcome:
+        """A write done for the handler (§14), in the Rust SDK's ``Mutation`` order:
+
+        1. ``--dry-run``: ``aoi:plan`` (``action``, ``target``, ``detail``) and nothing else (no
+           confirmation is needed to look, the key is not used);
+        2. a command with the ``CONFIRM`` group: :meth:`require_confirm` with ``count``, the
+           items the run would change, before anything is touched (refused: exit 77);
+        3. ``--idempotency-key``: the key is held (a second run with it waits) and looked up:
+           the same ``request`` (what decides the effect) replays the recorded events
+           (``idempotent_replay: true``); another request with it is a ``conflict``; a run that
+           died holding it leaves the outcome unknown (``conflict``, ``retryable: false``);
+        4. ``effect()``, which makes the change and returns the domain events that say so;
+        5. their record under the key, **then** the events on the stream: a retry after a cut
+           pipe replays instead of applying the effect again.
+
+        The records are kept in ``store`` (default: :class:`FileIdempotencyStore` under the
+        tool's state directory). Returns the outcome to finish with."""
+        from .idempotency import FileIdempotencyStore, Idempotency, check_key, request_hash
+        from .schemas import to_fields
+
+        if getattr(self.args, "dry_run", False):
+            self.out.plan(action, target, detail)
+            return Outcome.success()
+        if CONFIRM in self.command.groups:
+            self.require_confirm(count=count, target=target)
+        key = getattr(self.args, "idempotency_key", None)
+        if key is None:
+            for event in effect():
+                self.out.emit(event)
+            return self.done()
+        key = check_key(key)
+        records = store if store is not None else FileIdempotencyStore.for_tool(self.command.tool.name)
+        held = records.lock(key) if isinstance(records, FileIdempotencyStore) else contextlib.nullcontext()
+        with held:
+            keyed = Idempotency(records)
+            hashed = request_hash(self.command.name, request)
+            prior = keyed.lookup(key, hashed)
+            if prior is not None:
+                for recorded in Idempotency.replay_events(prior):
+                    self.out.emit(recorded.pop("type"), recorded)
+                return self.done(properties=Idempotency.replay_properties(prior))
+            events = list(effect())
+            keyed.record(key, hashed, [{"type": event_type_of(e), **to_fields(e)} for e in events],
+                         {"ok": True})
+        for event in events:
+            self.out.emit(event)
+        return self.done()
+
     def read_records(self, record_type: Type[T]) -> RecordBatch[T]:
         """The records of ``--input-jsonl`` (:func:`machinemode.records.read_records`) or
         ``--input-json`` (:func:`machinemode.records.read_document`); with neither, ``usage``
@@ -617,11 +668,11 @@ class Tool:
 
     :param name: ``aoi:meta.tool`` and the program name.
     :param schema_versions: every event-schema version served (``--schema-version``, §5.1);
-        the first is the default.
+        the first is the default (``1.0.0`` only, unless said otherwise, as the Rust SDK).
     """
 
     def __init__(self, name: str, version: str, *, description: str, schema_name: str,
-                 schema_versions: Sequence[str], schema_id: str,
+                 schema_id: str, schema_versions: Sequence[str] = ("1.0.0",),
                  auth: Optional[str] = None) -> None:
         self.name = name
         self.version = version

@@ -229,19 +229,9 @@ class FileIdempotencyStore:
     def put(self, record: IdempotencyRecord) -> None:
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         data = json.dumps(record.to_json(), separators=(",", ":"), ensure_ascii=False).encode()
-        import tempfile
+        from .store import write_atomically
 
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self._path(record.key))
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        write_atomically(self._path(record.key), data)
 
     def delete(self, key: str) -> None:
         with contextlib.suppress(FileNotFoundError):

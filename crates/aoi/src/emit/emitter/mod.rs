@@ -314,6 +314,7 @@ impl EmitterBuilder {
             upstream_cause: None,
             seq: 0,
             identity: self.identity,
+            command: meta.command.clone(),
             counts: Counts::default(),
             first_process_error: None,
             state: State::Open,
@@ -404,6 +405,8 @@ pub(crate) struct Core<W> {
     upstream_cause: Option<CausedBy>,
     seq: u64,
     identity: Identity,
+    /// `aoi:meta.command`, when the builder named one.
+    command: Option<String>,
     counts: Counts,
     first_process_error: Option<Category>,
     state: State,
@@ -844,6 +847,22 @@ impl<W: Write> Emitter<W> {
     /// `Err(Cancelled)` once a signal arrived: a safe point for long work that emits nothing.
     pub fn check_cancelled(&self) -> Result<(), EmitError> {
         self.live()
+    }
+
+    /// The identity written in `aoi:meta` (the tool, its release, the schema version).
+    pub fn identity(&self) -> Identity {
+        self.lock().identity.clone()
+    }
+
+    /// The command written in `aoi:meta.command`, when one was.
+    pub fn command(&self) -> Option<String> {
+        self.lock().command.clone()
+    }
+
+    /// Bounds the domain events' bytes from now on (`--max-bytes`, §15), counting those
+    /// already written, as [`EmitterBuilder::max_bytes`] does from the start.
+    pub fn max_bytes(&mut self, max: Option<u64>) {
+        self.lock().max_bytes = max;
     }
 
     /// The run id written in every line's `aoi.run`.

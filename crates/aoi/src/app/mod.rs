@@ -4,40 +4,26 @@
 //! command under the [`Harness`].
 //!
 //! ```no_run
-//! use std::process::ExitCode;
-//! use clap::{Parser, Subcommand};
-//! use aoi::app::{App, Discovery};
-//! use aoi::discover::capabilities::CommandSpec;
-//! use aoi::surface::flags::{GlobalArgs, PageArgs};
-//! use aoi::Outcome;
-//!
-//! #[derive(Parser)]
-//! #[command(name = "notes", version)]
-//! struct Cli {
-//!     #[command(flatten)]
-//!     aoi: GlobalArgs,
-//!     #[command(subcommand)]
-//!     command: Command,
-//! }
+//! use aoi::prelude::*;
 //!
 //! #[derive(Subcommand)]
-//! enum Command {
+//! enum Cmd {
 //!     /// Ranked search.
 //!     Search { query: String, #[command(flatten)] page: PageArgs },
-//!     #[command(flatten)]
-//!     Discovery(Discovery),
 //! }
 //!
-//! fn main() -> ExitCode {
+//! fn main() -> std::process::ExitCode {
 //!     let app = App::new("notes", env!("CARGO_PKG_VERSION"), "com.example.notes.events")
-//!         .command(CommandSpec::new("search").read_only().events(["hit"]));
-//!     let cli: Cli = match app.parse() {
+//!         .command(CommandSpec::new("search").read_only())
+//!         .example(["search", "milk"]);
+//!     // `schema`, `capabilities` and `input-schema` are answered here; a usage error too.
+//!     let cli: Cli<Cmd> = match app.parse() {
 //!         Ok(cli) => cli,
 //!         Err(code) => return code,
 //!     };
 //!     match cli.command {
-//!         Command::Discovery(d) => app.discover::<Cli>(&cli.aoi, &d),
-//!         Command::Search { query, page } => app.run(&cli.aoi, "search", |out| {
+//!         // The command parse named, its body under the harness, in either output mode.
+//!         Cmd::Search { query, page } => app.run(&cli.aoi, |out| {
 //!             let _ = (query, page, out);
 //!             Ok(Outcome::success())
 //!         }),
@@ -65,6 +51,12 @@ use crate::Outcome;
 type SchemaFn = dyn Fn(&Identity) -> Result<Value, SchemaError>;
 
 use crate::discover::manifest::DISCOVERY_COMMANDS;
+
+mod cli;
+mod summary;
+use cli::sdk_discovery;
+pub use cli::Cli;
+use summary::{discovery_summary, discovery_text};
 
 /// The discovery subcommands (§16.2), for a tool to flatten into its own subcommands.
 ///
@@ -118,7 +110,7 @@ pub struct App {
     schema_name: String,
     versions: Vec<String>,
     default_version: String,
-    schema: Box<SchemaFn>,
+    schema: Option<Box<SchemaFn>>,
     specs: Vec<CommandSpec>,
     grace: Duration,
     echo_args: bool,
@@ -126,6 +118,19 @@ pub struct App {
     human_hooks: Vec<(String, HumanHook)>,
     /// Flags the parser's clap definition marks secret, learnt by [`App::parse`].
     secret_flags: std::sync::OnceLock<Vec<String>>,
+    /// The command the arguments named (its path, space-separated), learnt by [`App::parse`]:
+    /// the one [`App::run`] runs.
+    parsed: std::sync::Mutex<Option<String>>,
+    /// The base of the event schema's `$id` when the schema is the commands' own events
+    /// ([`App::schema_id`]).
+    schema_id: Option<String>,
+    /// What `--help` says the tool is, when the tool's parser does not ([`App::about`]).
+    about: Option<String>,
+    /// The set-up of every command that states none ([`App::setup`]).
+    setup: Vec<Value>,
+    /// Examples given to the App, each the example of the command its words name
+    /// ([`App::example`]).
+    examples: Vec<Vec<String>>,
 }
 
 impl std::fmt::Debug for App {
@@ -152,12 +157,64 @@ impl App {
             schema_name: schema_name.into(),
             versions: vec!["1.0.0".to_owned()],
             default_version: "1.0.0".to_owned(),
-            schema: Box::new(|_| Ok(framework_schema())),
+            schema: None,
             specs: Vec::new(),
             grace: Duration::from_millis(1500),
             echo_args: false,
             human_hooks: Vec::new(),
             secret_flags: std::sync::OnceLock::new(),
+            parsed: std::sync::Mutex::new(None),
+            schema_id: None,
+            about: None,
+            setup: Vec::new(),
+            examples: Vec::new(),
+        }
+    }
+
+    /// A runnable example (argv, without the program name) of the command its words name:
+    /// `.example(["get", "1"])` is `get`'s, as if stated with [`CommandSpec::example`], so
+    /// the command's name is not written twice. An example naming no stated command is an
+    /// error at start-up, as a statement naming no command is.
+    pub fn example<I, S>(mut self, argv: I) -> App
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.examples
+            .push(argv.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// What the tool is, one line for `--help` (a parser of its own says it with a doc
+    /// comment instead; [`Cli`] has none).
+    pub fn about(mut self, about: impl Into<String>) -> App {
+        self.about = Some(about.into());
+        self
+    }
+
+    /// A set-up step (argv, without the program name) for every command that states none of
+    /// its own ([`CommandSpec::setup`]): the seed data its examples need, run in a fresh
+    /// state before each (§3: an example runs as written).
+    pub fn setup<I, S>(mut self, argv: I) -> App
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let argv: Vec<String> = argv.into_iter().map(Into::into).collect();
+        self.setup.push(Value::from(argv));
+        self
+    }
+
+    /// The tool's clap definition `C`, named, versioned and described by the App where `C`
+    /// does not say (as [`Cli`] does not).
+    fn root<C: CommandFactory>(&self) -> clap::Command {
+        let mut root = C::command().name(self.tool.clone());
+        if root.get_version().is_none() {
+            root = root.version(self.tool_version.clone());
+        }
+        match &self.about {
+            Some(about) if root.get_about().is_none() => root.about(about.clone()),
+            _ => root,
         }
     }
 
@@ -177,8 +234,36 @@ impl App {
         mut self,
         build: impl Fn(&Identity) -> Result<Value, SchemaError> + 'static,
     ) -> App {
-        self.schema = Box::new(build);
+        self.schema = Some(Box::new(build));
         self
+    }
+
+    /// The event schema is the framework events and every domain event the commands
+    /// [`emit`](CommandSpec::emits), its `$id` under `base` (`https://`), for a tool whose
+    /// schema is nothing more. [`App::event_schema`] builds it by hand instead.
+    pub fn schema_id(mut self, base: impl Into<String>) -> App {
+        self.schema_id = Some(base.into());
+        self
+    }
+
+    /// The event schema at `identity`'s version: [`App::event_schema`]'s, else the commands'
+    /// own events under [`App::schema_id`], else the framework events only.
+    fn schema_document(&self, identity: &Identity) -> Result<Value, SchemaError> {
+        if let Some(build) = &self.schema {
+            return build(identity);
+        }
+        let Some(base) = &self.schema_id else {
+            return Ok(framework_schema());
+        };
+        let mut schema = crate::EventSchema::new(identity, base);
+        let mut seen: Vec<&str> = Vec::new();
+        for emitted in self.specs.iter().flat_map(CommandSpec::emitted) {
+            if !seen.contains(&emitted.event_type()) {
+                seen.push(emitted.event_type());
+                schema = emitted.register(schema);
+            }
+        }
+        schema.build()
     }
 
     /// States one command's behaviour for `capabilities`. The command must exist in the clap
@@ -233,7 +318,7 @@ impl App {
         T: Into<OsString> + Clone,
     {
         let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-        let root = C::command();
+        let root = self.root::<C>();
         // The unbuilt definition first: cheap, and enough unless subcommands are deferred
         // (`#[command(defer = true)]`), whose nesting and flags appear only once built.
         if self.commands_problem(&root).is_some() {
@@ -248,9 +333,26 @@ impl App {
             }
         }
         let mut root = self.taught(root);
-        let parsed = root
-            .try_get_matches_from_mut(&args)
-            .and_then(|matches| C::from_arg_matches(&matches));
+        let matched = root.try_get_matches_from_mut(&args);
+        if let Ok(matches) = &matched {
+            // §16.2: the SDK's discovery subcommands are answered here, whatever the tool's
+            // parser does with them.
+            if let Some((global, which)) = sdk_discovery(&root, matches) {
+                return Err(self.answer(&self.root::<C>(), &global, &which));
+            }
+        }
+        let parsed = matched.and_then(|matches| {
+            let mut path: Vec<&str> = Vec::new();
+            let mut at = &matches;
+            while let Some((name, sub)) = at.subcommand() {
+                path.push(name);
+                at = sub;
+            }
+            if let Ok(mut parsed) = self.parsed.lock() {
+                *parsed = Some(path.join(" "));
+            }
+            C::from_arg_matches(&matches)
+        });
         // After parsing, every command on the path the arguments took is built, deferred or
         // not, and those are the flags this run's argv can hold.
         let _ = self.secret_flags.set(secret_flags(&root));
@@ -268,7 +370,7 @@ impl App {
                 },
                 _ if machine_requested(&args) => {
                     let mut builder = Emitter::builder(self.identity());
-                    if let Some(command) = command_named(&C::command(), &args) {
+                    if let Some(command) = command_named(&self.root::<C>(), &args) {
                         builder = builder.command(command);
                     }
                     ExitCode::from(usage_error_stream(builder, &e))
@@ -286,7 +388,21 @@ impl App {
     /// (`input-schema --command FIRST`, the first command stated). A tool states its
     /// discovery commands itself only to say something else of them.
     fn stated(&self, root: &clap::Command) -> Vec<CommandSpec> {
-        let mut specs = self.specs.clone();
+        let mut specs: Vec<CommandSpec> = (self.specs.iter())
+            .map(|s| match DISCOVERY_COMMANDS.contains(&s.name()) {
+                true => s.clone(),
+                false => s.clone().or_setup(&self.setup),
+            })
+            .collect();
+        for example in &self.examples {
+            let named = self.example_command(root, example);
+            if let Some(spec) = specs
+                .iter_mut()
+                .find(|s| Some(s.name()) == named.as_deref())
+            {
+                *spec = spec.clone().example(example.iter().cloned());
+            }
+        }
         let first = self
             .specs
             .iter()
@@ -352,7 +468,7 @@ impl App {
     /// takes `--input-jsonl` or `--input-json`. Tools call it in a test; [`App::parse`] checks
     /// the commands at every start, and `capabilities` checks all three.
     pub fn check<C: CommandFactory>(&self) -> Result<(), ErrorEvent> {
-        let root = built(&C::command());
+        let root = built(&self.root::<C>());
         match self
             .commands_problem(&root)
             .or_else(|| self.records_problem(&root))
@@ -401,6 +517,23 @@ impl App {
             }
             !std::ptr::eq(cmd, root) && !cmd.has_subcommands()
         };
+        if let Some(example) = self.examples.iter().find(|example| {
+            let named = self.example_command(root, example);
+            !self
+                .specs
+                .iter()
+                .any(|s| Some(s.name()) == named.as_deref())
+        }) {
+            return Some(ErrorEvent::new(
+                Category::Internal,
+                Code::from_static("EXAMPLE_COMMAND_UNKNOWN"),
+                format!(
+                    "{} gives the example `{}`, which names none of the commands it states",
+                    self.tool,
+                    example.join(" ")
+                ),
+            ));
+        }
         let unknown = self.specs.iter().find(|s| !is_leaf(s.name()))?;
         let paths = crate::discover::input_schema::command_paths(root);
         Some(ErrorEvent::new(
@@ -415,9 +548,18 @@ impl App {
         ))
     }
 
+    /// The command an example's words name, by the clap definition `root`.
+    fn example_command(&self, root: &clap::Command, example: &[String]) -> Option<String> {
+        let args: Vec<OsString> = std::iter::once(&self.tool)
+            .chain(example)
+            .map(OsString::from)
+            .collect();
+        command_named(root, &args)
+    }
+
     /// An event type a [`CommandSpec`] lists that the event schema does not register.
     fn event_types_problem(&self) -> Option<ErrorEvent> {
-        let schema = match (self.schema)(&self.identity()) {
+        let schema = match self.schema_document(&self.identity()) {
             Ok(schema) => schema,
             Err(e) => return Some(schema_build_failed(&e)),
         };
@@ -471,7 +613,7 @@ impl App {
     }
 
     fn emitter(&self, command: &str) -> EmitterBuilder {
-        Emitter::builder(self.identity()).command(command)
+        named(Emitter::builder(self.identity()), command)
     }
 
     /// Renders `command`'s events of a type its own way in human mode: `hook` returns the
@@ -490,14 +632,21 @@ impl App {
         self
     }
 
-    /// Runs a command's body under the [`Harness`], after negotiating the schema version, in
-    /// either mode: the body writes events; in human mode they are shown to a person
-    /// ([`human`](crate::surface::human)), with the exit status machine mode gives.
-    pub fn run<F>(&self, global: &GlobalArgs, command: &str, body: F) -> ExitCode
+    /// Runs the command [`App::parse`] parsed, its body under the [`Harness`], after
+    /// negotiating the schema version, in either mode: the body writes events; in human mode
+    /// they are shown to a person ([`human`](crate::surface::human)), with the exit status
+    /// machine mode gives.
+    pub fn run<F>(&self, global: &GlobalArgs, body: F) -> ExitCode
     where
         F: FnOnce(&mut Emitter<Out>) -> RunResult,
     {
-        self.run_with(global, command, Limits::default(), body)
+        self.run_with(global, Limits::default(), body)
+    }
+
+    /// The command the arguments named, space-separated for a nested one (`""` for a tool
+    /// without subcommands), or `None` before [`App::parse`].
+    pub fn parsed_command(&self) -> Option<String> {
+        self.parsed.lock().ok().and_then(|p| p.clone())
     }
 
     /// Where a command's events go: stdout as JSONL, or a renderer for a person.
@@ -530,16 +679,20 @@ impl App {
 
     /// [`App::run`] within `limits`: `--timeout` ends the run with `reason:"timeout"` (exit
     /// 124); `--max-bytes` stops domain events at the bound and the summary says `truncated`.
-    pub fn run_with<F>(
-        &self,
-        global: &GlobalArgs,
-        command: &str,
-        limits: Limits,
-        body: F,
-    ) -> ExitCode
+    pub fn run_with<F>(&self, global: &GlobalArgs, limits: Limits, body: F) -> ExitCode
     where
         F: FnOnce(&mut Emitter<Out>) -> RunResult,
     {
+        let Some(command) = self.parsed_command() else {
+            let error = ErrorEvent::new(
+                Category::Internal,
+                Code::from_static("NOT_PARSED"),
+                "App::run needs the command App::parse parsed, and nothing was parsed",
+            );
+            return Harness::new(Emitter::builder(self.identity()))
+                .run_on(self.out(global, ""), |_| Err(error.into()));
+        };
+        let command = command.as_str();
         let out = self.out(global, command);
         match self.negotiate(global.schema_version.as_deref()) {
             Ok(identity) => {
@@ -548,8 +701,7 @@ impl App {
                     .map(|a| a.to_string_lossy().into_owned())
                     .collect();
                 let redacted = self.redactor().redact_args(&argv);
-                let builder = Emitter::builder(identity)
-                    .command(command)
+                let builder = named(Emitter::builder(identity), command)
                     .input_fingerprint(args_fingerprint(&redacted.args))
                     .max_bytes(limits.max_bytes);
                 let builder = if self.echo_args {
@@ -566,18 +718,18 @@ impl App {
         }
     }
 
-    /// The structured input of `command` (§10, §12): what `--input-jsonl`/`--input-json`
+    /// The structured input of the command [`App::parse`] parsed (§10, §12): what `--input-jsonl`/`--input-json`
     /// name, read in the mode the flags select or else the one its
     /// [`CommandSpec::input_default`] documents (fail-fast when it states none), each record
     /// checked against the schema its [`CommandSpec::record`] publishes, so that what a
     /// consumer was told is what the command takes (with the `validate` feature).
     pub fn input(
         &self,
-        command: &str,
         args: &crate::surface::flags::InputArgs,
     ) -> Result<crate::surface::input::Input<Box<dyn io::Read>>, crate::emit::Failure> {
         use crate::surface::flags::InputMode;
-        let spec = self.specs.iter().find(|s| s.name() == command);
+        let command = self.parsed_command();
+        let spec = (self.specs.iter()).find(|s| Some(s.name()) == command.as_deref());
         let default = spec
             .and_then(CommandSpec::input_default_mode)
             .unwrap_or(InputMode::FailFast);
@@ -597,11 +749,16 @@ impl App {
     /// `C` is the tool's parser, whose clap definition is the source of input schemas and
     /// capabilities.
     pub fn discover<C: CommandFactory>(&self, global: &GlobalArgs, which: &Discovery) -> ExitCode {
+        self.answer(&self.root::<C>(), global, which)
+    }
+
+    /// Answers a discovery subcommand from the clap definition `root`.
+    fn answer(&self, root: &clap::Command, global: &GlobalArgs, which: &Discovery) -> ExitCode {
         // §6: a document that cannot be written is not a success (fd 1 closed: `tool >&-`).
         if let Some(code) = crate::emit::refuse_closed_stdout() {
             return ExitCode::from(code);
         }
-        let document = self.discovery_document(&C::command(), global, which);
+        let document = self.discovery_document(root, global, which);
         match document {
             Ok(value) => {
                 let text = if global.output == OutputMode::Human && io::stdout().is_terminal() {
@@ -658,7 +815,8 @@ impl App {
                     }
                 }
                 let identity = self.negotiate(global.schema_version.as_deref())?;
-                (self.schema)(&identity).map_err(|e| schema_build_failed(&e))
+                self.schema_document(&identity)
+                    .map_err(|e| schema_build_failed(&e))
             }
             Discovery::InputSchema { command } => {
                 let spec = self.specs.iter().find(|s| s.name() == command);
@@ -741,149 +899,6 @@ fn secret_flags(root: &clap::Command) -> Vec<String> {
     out
 }
 
-/// A discovery document as printed: §2 makes every line of a JSONL stdout one complete JSON
-/// object, so `--output jsonl` gets one compact line; `--output json` is one document (§17)
-/// and human mode is read by people, so both stay pretty. Always newline-terminated.
-/// A discovery document as a person reads it at a terminal: for `capabilities`, each command
-/// with what it may do and its description, then the examples; for `schema`, each event type
-/// with its required fields; for `input-schema`, each argument with its flag and type. The
-/// JSON is one `--output json` away (said on the last line). Data is made printable.
-fn discovery_summary(document: &Value, which: &Discovery, tool: &str) -> String {
-    use crate::surface::term::{pad, printable_line, width};
-    let text = |v: &Value| printable_line(v.as_str().unwrap_or_default()).into_owned();
-    let table = |rows: Vec<[String; 3]>| -> String {
-        let w0 = rows.iter().map(|r| width(&r[0])).max().unwrap_or(0);
-        let w1 = rows.iter().map(|r| width(&r[1])).max().unwrap_or(0);
-        rows.iter()
-            .map(|r| {
-                format!("  {}  {}  {}", pad(&r[0], w0), pad(&r[1], w1), r[2])
-                    .trim_end()
-                    .to_owned()
-                    + "\n"
-            })
-            .collect()
-    };
-    let mut out = String::new();
-    match which {
-        Discovery::Capabilities => {
-            out.push_str(&format!(
-                "{} {}: {} commands\n\n",
-                text(&document["tool"]),
-                text(&document["tool_version"]),
-                document["commands"].as_array().map_or(0, Vec::len)
-            ));
-            let mut rows = Vec::new();
-            let mut examples = Vec::new();
-            for c in document["commands"].as_array().into_iter().flatten() {
-                let kind = if c["read_only"] == true {
-                    "read-only"
-                } else if c["destructive"] == true {
-                    "destructive"
-                } else if c["additive"] == true {
-                    "additive"
-                } else {
-                    "writes"
-                };
-                let what = c["input_schema"]["description"].clone();
-                rows.push([text(&c["name"]), kind.to_owned(), text(&what)]);
-                for e in c["examples"].as_array().into_iter().flatten() {
-                    let words: Vec<String> = e
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .map(|w| printable_line(w.as_str().unwrap_or_default()).into_owned())
-                        .map(|w| crate::surface::term::shell_word(&w).into_owned())
-                        .collect();
-                    examples.push(format!("  {tool} {}\n", words.join(" ")));
-                }
-            }
-            out.push_str(&table(rows));
-            if !examples.is_empty() {
-                out.push_str("\nExamples:\n");
-                out.extend(examples);
-            }
-            out.push_str(&format!(
-                "\nThe whole manifest: {tool} capabilities --output json\n"
-            ));
-        }
-        Discovery::Schema { .. } => {
-            let defs = document["$defs"].as_object();
-            let events: Vec<(&String, &Value)> = defs
-                .into_iter()
-                .flatten()
-                .filter(|(k, _)| k.starts_with("event."))
-                .collect();
-            out.push_str(&format!(
-                "{} {}: {} event types, and the aoi: framework events\n\n",
-                text(&document["x-aoi"]["schema_name"]),
-                text(&document["x-aoi"]["schema_version"]),
-                events.len()
-            ));
-            let rows = events
-                .iter()
-                .map(|(k, v)| {
-                    let required: Vec<String> = v["required"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str)
-                        .filter(|f| *f != "type")
-                        .map(str::to_owned)
-                        .collect();
-                    let about = v["description"].as_str().unwrap_or_default();
-                    [
-                        printable_line(k.trim_start_matches("event.")).into_owned(),
-                        required.join(", "),
-                        printable_line(about.lines().next().unwrap_or_default()).into_owned(),
-                    ]
-                })
-                .collect();
-            out.push_str(&table(rows));
-            out.push_str(&format!("\nThe JSON Schema: {tool} schema --output json\n"));
-        }
-        Discovery::InputSchema { command } => {
-            out.push_str(&format!(
-                "{tool} {}: {}\n\n",
-                printable_line(command),
-                text(&document["description"])
-            ));
-            let flags = &document["x-aoi"]["flags"];
-            let rows = document["properties"]
-                .as_object()
-                .into_iter()
-                .flatten()
-                .map(|(name, p)| {
-                    let flag = flags[name]
-                        .as_str()
-                        .map_or_else(|| format!("<{name}>"), str::to_owned);
-                    let kind = p["type"].as_str().unwrap_or("value").to_owned();
-                    [
-                        printable_line(&flag).into_owned(),
-                        kind,
-                        text(&p["description"]),
-                    ]
-                })
-                .collect();
-            out.push_str(&table(rows));
-            out.push_str(&format!(
-                "\nThe JSON Schema: {tool} input-schema --command {} --output json\n",
-                printable_line(command)
-            ));
-        }
-    }
-    out
-}
-
-fn discovery_text(document: &Value, output: OutputMode) -> String {
-    let mut text = match output {
-        OutputMode::Jsonl => serde_json::to_string(document),
-        OutputMode::Json | OutputMode::Human => serde_json::to_string_pretty(document),
-    }
-    .unwrap_or_default();
-    text.push('\n');
-    text
-}
-
 fn version_key(v: &str) -> Vec<u64> {
     v.split(['.', '-'])
         .map(|p| p.parse::<u64>().unwrap_or(0))
@@ -931,6 +946,15 @@ pub(crate) fn machine_requested(args: &[OsString]) -> bool {
 /// names the command it is about (§8.3). `args[0]` is the program name; flags are skipped with
 /// their values, and the walk stops at `--` or at the first word that is not a subcommand of
 /// the one reached. `None` when the arguments name no subcommand (`tool serach`, `tool --bad`).
+/// `builder` for `command`, unless the tool has no subcommands (`command` empty).
+fn named(builder: EmitterBuilder, command: &str) -> EmitterBuilder {
+    if command.is_empty() {
+        builder
+    } else {
+        builder.command(command)
+    }
+}
+
 pub(crate) fn command_named(root: &clap::Command, args: &[OsString]) -> Option<String> {
     use crate::discover::input_schema::takes_value;
     let mut root = root.clone();
@@ -1103,359 +1127,4 @@ pub fn human_error(error: &ErrorEvent, color: bool) -> ExitCode {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn app() -> App {
-        App::new("notes", "2.1.0", "com.example.notes.events")
-            .schema_versions(["1.0.0", "1.2.0", "2.0.0"], "2.0.0")
-    }
-
-    #[test]
-    fn negotiation_picks_exact_versions_and_the_highest_match_of_a_prefix() {
-        let a = app();
-        assert_eq!(a.negotiate(None).unwrap().schema_version, "2.0.0");
-        assert_eq!(a.negotiate(Some("1")).unwrap().schema_version, "1.2.0");
-        assert_eq!(a.negotiate(Some("1.0")).unwrap().schema_version, "1.0.0");
-        assert_eq!(a.negotiate(Some("v2")).unwrap().schema_version, "2.0.0");
-        assert_eq!(a.negotiate(Some("1.0.0")).unwrap().schema_version, "1.0.0");
-        let e = a.negotiate(Some("3")).unwrap_err();
-        assert_eq!(e.category, Category::Unsupported);
-        assert_eq!(e.code.as_str(), "SCHEMA_VERSION_UNSUPPORTED");
-        assert!(e.message.contains("1.0.0, 1.2.0, 2.0.0"));
-        assert!(a.negotiate(Some("1.")).is_err());
-        assert!(
-            a.negotiate(Some("10")).is_err(),
-            "10 is not a prefix of 1.x at a dot"
-        );
-    }
-
-    #[test]
-    fn the_sdk_states_the_discovery_commands_a_tool_did_not() {
-        let root = clap::Command::new("notes")
-            .subcommand(clap::Command::new("search"))
-            .subcommand(clap::Command::new("schema"))
-            .subcommand(clap::Command::new("input-schema"))
-            .subcommand(clap::Command::new("capabilities"));
-        let a = app()
-            .command(CommandSpec::new("search").read_only())
-            .command(
-                CommandSpec::new("schema")
-                    .read_only()
-                    .example(["schema", "--name", "x"]),
-            );
-        let stated = a.stated(&root);
-        let find = |name: &str| stated.iter().find(|s| s.name() == name).cloned();
-        // The tool's own statement stands.
-        assert_eq!(
-            find("schema").map(|s| s.examples().to_vec()),
-            Some(vec![vec![
-                "schema".to_owned(),
-                "--name".to_owned(),
-                "x".to_owned()
-            ]])
-        );
-        let input = find("input-schema").expect("stated by the SDK");
-        assert_eq!(input.examples(), [["input-schema", "--command", "search"]]);
-        assert_eq!(
-            find("capabilities").map(|s| s.examples().to_vec()),
-            Some(vec![vec!["capabilities".to_owned()]])
-        );
-        // A command the definition lacks is not stated.
-        let bare = clap::Command::new("notes").subcommand(clap::Command::new("search"));
-        assert_eq!(a.stated(&bare).len(), 2);
-    }
-
-    #[test]
-    fn examples_join_a_commands_own_after_help_and_never_replace_it() {
-        let root = clap::Command::new("notes")
-            .subcommand(clap::Command::new("search").after_help("Exit status:\n  0 found"))
-            .subcommand(
-                clap::Command::new("list")
-                    .after_help("Exit status:\n  0\n\nExamples:\n  a | notes list"),
-            )
-            .subcommand(clap::Command::new("get"));
-        let a = app()
-            .command(CommandSpec::new("search").example(["search", "x y"]))
-            .command(CommandSpec::new("list").example(["list"]))
-            .command(CommandSpec::new("get").example(["get", "1"]));
-        let taught = a.taught(root);
-        let help = |name: &str| {
-            taught
-                .find_subcommand(name)
-                .and_then(|c| c.get_after_help())
-                .map(ToString::to_string)
-                .unwrap_or_default()
-        };
-        assert_eq!(
-            help("search"),
-            "Exit status:\n  0 found\n\nExamples:\n  notes search 'x y'"
-        );
-        assert_eq!(
-            help("list"),
-            "Exit status:\n  0\n\nExamples:\n  notes list\n  a | notes list"
-        );
-        assert_eq!(help("get"), "Examples:\n  notes get 1");
-    }
-
-    #[test]
-    fn a_record_for_a_command_that_reads_no_input_is_an_error_at_start_up() {
-        let stray = app().command(
-            CommandSpec::new("search")
-                .read_only()
-                .record_with_schema(serde_json::json!({"type": "object"})),
-        );
-        let e = stray.check::<Notes>().unwrap_err();
-        assert_eq!(e.code.as_str(), "COMMAND_SPEC_RECORD");
-        assert!(e.message.contains("`search`"), "{}", e.message);
-    }
-
-    #[test]
-    fn a_statement_naming_no_command_is_an_error_at_start_up_not_a_silent_default() {
-        let typo = app().command(CommandSpec::new("serch").read_only());
-        let e = typo.check::<Notes>().unwrap_err();
-        assert_eq!(e.code.as_str(), "COMMAND_SPEC_UNKNOWN");
-        assert!(
-            e.message.contains("`serch`") && e.message.contains("search"),
-            "{}",
-            e.message
-        );
-        // Every run refuses to start, whatever it asked for.
-        let parsed = typo.parse_from::<Notes, _, _>(["notes", "search", "x", "--output", "jsonl"]);
-        assert!(parsed.is_err());
-        assert!(app()
-            .command(CommandSpec::new("search").read_only())
-            .check::<Notes>()
-            .is_ok());
-        assert!(app()
-            .command(CommandSpec::new("auth login"))
-            .check::<Notes>()
-            .is_ok());
-        // A group is no command to run, and neither is nothing.
-        for name in ["auth", ""] {
-            assert!(app()
-                .command(CommandSpec::new(name))
-                .check::<Notes>()
-                .is_err());
-        }
-    }
-
-    #[test]
-    fn a_statement_naming_an_event_the_schema_lacks_is_an_error() {
-        #[derive(serde::Serialize, schemars::JsonSchema)]
-        struct Hit {
-            id: String,
-        }
-        impl crate::DomainEvent for Hit {
-            const TYPE: &'static str = "hit";
-        }
-        let with_schema = |events: &[&str]| {
-            app()
-                .event_schema(|id| {
-                    crate::discover::schema::EventSchema::new(id, "https://schemas.example.com")
-                        .domain_event::<Hit>()
-                        .build()
-                })
-                .command(
-                    CommandSpec::new("search")
-                        .read_only()
-                        .events(events.iter().copied()),
-                )
-        };
-        assert!(with_schema(&["hit", "aoi:warning"])
-            .check::<Notes>()
-            .is_ok());
-        let e = with_schema(&["hits"]).check::<Notes>().unwrap_err();
-        assert_eq!(e.code.as_str(), "EVENT_TYPE_UNKNOWN");
-        assert!(e.message.contains("`hits`"), "{}", e.message);
-    }
-
-    #[derive(Debug, Parser)]
-    #[command(name = "notes")]
-    struct Notes {
-        #[command(flatten)]
-        aoi: GlobalArgs,
-        /// A global flag that takes a value.
-        #[arg(long, short = 'd', global = true)]
-        db: Option<String>,
-        #[command(subcommand)]
-        command: NotesCommand,
-    }
-
-    #[derive(Debug, clap::Subcommand)]
-    enum NotesCommand {
-        Search {
-            query: String,
-            #[arg(long, short = 'n')]
-            limit: Option<u64>,
-            #[arg(long, short = 'q')]
-            quiet: bool,
-        },
-        Auth {
-            #[command(subcommand)]
-            command: AuthCommand,
-        },
-        #[command(flatten)]
-        Discovery(Discovery),
-    }
-
-    #[derive(Debug, clap::Subcommand)]
-    enum AuthCommand {
-        Login,
-    }
-
-    /// A tool may defer its subcommands (`#[command(defer = true)]`) so a run builds only the
-    /// one it names; statements, secret flags and discovery still see every command (§11, §17).
-    #[derive(Debug, Parser)]
-    #[command(name = "notes")]
-    struct Deferred {
-        #[command(flatten)]
-        aoi: GlobalArgs,
-        #[command(subcommand)]
-        command: DeferredCommand,
-    }
-
-    #[derive(Debug, clap::Subcommand)]
-    #[command(defer = true)]
-    enum DeferredCommand {
-        Search {
-            query: String,
-            /// A credential (§11).
-            #[arg(long)]
-            api_key: Option<String>,
-        },
-        Auth {
-            #[command(subcommand)]
-            command: AuthCommand,
-        },
-        #[command(flatten)]
-        Discovery(Discovery),
-    }
-
-    #[test]
-    fn deferred_subcommands_are_checked_redacted_and_discovered_in_full() {
-        let deferred = || {
-            app()
-                .command(CommandSpec::new("search").read_only())
-                .command(CommandSpec::new("auth login"))
-        };
-        // A nested command exists only once built: no false COMMAND_SPEC_UNKNOWN.
-        deferred().check::<Deferred>().expect("statements match");
-        let a = deferred();
-        let parsed = a.parse_from::<Deferred, _, _>(["notes", "auth", "login"]);
-        assert!(parsed.is_ok(), "a nested deferred command parses");
-        let e = app()
-            .command(CommandSpec::new("auth logout"))
-            .check::<Deferred>()
-            .unwrap_err();
-        assert_eq!(e.code.as_str(), "COMMAND_SPEC_UNKNOWN");
-        assert!(app()
-            .command(CommandSpec::new("auth logout"))
-            .parse_from::<Deferred, _, _>(["notes", "auth", "login"])
-            .is_err());
-
-        // The flags of the command a run named are known secret once parsed.
-        let a = deferred();
-        let parsed = a.parse_from::<Deferred, _, _>(["notes", "search", "q", "--api-key", "k1"]);
-        assert!(parsed.is_ok());
-        let redacted = a.redactor().redact_args(&[
-            "search".to_owned(),
-            "q".to_owned(),
-            "--api-key".to_owned(),
-            "k1".to_owned(),
-        ]);
-        assert!(
-            !redacted.args.iter().any(|w| w == "k1"),
-            "{:?}",
-            redacted.args
-        );
-
-        // Discovery describes the deferred commands' flags.
-        let global = GlobalArgs::default();
-        let doc = deferred()
-            .discovery_document(
-                &Deferred::command(),
-                &global,
-                &Discovery::InputSchema {
-                    command: "search".to_owned(),
-                },
-            )
-            .expect("an input schema");
-        assert!(doc["properties"].get("api_key").is_some(), "{doc}");
-    }
-
-    /// §8.3: a usage error's `aoi:meta.command` names the subcommand its arguments named.
-    #[test]
-    fn the_command_a_usage_error_is_about_is_read_from_the_raw_arguments_section_8_3() {
-        let named = |a: &[&str]| {
-            let args: Vec<OsString> = std::iter::once("notes")
-                .chain(a.iter().copied())
-                .map(OsString::from)
-                .collect();
-            command_named(&Notes::command(), &args)
-        };
-        assert_eq!(named(&["search", "--limt", "5"]).as_deref(), Some("search"));
-        assert_eq!(
-            named(&["--db", "search", "search"]).as_deref(),
-            Some("search"),
-            "a flag's value is not a command"
-        );
-        assert_eq!(
-            named(&["--db=x", "-d", "auth", "search"]).as_deref(),
-            Some("search")
-        );
-        assert_eq!(
-            named(&["--output", "jsonl", "auth", "login", "--bogus"]).as_deref(),
-            Some("auth login")
-        );
-        assert_eq!(
-            named(&["--format", "jsonl", "input-schema", "--commnd"]).as_deref(),
-            Some("input-schema")
-        );
-        assert_eq!(named(&["search", "-qn", "auth"]).as_deref(), Some("search"));
-        assert_eq!(named(&["auth", "logn"]).as_deref(), Some("auth"));
-        assert_eq!(
-            named(&["serach", "auth"]),
-            None,
-            "an unknown word ends the walk"
-        );
-        assert_eq!(
-            named(&["--", "search"]),
-            None,
-            "an operand after -- is no command"
-        );
-        assert_eq!(named(&["--bogus"]), None);
-        assert_eq!(named(&[]), None);
-    }
-
-    /// §16.1 and §1.3: clap's suggestion survives into the machine-mode error's one-line `hint`.
-    #[test]
-    fn a_usage_error_keeps_clap_suggestions_in_its_hint_section_16_1() {
-        let error = Notes::try_parse_from(["notes", "search", "x", "--limt", "5"]).unwrap_err();
-        let mut out = Vec::new();
-        let builder = Emitter::builder(app().identity()).command("search");
-        let finished = builder.start(&mut out).and_then(|mut e| {
-            e.error(&usage_error(&error))?;
-            e.finish(Outcome::failed())
-        });
-        assert_eq!(finished.unwrap().exit_code, exit_code::USAGE);
-        let text = String::from_utf8(out).unwrap();
-        assert!(
-            text.contains(r#""hint":"a similar argument exists: '--limit'""#),
-            "{text}"
-        );
-        assert!(
-            text.contains(r#""message":"unexpected argument '--limt' found""#),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn machine_mode_is_detected_before_parsing() {
-        let yes = |a: &[&str]| machine_requested(&a.iter().map(OsString::from).collect::<Vec<_>>());
-        assert!(yes(&["t", "x", "--output", "jsonl"]));
-        assert!(yes(&["t", "--format=json", "x"]));
-        assert!(!yes(&["t", "x", "--output", "human"]));
-        assert!(!yes(&["t", "jsonl"]));
-    }
-}
+mod tests;
