@@ -131,6 +131,8 @@ pub struct App {
     /// Examples given to the App, each the example of the command its words name
     /// ([`App::example`]).
     examples: Vec<Vec<String>>,
+    /// The command each of `examples` names, resolved once (a walk of the built definition).
+    examples_named: std::sync::OnceLock<Vec<Option<String>>>,
 }
 
 impl std::fmt::Debug for App {
@@ -168,6 +170,7 @@ impl App {
             about: None,
             setup: Vec::new(),
             examples: Vec::new(),
+            examples_named: std::sync::OnceLock::new(),
         }
     }
 
@@ -394,8 +397,7 @@ impl App {
                 false => s.clone().or_setup(&self.setup),
             })
             .collect();
-        for example in &self.examples {
-            let named = self.example_command(root, example);
+        for (named, example) in self.examples_named(root) {
             if let Some(spec) = specs
                 .iter_mut()
                 .find(|s| Some(s.name()) == named.as_deref())
@@ -517,13 +519,11 @@ impl App {
             }
             !std::ptr::eq(cmd, root) && !cmd.has_subcommands()
         };
-        if let Some(example) = self.examples.iter().find(|example| {
-            let named = self.example_command(root, example);
-            !self
-                .specs
-                .iter()
-                .any(|s| Some(s.name()) == named.as_deref())
-        }) {
+        let examples = self.examples_named(root);
+        let stated = |named: &Option<String>| {
+            (self.specs.iter()).any(|s| Some(s.name()) == named.as_deref())
+        };
+        if let Some((_, example)) = examples.iter().find(|(named, _)| !stated(named)) {
             return Some(ErrorEvent::new(
                 Category::Internal,
                 Code::from_static("EXAMPLE_COMMAND_UNKNOWN"),
@@ -548,13 +548,27 @@ impl App {
         ))
     }
 
-    /// The command an example's words name, by the clap definition `root`.
-    fn example_command(&self, root: &clap::Command, example: &[String]) -> Option<String> {
-        let args: Vec<OsString> = std::iter::once(&self.tool)
-            .chain(example)
-            .map(OsString::from)
-            .collect();
-        command_named(root, &args)
+    /// The examples given to the App, each with the command its words name by the clap
+    /// definition `root` (built once for all of them).
+    fn examples_named<'a>(&'a self, root: &clap::Command) -> Vec<(Option<String>, &'a [String])> {
+        if self.examples.is_empty() {
+            return Vec::new();
+        }
+        let named = self.examples_named.get_or_init(|| {
+            let root = built(root);
+            (self.examples.iter())
+                .map(|example| {
+                    let args: Vec<OsString> = std::iter::once(&self.tool)
+                        .chain(example)
+                        .map(OsString::from)
+                        .collect();
+                    command_named_built(&root, &args)
+                })
+                .collect()
+        });
+        (named.iter().cloned())
+            .zip(self.examples.iter().map(Vec::as_slice))
+            .collect()
     }
 
     /// An event type a [`CommandSpec`] lists that the event schema does not register.
@@ -956,11 +970,15 @@ fn named(builder: EmitterBuilder, command: &str) -> EmitterBuilder {
 }
 
 pub(crate) fn command_named(root: &clap::Command, args: &[OsString]) -> Option<String> {
+    // Built, global flags are propagated into every subcommand, so each knows all the flags it
+    // accepts.
+    command_named_built(&built(root), args)
+}
+
+/// [`command_named`] in a definition already built.
+fn command_named_built(root: &clap::Command, args: &[OsString]) -> Option<String> {
     use crate::discover::input_schema::takes_value;
-    let mut root = root.clone();
-    // Propagates global flags into every subcommand, so each knows all the flags it accepts.
-    root.build();
-    let mut current = &root;
+    let mut current = root;
     let mut path: Vec<&str> = Vec::new();
     let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
     while let Some(word) = words.next() {
