@@ -955,11 +955,6 @@ pub(crate) fn machine_requested(args: &[OsString]) -> bool {
     false
 }
 
-/// The subcommand path the raw arguments name (`"search"`, `"auth login"`), read against the
-/// clap definition `root` without parsing them, so that a usage error's `aoi:meta.command`
-/// names the command it is about (§8.3). `args[0]` is the program name; flags are skipped with
-/// their values, and the walk stops at `--` or at the first word that is not a subcommand of
-/// the one reached. `None` when the arguments name no subcommand (`tool serach`, `tool --bad`).
 /// `builder` for `command`, unless the tool has no subcommands (`command` empty).
 fn named(builder: EmitterBuilder, command: &str) -> EmitterBuilder {
     if command.is_empty() {
@@ -969,6 +964,11 @@ fn named(builder: EmitterBuilder, command: &str) -> EmitterBuilder {
     }
 }
 
+/// The subcommand path the raw arguments name (`"search"`, `"auth login"`), read against the
+/// clap definition `root` without parsing them, so that a usage error's `aoi:meta.command`
+/// names the command it is about (§8.3). `args[0]` is the program name; flags are skipped with
+/// their values, and the walk stops at `--` or at the first word that is not a subcommand of
+/// the one reached. `None` when the arguments name no subcommand (`tool serach`, `tool --bad`).
 pub(crate) fn command_named(root: &clap::Command, args: &[OsString]) -> Option<String> {
     // Built, global flags are propagated into every subcommand, so each knows all the flags it
     // accepts.
