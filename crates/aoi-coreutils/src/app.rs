@@ -293,8 +293,13 @@ pub fn obsolete_counts(args: Vec<OsString>) -> Vec<OsString> {
 
 /// Parses and runs.
 pub fn main() -> ExitCode {
+    let args = dispatch_args(std::env::args_os().collect());
+    // Human mode is GNU's, for the applets uutils implements.
+    if let Some(code) = crate::gnu::run(&args) {
+        return code;
+    }
     let app = app();
-    let args = obsolete_counts(dispatch_args(std::env::args_os().collect()));
+    let args = obsolete_counts(args);
     let cli: Cli = match app.parse_from(args) {
         Ok(cli) => cli,
         Err(code) => return code,

@@ -19,6 +19,7 @@ pub mod clock;
 pub mod du;
 pub mod entry;
 pub mod find;
+pub mod gnu;
 pub mod grep;
 pub mod ls;
 mod mapped;

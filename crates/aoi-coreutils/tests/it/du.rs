@@ -108,9 +108,16 @@ fn the_numbers_are_gnu_du_numbers() {
         let got_set: BTreeSet<_> = got.iter().cloned().collect();
         assert_eq!(got_set.len(), got.len(), "{ours:?}: each once");
         assert_eq!(comparable(got_set), expected, "{ours:?}");
-        // Human mode prints the same numbers, GNU's format.
-        let human = run(&s.0, &args);
-        assert_eq!(comparable(lines(&human.stdout)), expected, "{ours:?} human");
+        // Human mode is GNU du (uutils'): the same numbers, GNU's format, unbounded (so no
+        // --limit, which GNU does not know). Except -b: uutils 0.12 leaves a directory's own
+        // size out of its apparent size, where GNU counts it (COMPAT.md); machine mode, above,
+        // has GNU's numbers.
+        let human = run(&s.0, ours);
+        if bytes {
+            assert_eq!(human.status.code(), Some(0), "{ours:?} human");
+        } else {
+            assert_eq!(comparable(lines(&human.stdout)), expected, "{ours:?} human");
+        }
     }
     // The sparse file's length is counted by -b, not its (empty) blocks; a hard-linked file
     // once; what the totals hold.

@@ -1,8 +1,8 @@
-//! Human mode: what a person sees at a shell, as snapshots headed by the exit code. The GNU
-//! look (one name per line, `ls -l` columns, `grep`'s `path:line`, `wc`'s counts and total,
-//! `tail`'s `==> name <==` headers), controls escaped (§14), refusals on stderr, a dry run's plan on stdout (as `mkdir -v` reports).
+//! Human mode: what a person sees at a shell. For the applets uutils implements it is GNU's,
+//! compared byte for byte with the system's GNU tools; grep and wc, this crate's own, as
+//! snapshots headed by the exit code (GNU's look: `path:line`, `wc`'s counts and total).
 
-use crate::support::{run, transcript, Scratch};
+use crate::support::{bin, run, transcript, Scratch};
 
 /// A small tree with a fixed time: two notes, a ZIP-like binary and a name with a newline.
 fn notes() -> Scratch {
@@ -20,37 +20,54 @@ fn notes() -> Scratch {
     s
 }
 
+/// A run's exit status and stdout.
+type Ran = (Option<i32>, Vec<u8>);
+
+/// `args` run by this crate (human mode) and by the system's GNU tool in `dir`, with
+/// `LC_ALL=C`: (ours, GNU's).
+fn both(dir: &std::path::Path, args: &[&str]) -> (Ran, Ran) {
+    let run = |program: &std::path::Path, args: &[&str]| {
+        let out = std::process::Command::new(program)
+            .args(args)
+            .current_dir(dir)
+            .env("LC_ALL", "C")
+            .env("TZ", "UTC")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("runs");
+        (out.status.code(), out.stdout)
+    };
+    let ours = run(&bin(), args);
+    let gnu = run(std::path::Path::new(args[0]), &args[1..]);
+    (ours, gnu)
+}
+
 #[test]
-fn listing_and_finding_look_like_ls_and_find() {
+fn listing_finding_and_reading_are_gnus_byte_for_byte() {
     let s = notes();
-    insta::assert_snapshot!(transcript(&run(&s.0, &["ls", "notes"])), @r"
-    exit: 0
-    --- stdout
-    archive.zip
-    odd\nname.txt
-    readme.md
-    todo.txt
-    --- stderr
-    ");
-    insta::assert_snapshot!(transcript(&run(&s.0, &["ls", "-l", "notes"])), @r"
-    exit: 0
-    --- stdout
-    total 16
-    -rw-r--r-- 1 OWNER GROUP 13 Jan  2  2026 archive.zip
-    -rw-r--r-- 1 OWNER GROUP  2 Jan  2  2026 odd\nname.txt
-    -rw-r--r-- 1 OWNER GROUP 18 Jan  2  2026 readme.md
-    -rw-r--r-- 1 OWNER GROUP 29 Jan  2  2026 todo.txt
-    --- stderr
-    ");
-    insta::assert_snapshot!(transcript(&run(&s.0, &["find", "notes"])), @r"
-    exit: 0
-    --- stdout
-    notes/archive.zip
-    notes/odd\nname.txt
-    notes/readme.md
-    notes/todo.txt
-    --- stderr
-    ");
+    for args in [
+        &["ls", "notes"][..],
+        &["ls", "-l", "notes"],
+        &["ls", "-lh", "notes"],
+        &["ls", "-1a", "notes"],
+        &["head", "-n", "1", "notes/todo.txt"],
+        &["tail", "-n", "1", "notes/todo.txt", "notes/readme.md"],
+        &["cat", "-n", "notes/todo.txt", "notes/readme.md"],
+        // A binary file is its bytes on a pipe, as GNU cat writes them.
+        &["cat", "notes/archive.zip"],
+        &["ls", "no-such-file"],
+    ] {
+        let (ours, gnu) = both(&s.0, args);
+        assert_eq!(ours, gnu, "{args:?}");
+    }
+    // find lists in the directory's order: the same lines, sorted.
+    let (ours, gnu) = both(&s.0, &["find", "notes"]);
+    let sorted = |b: &[u8]| {
+        let mut lines: Vec<Vec<u8>> = b.split(|c| *c == b'\n').map(<[u8]>::to_vec).collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!((ours.0, sorted(&ours.1)), (gnu.0, sorted(&gnu.1)));
 }
 
 #[test]
@@ -64,25 +81,6 @@ fn searching_and_reading_look_like_grep_head_tail_and_wc() {
     --- stderr
     aoi-coreutils grep: notes/archive.zip: binary file skipped (NUL byte at offset 4)
     ");
-    insta::assert_snapshot!(transcript(&run(&s.0, &["head", "-n", "1", "notes/todo.txt"])), @r"
-    exit: 0
-    --- stdout
-    buy milk
-    --- stderr
-    ");
-    insta::assert_snapshot!(
-        transcript(&run(&s.0, &["tail", "-n", "1", "notes/todo.txt", "notes/readme.md"])),
-        @r"
-    exit: 0
-    --- stdout
-    ==> notes/todo.txt <==
-    TODO: call the bank
-
-    ==> notes/readme.md <==
-    TODO list
-    --- stderr
-    "
-    );
     insta::assert_snapshot!(
         transcript(&run(&s.0, &["wc", "notes/todo.txt", "notes/readme.md"])),
         @r"
@@ -94,53 +92,72 @@ fn searching_and_reading_look_like_grep_head_tail_and_wc() {
     --- stderr
     "
     );
-    // A binary file is named, never decoded onto the terminal.
-    insta::assert_snapshot!(transcript(&run(&s.0, &["cat", "notes/archive.zip"])), @r#"
-    exit: 0
-    --- stdout
-    --- stderr
-    aoi-coreutils cat: "notes/archive.zip": binary file (a NUL byte at offset 4), not shown; --binary writes its bytes
-    "#);
 }
 
 #[test]
-fn refusals_and_usage_errors_go_to_stderr_and_plans_to_stdout() {
+fn writes_and_usage_errors_are_gnus_and_machine_mode_keeps_its_guards() {
     let s = notes();
-    insta::assert_snapshot!(
-        transcript(&run(&s.0, &["rm", "notes/todo.txt", "notes/readme.md"])),
-        @r"
-    exit: 77
-    --- stdout
-    --- stderr
-    aoi-coreutils rm: refusing to remove 2 items without --confirm
-    aoi-coreutils rm: hint: re-run with --confirm --confirm-count 2
-    "
-    );
+    // GNU rm removes what it is told to, silently; so does human mode.
+    let (ours, _) = both(&s.0, &["rm", "notes/todo.txt"]);
+    assert_eq!(ours, (Some(0), Vec::new()));
+    assert!(!s.path("notes/todo.txt").exists());
+    // Machine mode keeps its guard: a destructive run without --confirm is refused (§14.3).
+    let refused = run(&s.0, &["rm", "notes/readme.md", "--output", "jsonl"]);
+    assert_eq!(refused.status.code(), Some(77));
     assert!(
-        s.path("notes/todo.txt").exists(),
+        s.path("notes/readme.md").exists(),
         "a refusal removes nothing"
     );
-    insta::assert_snapshot!(
-        transcript(&run(&s.0, &["mkdir", "--dry-run", "-p", "out/a"])),
-        @r"
-    exit: 0
-    --- stdout
-    aoi-coreutils mkdir: would create directory 'out'
-    aoi-coreutils mkdir: would create directory 'out/a'
-    --- stderr
-    "
+    // A flag GNU does not have is GNU's usage error (exit 1 for mkdir, 2 for ls), and does
+    // nothing; machine mode has the flag.
+    let (ours, gnu) = both(&s.0, &["mkdir", "--dry-run", "-p", "out/a"]);
+    assert_eq!(ours.0, gnu.0);
+    assert!(!s.path("out").exists(), "a usage error creates nothing");
+    let planned = run(
+        &s.0,
+        &["mkdir", "--dry-run", "-p", "out/a", "--output", "jsonl"],
     );
+    assert_eq!(planned.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&planned.stdout).contains("\"aoi:plan\""));
     assert!(!s.path("out").exists(), "a plan creates nothing");
-    insta::assert_snapshot!(transcript(&run(&s.0, &["ls", "--bogus"])), @r"
-    exit: 64
-    --- stdout
-    --- stderr
-    error: unexpected argument '--bogus' found
+    let (ours, gnu) = both(&s.0, &["ls", "--bogus"]);
+    assert_eq!((ours.0, ours.1.is_empty()), (gnu.0, true));
+}
 
-      tip: to pass '--bogus' as a value, use '-- --bogus'
-
-    Usage: aoi-coreutils ls [OPTIONS] [PATH]...
-
-    For more information, try '--help'.
-    ");
+/// A reader that goes away ends a human-mode run as it ends GNU's: by SIGPIPE, which a shell
+/// reports as 141 (`find . | head -n 1`).
+#[test]
+fn a_closed_pipe_ends_the_run_by_sigpipe_as_gnu() {
+    let s = Scratch::new("human-pipe");
+    for i in 0..3000 {
+        s.file(
+            &format!("d/a-rather-long-name-to-fill-the-pipe-{i:05}.txt"),
+            b"x\n",
+        );
+    }
+    for args in [
+        &["find", "d"][..],
+        &["ls", "-l", "d"],
+        &[
+            "cat",
+            "d/a-rather-long-name-to-fill-the-pipe-00001.txt",
+            "/dev/zero",
+        ],
+    ] {
+        let line = format!(
+            "\"$0\" {} | head -c 1 >/dev/null; echo ${{PIPESTATUS[0]}}",
+            args.join(" ")
+        );
+        let out = std::process::Command::new("bash")
+            .args(["-c", &line])
+            .arg(bin())
+            .current_dir(&s.0)
+            .output()
+            .expect("bash runs");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            "141",
+            "{args:?}"
+        );
+    }
 }

@@ -186,13 +186,10 @@ fn dry_runs_change_nothing_and_plan_every_path() {
     // rm's plan says how many entries a confirmed run must name, without confirmation.
     let (_, events) = machine(&s.0, &["rm", "-r", "--dry-run", "tree"]);
     assert_eq!(summary(&events)["properties"]["affected"], TREE_ENTRIES);
-    // A person sees the plan as `would ...` lines, and nothing changes either.
+    // Human mode is GNU mkdir, which has no --dry-run: its usage error (exit 1), and nothing
+    // changes either.
     let out = run(&s.0, &["mkdir", "-p", "--dry-run", "x/y"]);
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "aoi-coreutils mkdir: would create directory 'x'\naoi-coreutils mkdir: would create directory 'x/y'\n"
-    );
+    assert_eq!(out.status.code(), Some(1));
     assert_eq!(snapshot(&s.0), before);
 }
 
@@ -250,15 +247,13 @@ fn rm_refusals_change_nothing_and_exit_77() {
     let mismatch = of_type(&events, "aoi:error")[0];
     assert_eq!(mismatch["details"]["affected"], TREE_ENTRIES);
     assert_eq!(mismatch["details"]["confirm_count"], 3);
-    // A person is refused the same way, with the hint.
+    // Human mode is GNU rm: `rm -r tree` removes it, silently.
     let out = run(&s.0, &["rm", "-r", "tree"]);
-    assert_eq!(out.status.code(), Some(77));
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        "aoi-coreutils rm: refusing to remove 8 items without --confirm\naoi-coreutils rm: hint: re-run with --confirm --confirm-count 8\n"
+        (out.status.code(), out.stdout, out.stderr),
+        (Some(0), vec![], vec![])
     );
-    assert!(out.stdout.is_empty());
-    assert_eq!(snapshot(&s.0), before);
+    assert!(!s.path("tree").exists());
 }
 
 #[test]
@@ -497,15 +492,16 @@ fn an_existing_destination_is_a_conflict_unless_f_or_n() {
     assert_eq!(of_type(&events, "moved")[0]["replaced"], true);
     assert_eq!(fs::read(s.path("b")).unwrap(), b"new");
     assert!(!s.path("a").exists());
-    // A person sees GNU-shaped errors and exit 1.
+    // Human mode is GNU cp, which overwrites (and -n keeps the old one).
     s.file("a", b"again");
+    let out = run(&s.0, &["cp", "-n", "a", "b"]);
+    assert_eq!(fs::read(s.path("b")).unwrap(), b"new", "{out:?}");
     let out = run(&s.0, &["cp", "a", "b"]);
-    assert_eq!(out.status.code(), Some(1));
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        "aoi-coreutils cp: cannot overwrite 'b': File exists\n"
+        (out.status.code(), out.stdout, out.stderr),
+        (Some(0), vec![], vec![])
     );
-    assert!(out.stdout.is_empty());
+    assert_eq!(fs::read(s.path("b")).unwrap(), b"again");
 }
 
 #[test]
@@ -723,10 +719,11 @@ fn human_mode_is_silent_on_success_and_verbose_lines_are_gnus() {
         (ours.status.code(), ours.stdout.len(), ours.stderr.len()),
         (Some(0), 0, 0)
     );
-    let pairs: [(&[&str], &[&str]); 3] = [
+    let pairs: [(&[&str], &[&str]); 4] = [
         (&["mkdir", "-pv", "x/y"], &["mkdir", "-pv", "gx/y"]),
         (&["cp", "-rv", "src", "ours"], &["cp", "-rv", "src", "gnu"]),
         (&["mv", "-v", "ours", "ours2"], &["mv", "-v", "gnu", "gnu2"]),
+        (&["rm", "-rv", "ours2"], &["rm", "-rv", "gnu2"]),
     ];
     for (ours, gnu) in pairs {
         let mine = run(&s.0, ours);
@@ -738,28 +735,25 @@ fn human_mode_is_silent_on_success_and_verbose_lines_are_gnus() {
             .unwrap();
         assert_eq!(mine.status.code(), Some(0), "{ours:?}");
         let normalized = String::from_utf8_lossy(&mine.stdout)
-            .replace("aoi-coreutils mkdir:", "mkdir:")
             .replace("'x", "'gx")
             .replace("ours", "gnu");
+        // uutils 0.12's `cp -rv` names a directory copied to a new name with a trailing `/`
+        // (COMPAT.md lists it); the rest of each line is GNU's.
+        let normalized = if ours[0] == "cp" {
+            normalized.replace("'src' -> 'gnu/'", "'src' -> 'gnu'")
+        } else {
+            normalized
+        };
         assert_eq!(
             normalized,
             String::from_utf8_lossy(&theirs.stdout),
             "{ours:?}"
         );
     }
-    let out = run(
-        &s.0,
-        &["rm", "-rv", "gnu2", "--confirm", "--confirm-count", "3"],
-    );
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "removed 'gnu2/one/f'\nremoved directory 'gnu2/one'\nremoved directory 'gnu2'\n"
-    );
     let out = run(&s.0, &["rm", "nope"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "aoi-coreutils rm: cannot remove 'nope': No such file or directory\n"
+        "rm: cannot remove 'nope': No such file or directory\n"
     );
 }

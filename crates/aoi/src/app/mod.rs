@@ -936,7 +936,7 @@ fn with_subcommand(
 
 /// True when the raw arguments ask for machine mode (`--output jsonl`, `--format=json`, ...),
 /// looked at before clap so that even a usage error is reported as events.
-pub(crate) fn machine_requested(args: &[OsString]) -> bool {
+pub fn machine_requested(args: &[OsString]) -> bool {
     let mut previous_is_flag = false;
     for arg in args {
         let arg = arg.to_string_lossy();
