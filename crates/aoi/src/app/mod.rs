@@ -184,7 +184,7 @@ impl App {
         S: Into<String>,
     {
         self.examples
-            .push(argv.into_iter().map(Into::into).collect());
+            .push(crate::discover::capabilities::words(argv));
         self
     }
 
@@ -203,8 +203,8 @@ impl App {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        let argv: Vec<String> = argv.into_iter().map(Into::into).collect();
-        self.setup.push(Value::from(argv));
+        self.setup
+            .push(Value::from(crate::discover::capabilities::words(argv)));
         self
     }
 

@@ -51,6 +51,15 @@ impl PartialEq for RecordSchema {
 
 impl Eq for RecordSchema {}
 
+/// An argv of words, as the builders take it.
+pub(crate) fn words<I, S>(argv: I) -> Vec<String>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<String>,
+{
+    argv.into_iter().map(Into::into).collect()
+}
+
 /// A domain event type a command emits, with what registers its body in an event schema
 /// ([`CommandSpec::emits`]).
 #[derive(Clone)]
@@ -177,8 +186,7 @@ impl CommandSpec {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.examples
-            .push(argv.into_iter().map(Into::into).collect());
+        self.examples.push(words(argv));
         self
     }
 
@@ -191,8 +199,7 @@ impl CommandSpec {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        let argv: Vec<String> = argv.into_iter().map(Into::into).collect();
-        self.setup.push(Value::from(argv));
+        self.setup.push(Value::from(words(argv)));
         self
     }
 
@@ -212,9 +219,8 @@ impl CommandSpec {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        let argv: Vec<String> = argv.into_iter().map(Into::into).collect();
         self.setup
-            .push(serde_json::json!({"args": argv, "stdin": stdin.into()}));
+            .push(serde_json::json!({"args": words(argv), "stdin": stdin.into()}));
         self
     }
 
