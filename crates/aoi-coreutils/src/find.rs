@@ -2,9 +2,10 @@
 //! per entry found.
 //!
 //! Why this file is whole (over 1,000 lines): it holds the argument parser, the walk, the
-//! order and both writers of one applet, and its parser and human writer are next to be
-//! replaced by GNU's syntax on uutils findutils. It is split by job into a module folder with
-//! that change, so that the split follows the new shape instead of the one being replaced.
+//! order and the writers of one applet. Its human mode is now uutils findutils (src/gnu.rs), so
+//! its own human writer is no longer reached from the command line, and its parser is next to
+//! take GNU's syntax in machine mode. It is split by job into a module folder with that change,
+//! removing the human writer then, so that the split follows the new shape.
 //!
 //! What is walked: each operand (default `.`, shown without the `./` prefix, as `fd` does),
 //! skipping hidden names and what `.gitignore`, `.ignore` and git's excludes ignore (inside

@@ -3,9 +3,9 @@
 //!
 //! Why this file is whole (over 1,000 lines): arguments, events, the scheduler, the walk, the
 //! read paths and both writers live here, and GNU grep's syntax and patterns (basic, extended,
-//! fixed, Perl) are next to replace its arguments and its human writer. It is split by job into
-//! a module folder with that change (the scheduler and read paths, which stay, into modules of
-//! their own), so that the split follows the new shape instead of the one being replaced.
+//! fixed, Perl, standard input) are next to replace its arguments and its human writer: the 29
+//! BusyBox tests compat/busybox-differences.txt lists. It is split by job into a module folder
+//! with that change (the scheduler and read paths, which stay, into modules of their own).
 //!
 //! Directories are walked with the `ignore` crate as ripgrep walks them: `.gitignore`, `.ignore`
 //! and hidden files are skipped unless `--no-ignore` / `--hidden` say otherwise, and symbolic links

@@ -2,10 +2,9 @@
 //! `binary` events in machine mode and as the file's bytes for a person.
 //!
 //! Why this file is whole (over 1,000 lines): `cat`, `head` and `tail` share the budget and
-//! cursor logic below, and their argument parsing and human output are next to be replaced by
-//! uutils' GNU implementations (`uu_cat`, `uu_head`, `uu_tail`). It is split by job into a
-//! module folder with that change, so that the split follows the new shape instead of the one
-//! being replaced.
+//! cursor logic below. Their human mode is now uutils' (src/gnu.rs), so the human writers here
+//! are no longer reached from the command line; they go, and the machine-mode parsers take GNU's
+//! syntax, in one change that also splits this file by job into a module folder.
 //!
 //! # Bounds and cursors
 //!
