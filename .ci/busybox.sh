@@ -3,6 +3,7 @@
 # judge of issue "aoi-coreutils as a drop-in" for what agents type (human mode is GNU).
 #
 # Usage: bash .ci/busybox.sh            (.ci/run calls it after the tests)
+#        BUSYBOX_APPLETS="grep ls" bash .ci/busybox.sh   only those applets' tests
 #        BUSYBOX_REPORT=FILE bash .ci/busybox.sh   also writes the per-test table to FILE
 #
 # The source: Debian bookworm's busybox source package (1.35.0-4+deb12u1, pinned), fetched with
@@ -31,7 +32,7 @@ expected=$root/crates/aoi-coreutils/compat/busybox-differences.txt
 version=1.35.0
 debian_version=1.35.0-4+deb12u1
 epoch=1:
-applets=(cat cp du find grep head ls mkdir mv rm tail touch wc)
+applets=(${BUSYBOX_APPLETS:-cat cp du find grep head ls mkdir mv rm tail touch wc})
 
 [[ -x $aoi ]] || { echo "busybox.sh: no $aoi (cargo build -p aoi-coreutils)" >&2; exit 1; }
 
@@ -100,11 +101,13 @@ for applet in "${applets[@]}"; do
 done
 
 # -- the verdict --------------------------------------------------------------------------------
-python3 - "$results" "$expected" "${BUSYBOX_REPORT:-}" <<'EOF'
+python3 - "$results" "$expected" "${BUSYBOX_REPORT:-}" "${applets[*]}" <<'EOF'
 import sys
 from collections import defaultdict
 
 results, expected_path, report = sys.argv[1], sys.argv[2], sys.argv[3]
+ran = set(sys.argv[4].split())
+everything = ran == {"cat", "cp", "du", "find", "grep", "head", "ls", "mkdir", "mv", "rm", "tail", "touch", "wc"}
 outcome = {}
 for line in open(results, encoding="utf-8", errors="replace"):
     impl, applet, verdict, name = line.rstrip("\n").split("\t", 3)
@@ -118,7 +121,8 @@ for line in open(expected_path, encoding="utf-8"):
     line = line.rstrip("\n")
     if line and not line.startswith("#"):
         applet, _, name = line.partition(": ")
-        listed.add((applet, name))
+        if applet in ran:
+            listed.add((applet, name))
 
 per = defaultdict(lambda: [0, 0])
 for applet, name in gnu_pass:
@@ -141,7 +145,7 @@ for applet, name in new:
     print(f"✗ GNU passes and aoi-coreutils fails, not listed: {applet}: {name}")
 for applet, name in fixed:
     print(f"✗ listed as a difference, and it is none now (remove it): {applet}: {name}")
-if g < 100:
+if everything and g < 100:
     print(f"✗ only {g} tests passed under GNU: the suite did not run as it should")
-sys.exit(1 if new or fixed or g < 100 else 0)
+sys.exit(1 if new or fixed or (everything and g < 100) else 0)
 EOF

@@ -240,6 +240,18 @@ pub fn dispatch_args(args: Vec<OsString>) -> Vec<OsString> {
         .and_then(|a| Path::new(a).file_name())
         .and_then(|n| n.to_str())
         .unwrap_or("");
+    // GNU's egrep and fgrep are `grep -E` and `grep -F`.
+    let syntax = match called {
+        "egrep" => Some("-E"),
+        "fgrep" => Some("-F"),
+        _ => None,
+    };
+    if let Some(flag) = syntax {
+        let mut out = Vec::with_capacity(args.len() + 2);
+        out.extend(["aoi-coreutils", grep::NAME, flag].map(OsString::from));
+        out.extend(args.into_iter().skip(1));
+        return out;
+    }
     if COMMANDS.contains(&called) {
         let mut out = Vec::with_capacity(args.len() + 1);
         out.push(OsString::from("aoi-coreutils"));

@@ -3,8 +3,9 @@
 //! `find . -name '*.rs' -type f` mean what they mean to GNU: its syntax, combined short flags,
 //! `--` and `-`, output, exit statuses and messages (`cat: x: No such file or directory`),
 //! unbounded. uutils measures each of these against GNU's own test suite; `.ci/busybox.sh`
-//! measures them here against BusyBox's. `grep` has no uutils implementation and stays this
-//! crate's own. Machine mode (`--output jsonl`) is the crate's own parsers and events.
+//! measures them here against BusyBox's. `grep` has no uutils implementation: its GNU human
+//! mode is this crate's own ([`crate::grep::gnu`]). Machine mode (`--output jsonl`) is the
+//! crate's own parsers and events.
 //!
 //! One deliberate difference: on a terminal, what an applet writes to stdout is shown through
 //! the SDK's escaper ([`printable_text`]: escape sequences, bells, carriage returns and bidi
@@ -41,30 +42,19 @@ pub const APPLETS: [&str; 11] = [
 
 /// Runs `args` (`aoi-coreutils APPLET ...`, as [`dispatch_args`](crate::app::dispatch_args)
 /// leaves them) as GNU does when it asks for human mode and names an applet of [`APPLETS`];
-/// `None` otherwise (machine mode, discovery, grep), for the crate's own parser.
+/// or is `grep`; `None` otherwise (machine mode, discovery), for the crate's own parser.
 pub fn run(args: &[OsString]) -> Option<ExitCode> {
     let applet = args.get(1)?.to_str()?;
-    if !APPLETS.contains(&applet) || aoi::app::machine_requested(args) {
+    if aoi::app::machine_requested(args) {
         return None;
     }
-    // `--output human` asks for what is done anyway; GNU's parsers do not know the flag.
-    let mut argv: Vec<OsString> = Vec::with_capacity(args.len());
-    let mut words = args[1..].iter();
-    while let Some(word) = words.next() {
-        if word == "--" {
-            argv.push(word.clone());
-            argv.extend(words.by_ref().cloned());
-            break;
-        }
-        if word == "--output=human" {
-            continue;
-        }
-        if word == "--output" && words.as_slice().first().is_some_and(|v| v == "human") {
-            words.next();
-            continue;
-        }
-        argv.push(word.clone());
+    if applet == crate::grep::NAME {
+        return Some(grep(args));
     }
+    if !APPLETS.contains(&applet) {
+        return None;
+    }
+    let argv = without_output_human(&args[1..]);
     // uucore names the utility in its messages from the process's own arguments: the first
     // when called by the applet's name (a link named `ls`), else the second.
     let called = std::env::args_os()
@@ -80,6 +70,35 @@ pub fn run(args: &[OsString]) -> Option<ExitCode> {
     let _ = uucore::locale::setup_localization(applet);
     let code = on_terminal_escaped(|| uutils(applet, argv));
     Some(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+/// `words` without `--output human`, which asks for what is done anyway and which GNU's parsers
+/// do not know; nothing after `--` is touched.
+fn without_output_human(words: &[OsString]) -> Vec<OsString> {
+    let mut argv: Vec<OsString> = Vec::with_capacity(words.len());
+    let mut words = words.iter();
+    while let Some(word) = words.next() {
+        if word == "--" {
+            argv.push(word.clone());
+            argv.extend(words.by_ref().cloned());
+            break;
+        }
+        if word == "--output=human" {
+            continue;
+        }
+        if word == "--output" && words.as_slice().first().is_some_and(|v| v == "human") {
+            words.next();
+            continue;
+        }
+        argv.push(word.clone());
+    }
+    argv
+}
+
+/// GNU grep, which uutils does not have: this crate's own ([`crate::grep::gnu`]).
+fn grep(args: &[OsString]) -> ExitCode {
+    let _ = uucore::signals::enable_pipe_errors();
+    crate::grep::gnu::main(without_output_human(&args[1..]))
 }
 
 /// Runs `applet` on `argv` (the applet's name first), its exit status.

@@ -312,7 +312,7 @@ fn an_unreadable_file_is_an_item_error_and_the_search_goes_on() {
     assert_eq!(summary(&events)["partial"], true);
     assert_eq!(summary(&events)["ok"], true);
     // Human mode: the error on stderr, exit 2 as GNU grep.
-    let out = run_unprivileged(&s.0, &["grep", "TODO"]);
+    let out = run_unprivileged(&s.0, &["grep", "-r", "TODO"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "b.txt:open TODO\n");
     assert!(String::from_utf8_lossy(&out.stderr).contains("Permission denied"));
@@ -330,8 +330,14 @@ fn a_binary_file_is_reported_not_dumped() {
     assert_eq!(binary.len(), 1);
     assert_eq!(binary[0]["path"], "blob.bin");
     assert_eq!(binary[0]["byte_offset"], 4);
-    let out = run(&s.0, &["grep", "TODO"]);
+    // Human mode as GNU grep 3.8: the binary file's match said on stderr, not its lines.
+    let out = run(&s.0, &["grep", "-r", "TODO"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "text.txt:TODO\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "grep: blob.bin: binary file matches\n"
+    );
+    assert_eq!(out.status.code(), Some(0));
 }
 
 /// A file of up to 2 MiB is read whole: the lines before the one holding its first NUL byte
@@ -714,12 +720,13 @@ fn the_matches_are_those_of_gnu_grep() {
                 (path, parts.next().unwrap().parse().unwrap())
             })
             .collect();
-        let ours_args: Vec<&str> = args.iter().copied().filter(|a| *a != "-E").collect();
+        // The same flags in machine mode: GNU's patterns there too.
+        let ours_args = args;
         let (code, events) = machine(
             &s.0,
             &[
                 &["grep", "--limit", "100000", "--max-bytes", "100000000"][..],
-                &ours_args,
+                ours_args,
                 &["t"],
             ]
             .concat(),
@@ -731,10 +738,7 @@ fn the_matches_are_those_of_gnu_grep() {
         assert!(!gnu_set.is_empty(), "{args:?}");
         assert_eq!(ours_set, gnu_set, "{args:?}");
         // Human mode prints the same lines (in path order rather than directory order).
-        let human = run(
-            &s.0,
-            &[&["grep", "-n", "--limit", "100000"][..], &ours_args, &["t"]].concat(),
-        );
+        let human = run(&s.0, &[&["grep", "-rn"][..], args, &["t"]].concat());
         let mut ours_lines: Vec<String> = String::from_utf8_lossy(&human.stdout)
             .lines()
             .map(str::to_owned)
@@ -757,8 +761,8 @@ fn no_match_is_a_success_with_count_0_and_exit_1_for_a_person() {
     assert_eq!(code, 0);
     assert_eq!(summary(&events)["ok"], true);
     assert_eq!(summary(&events)["count"], 0);
-    assert_eq!(run(&s.0, &["grep", "absent"]).status.code(), Some(1));
-    assert_eq!(run(&s.0, &["grep", "hello"]).status.code(), Some(0));
+    assert_eq!(run(&s.0, &["grep", "-r", "absent"]).status.code(), Some(1));
+    assert_eq!(run(&s.0, &["grep", "-r", "hello"]).status.code(), Some(0));
     // One file operand: no path prefix, as grep.
     assert_eq!(
         String::from_utf8_lossy(&run(&s.0, &["grep", "hello", "f.txt"]).stdout),
@@ -770,7 +774,7 @@ fn no_match_is_a_success_with_count_0_and_exit_1_for_a_person() {
     assert_eq!(summary(&events)["ok"], false);
     assert_eq!(of_type(&events, "aoi:error")[0]["category"], "not_found");
     assert_eq!(hits(&events).len(), 1);
-    let (code, events) = machine(&s.0, &["grep", "(unclosed"]);
+    let (code, events) = machine(&s.0, &["grep", "-E", "(unclosed"]);
     assert_ne!(code, 0);
     assert_eq!(of_type(&events, "aoi:error")[0]["code"], "PATTERN_INVALID");
 }
@@ -803,5 +807,224 @@ fn gnu_habits_grep_rn_e_and_e_patterns_are_understood() {
     assert_eq!(of_type(&events, "aoi:error")[0]["category"], "usage");
     // -E and -F contradict each other.
     let (code, _) = machine(&s.0, &["grep", "-E", "-F", "x"]);
+    assert_eq!(code, 64);
+}
+
+/// Human mode is GNU grep: each command line (as an agent types it, through `sh`, pipes
+/// included) is run by the system's GNU grep and by this crate called as `grep` (a link), in
+/// the C locale; stdout, stderr and the exit status must be the same bytes. Recursive searches
+/// are compared with their lines sorted: a directory is walked in name order here, in the file
+/// system's order by GNU (COMPAT.md).
+#[test]
+fn human_mode_is_gnu_grep_byte_for_byte() {
+    let s = Scratch::new("grep-gnu-human");
+    s.file("a.txt", b"alpha\nbeta\ngamma\nalphabet\n");
+    s.file(
+        "b.txt",
+        b"one\ntwo alpha\nthree\nfour\nfive\nsix alpha\nseven\n",
+    );
+    s.file("bin.dat", b"x\0y\nalpha\n");
+    s.file("nn.txt", b"no newline alpha");
+    s.file("latin1.txt", b"caf\xe9 alpha\n");
+    s.file("d/sub/f.c", b"alpha\n");
+    s.file("d/.hid/g", b"alpha\n");
+    s.file("d/h.txt", b"beta\n");
+    s.file("pats", b"gam\nbet\n");
+    s.file("empty", b"");
+    std::os::unix::fs::symlink("../a.txt", s.path("d/link")).unwrap();
+    let links = Scratch::new("grep-gnu-links");
+    for name in ["grep", "egrep", "fgrep"] {
+        std::os::unix::fs::symlink(bin(), links.path(name)).unwrap();
+    }
+    let system_path = std::env::var("PATH").unwrap_or_default();
+    let ours_path = format!("{}:{system_path}", links.0.display());
+    let sh = |path: &str, line: &str| {
+        let out = std::process::Command::new("sh")
+            .args(["-c", line])
+            .current_dir(&s.0)
+            .env("PATH", path)
+            .env("LC_ALL", "C")
+            .env_remove("GREP_COLORS")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("sh runs");
+        (out.status.code(), out.stdout, out.stderr)
+    };
+    let sorted = |b: &[u8]| {
+        let mut lines: Vec<Vec<u8>> = b.split(|c| *c == b'\n').map(<[u8]>::to_vec).collect();
+        lines.sort();
+        lines
+    };
+    let mut compared = 0;
+    for line in [
+        // Standard input: no file, `-`, with a file, twice.
+        "printf 'one\\ntwo\\n' | grep two",
+        "printf 'one\\ntwo\\n' | grep two -",
+        "printf 'one\\ntwo\\n' | grep -H two - a.txt",
+        "printf 'one\\ntwo\\n' | grep -c o - -",
+        "printf 'one\\ntwo\\n' | grep --label=in -H o",
+        "printf 'x\\0alpha\\n' | grep alpha",
+        "printf 'tw.\\nalp\\n' | grep -f - a.txt b.txt",
+        // Patterns: basic by default, extended, fixed, Perl, lists, back-references.
+        "grep 'alph\\(a\\|e\\)' a.txt",
+        "grep 'alpha|beta' a.txt",
+        "grep 'a\\{2\\}' a.txt b.txt",
+        "grep -E 'alph(a|e)t?$' a.txt",
+        "grep -E 'a{1' a.txt",
+        "grep -E '*alpha' a.txt",
+        "grep '*' a.txt",
+        "grep 'ph^a' a.txt",
+        "grep '[[:upper:]]' a.txt",
+        "grep '[^a-z]' a.txt b.txt",
+        "grep -F 'a.b' a.txt",
+        "grep -F \"$(printf 'gam\\nbet')\" a.txt",
+        "grep -e alpha -e beta a.txt",
+        "grep -f pats a.txt",
+        "grep -f empty a.txt",
+        "grep -v -f empty a.txt",
+        "grep '\\(l\\)\\1' a.txt",
+        "grep -E '(p)h.\\1' a.txt",
+        "grep -P 'alpha(?=bet)' a.txt",
+        "grep -w alpha a.txt b.txt",
+        "grep -x beta a.txt",
+        "grep -xF beta a.txt",
+        "grep -i ALPHA a.txt",
+        "grep -y ALPHA a.txt",
+        "grep '\\<bet' a.txt",
+        "grep 'pha\\>' a.txt",
+        "egrep 'alpha|beta' a.txt",
+        "fgrep 'a.t' a.txt",
+        // What is printed.
+        "grep alpha a.txt b.txt",
+        "grep -n alpha a.txt b.txt",
+        "grep -h alpha a.txt b.txt",
+        "grep -H alpha a.txt",
+        "grep -c alpha a.txt b.txt nn.txt empty",
+        "grep -l alpha a.txt b.txt nn.txt",
+        "grep -L alpha a.txt b.txt d/h.txt",
+        "grep -o 'al[a-z]*' a.txt",
+        "grep -ob al a.txt",
+        "grep -b alpha b.txt",
+        "grep -on 'a' b.txt",
+        "grep -o '' a.txt",
+        "grep -v alpha a.txt",
+        "grep -vc alpha b.txt",
+        "grep alpha nn.txt",
+        "grep -Z -l alpha a.txt b.txt",
+        "grep -T -n alpha a.txt",
+        "grep -z alpha a.txt",
+        "grep --color=always alpha a.txt",
+        "grep --color=always -n alpha a.txt b.txt",
+        "grep alpha latin1.txt",
+        // Context.
+        "grep -C1 alpha b.txt",
+        "grep -A1 alpha b.txt a.txt",
+        "grep -B2 -n alpha b.txt",
+        "grep -2 six b.txt",
+        "grep -A0 alpha b.txt",
+        "grep --no-group-separator -A0 alpha b.txt",
+        "grep --group-separator=XX -A0 alpha b.txt",
+        "grep -m1 alpha a.txt b.txt",
+        "grep -m1 -A1 alpha b.txt",
+        "grep -m1 -c alpha b.txt",
+        // Binary files.
+        "grep alpha bin.dat",
+        "grep -a alpha bin.dat",
+        "grep -I alpha bin.dat",
+        "grep --binary-files=text alpha bin.dat",
+        "grep -c alpha bin.dat",
+        // Exit statuses and errors.
+        "grep zz a.txt",
+        "grep alpha a.txt nofile",
+        "grep -s alpha nofile a.txt",
+        "grep -q alpha nofile a.txt",
+        "grep -q zz a.txt",
+        "grep alpha d",
+        "grep -d skip alpha d a.txt",
+        "grep -f nofile a.txt",
+        "grep '\\(' a.txt",
+        "grep -E '(' a.txt",
+        "grep 'a\\{1' a.txt",
+        "grep -E -F x a.txt",
+        "grep",
+        // Recursion.
+        "grep -r alpha d",
+        "grep -rh alpha d",
+        "grep -R alpha d",
+        "grep -rc alpha d",
+        "grep -r alpha --include='*.c' d",
+        "grep -r alpha --exclude='*.c' d",
+        "grep -r alpha --exclude-dir=sub d",
+        "grep -r alpha d/link",
+    ] {
+        let gnu = sh(&system_path, line);
+        let ours = sh(&ours_path, line);
+        let recursive = line.contains(" -r") || line.contains(" -R");
+        if recursive {
+            assert_eq!(
+                (ours.0, sorted(&ours.1), sorted(&ours.2)),
+                (gnu.0, sorted(&gnu.1), sorted(&gnu.2)),
+                "{line}"
+            );
+        } else {
+            assert_eq!(
+                (
+                    ours.0,
+                    String::from_utf8_lossy(&ours.1),
+                    String::from_utf8_lossy(&ours.2)
+                ),
+                (
+                    gnu.0,
+                    String::from_utf8_lossy(&gnu.1),
+                    String::from_utf8_lossy(&gnu.2)
+                ),
+                "{line}"
+            );
+        }
+        compared += 1;
+    }
+    assert_eq!(compared, 92);
+}
+
+/// Machine mode takes the patterns as GNU grep does (one compiler for both modes): basic by
+/// default, `-E`, `-F`, `-P`, `-x`, a pattern list, back-references; each selects in machine
+/// mode the lines GNU grep selects.
+#[test]
+fn machine_mode_patterns_are_gnus() {
+    let s = Scratch::new("grep-machine-gnu");
+    s.file("f.txt", b"a|b\nab\nfoo\nfoofoo\nxyyx\nfoobar\n(x)\n");
+    for args in [
+        &["a|b"][..],
+        &["a\\|b"],
+        &["-E", "a|b"],
+        &["-F", "a|b"],
+        &["\\(foo\\)\\1"],
+        &["-E", "(y)\\1"],
+        &["-x", "foo"],
+        &["-P", "foo(?!bar)"],
+        &["-e", "foo\nxyyx"],
+        &["(x)"],
+        &["-w", "foo"],
+    ] {
+        let gnu = std::process::Command::new("grep")
+            .arg("-n")
+            .args(args)
+            .arg("f.txt")
+            .current_dir(&s.0)
+            .env("LC_ALL", "C")
+            .output()
+            .unwrap();
+        let expected: Vec<u64> = String::from_utf8_lossy(&gnu.stdout)
+            .lines()
+            .map(|l| l.split(':').next().unwrap().parse().unwrap())
+            .collect();
+        let (code, events) = machine(&s.0, &[&["grep"][..], args, &["f.txt"]].concat());
+        assert_eq!(code, 0, "{args:?}");
+        let lines: Vec<u64> = hits(&events).into_iter().map(|(_, n)| n).collect();
+        assert!(!expected.is_empty(), "{args:?}");
+        assert_eq!(lines, expected, "{args:?}");
+    }
+    // Two syntaxes at once are refused, as GNU's "conflicting matchers".
+    let (code, _) = machine(&s.0, &["grep", "-P", "-F", "x", "f.txt"]);
     assert_eq!(code, 64);
 }

@@ -4,8 +4,7 @@
 //! Source, CVE-2021-42574) escaped, through the SDK's one escaper (`aoi::surface::term`).
 //! What reaches a terminal is escaped, names and contents, even where GNU would write the bytes
 //! raw (a deliberate difference, crates/aoi-coreutils/COMPAT.md); on a pipe human mode is GNU's
-//! bytes (`cat a > b` copies, `find | xargs` gets the names), and grep, this crate's own,
-//! escapes the names and lines it shows everywhere.
+//! bytes (`cat a > b` copies, `find | xargs` gets the names, `grep x f | cut` the lines).
 
 use crate::support::{bin, run, Scratch};
 
@@ -82,11 +81,36 @@ fn names_are_shown_escaped_on_a_terminal_by_every_command_that_lists_them() {
 #[test]
 fn matched_lines_and_errors_are_shown_escaped() {
     let s = hostile_tree();
-    let out = run(&s.0, &["grep", "-rn", "needle", "d"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_shown_escaped("grep -rn", &text);
-    assert_eq!(text.lines().count(), 4, "{text}");
+    // On a terminal, grep's names and lines are shown escaped.
+    if let Some((code, shown)) = aoi_test::on_terminal(
+        &bin(),
+        &["grep", "-rn", "needle", "d"],
+        &[("NO_COLOR", "1")],
+        &s.0,
+    ) {
+        assert_eq!(code, Some(0), "{shown}");
+        assert_shown_escaped("grep -rn on a terminal", &shown);
+        assert_eq!(
+            shown.lines().filter(|l| l.contains("needle")).count(),
+            4,
+            "{shown}"
+        );
+    }
+    // On a pipe they are GNU grep's bytes (`grep x f | cut ...` gets the lines as they are).
+    let ours = run(&s.0, &["grep", "-rn", "needle", "d"]);
+    let theirs = std::process::Command::new("grep")
+        .args(["-rn", "needle", "d"])
+        .current_dir(&s.0)
+        .env("LC_ALL", "C")
+        .output()
+        .expect("GNU grep runs");
+    let sorted = |b: &[u8]| {
+        let mut lines: Vec<Vec<u8>> = b.split(|c| *c == b'\n').map(<[u8]>::to_vec).collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!(ours.status.code(), Some(0));
+    assert_eq!(sorted(&ours.stdout), sorted(&theirs.stdout));
     // A missing operand's name comes back in the error on stderr, quoted as GNU quotes it
     // (`$'no\xE2\x80\xAEsuch\xC2\x9B'`): no hostile character reaches the reader.
     let out = run(&s.0, &["cat", "no\u{202e}such\u{9b}"]);
