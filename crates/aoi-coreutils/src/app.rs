@@ -263,6 +263,67 @@ pub fn dispatch_args(args: Vec<OsString>) -> Vec<OsString> {
     }
 }
 
+/// GNU find's expression in machine mode (`find . -name '*.rs' -type f --output jsonl`): each
+/// of its words becomes `--gnu-expr=WORD`, in order, for [`crate::find::expr`] to parse; the
+/// crate's own flags (`--output`, `--limit`, fd's `--name`) stay as they are. `-H`, `-L` and
+/// `-P` are GNU's when the command line holds GNU's expression, fd's (`--hidden`, `--follow`)
+/// otherwise. Nothing after `--` is touched.
+pub fn gnu_find_words(args: Vec<OsString>) -> Vec<OsString> {
+    use crate::find::expr::arity;
+    let Some(at) = args
+        .iter()
+        .skip(1)
+        .position(|a| a == crate::find::NAME)
+        .map(|i| i + 1)
+    else {
+        return args;
+    };
+    let words = &args[at + 1..];
+    let gnu = words
+        .iter()
+        .take_while(|w| *w != "--")
+        .any(|w| w.to_str().and_then(arity).is_some());
+    if !gnu {
+        return args;
+    }
+    let expr = |w: &OsString| {
+        let mut word = OsString::from("--gnu-expr=");
+        word.push(w);
+        word
+    };
+    let mut out: Vec<OsString> = args[..=at].to_vec();
+    let mut rest = words.iter();
+    while let Some(word) = rest.next() {
+        if word == "--" {
+            out.push(word.clone());
+            out.extend(rest.by_ref().cloned());
+            break;
+        }
+        let text = word.to_str().unwrap_or("");
+        let takes = match text {
+            "-H" | "-L" | "-P" => Some(0),
+            _ => arity(text),
+        };
+        let Some(takes) = takes else {
+            out.push(word.clone());
+            continue;
+        };
+        out.push(expr(word));
+        if takes == usize::MAX {
+            // -exec and its kin: to the `;` or `+` that ends the command.
+            for w in rest.by_ref() {
+                out.push(expr(w));
+                if w == ";" || w == "+" {
+                    break;
+                }
+            }
+        } else {
+            out.extend(rest.by_ref().take(takes).map(expr));
+        }
+    }
+    out
+}
+
 /// `head -5` and `tail -20`, the counts GNU still takes in its obsolete form, as `-n 5` and
 /// `-n 20`: only for `head` and `tail`, only before `--`, and never the value of `-n`/`-c`
 /// (`head -n -5` is all but the last five lines).
@@ -311,7 +372,7 @@ pub fn main() -> ExitCode {
         return code;
     }
     let app = app();
-    let args = obsolete_counts(args);
+    let args = gnu_find_words(obsolete_counts(args));
     let cli: Cli = match app.parse_from(args) {
         Ok(cli) => cli,
         Err(code) => return code,

@@ -2,7 +2,7 @@
 //! in a deterministic order, one `match` event per matching line. Human mode is GNU grep
 //! ([`gnu`]); both compile their patterns in [`pattern`], GNU's syntax.
 //!
-//! Why this file is still whole (over 1,000 lines): arguments, events, the scheduler, the walk
+//! Why this file is whole (over 1,000 lines): arguments, events, the scheduler, the walk
 //! and the read paths of machine mode live here; the scheduler and the read paths go into
 //! modules of their own next.
 //!

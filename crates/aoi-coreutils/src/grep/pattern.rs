@@ -96,7 +96,12 @@ pub fn compile_warning(
                 backrefs: false,
             },
             Syntax::Basic | Syntax::Extended => {
-                translate(pattern, syntax == Syntax::Extended, groups, warnings)?
+                let dialect = if syntax == Syntax::Extended {
+                    Dialect::Extended
+                } else {
+                    Dialect::Basic
+                };
+                translate(pattern, dialect, groups, warnings)?
             }
         };
         groups += translated.groups;
@@ -136,6 +141,27 @@ pub fn compile_warning(
         .map_err(|e| e.to_string())
 }
 
+/// GNU find's `-regex` pattern (its default `emacs` syntax: a basic pattern whose bare `+`
+/// and `?` are operators) in the `regex` crate's syntax.
+pub fn emacs_to_regex(pattern: &str, warnings: &mut Vec<String>) -> Result<String, String> {
+    let translated = translate(pattern, Dialect::Emacs, 0, warnings)?;
+    if translated.backrefs {
+        return Err("back-references are not supported in -regex".into());
+    }
+    Ok(translated.source)
+}
+
+/// The regular expression syntaxes [`translate`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    /// POSIX basic, GNU's extensions.
+    Basic,
+    /// POSIX extended, GNU's extensions.
+    Extended,
+    /// Emacs (GNU find's `-regex`): basic, with bare `+` and `?` operators.
+    Emacs,
+}
+
 /// One pattern in the `regex` crate's syntax.
 struct Translated {
     source: String,
@@ -145,14 +171,15 @@ struct Translated {
     backrefs: bool,
 }
 
-/// Translates one basic (`extended` false) or extended pattern. `before` is the number of
-/// groups the patterns before it opened.
+/// Translates one pattern of `dialect`. `before` is the number of groups the patterns before
+/// it opened.
 fn translate(
     pattern: &str,
-    extended: bool,
+    dialect: Dialect,
     before: usize,
     warnings: &mut Vec<String>,
 ) -> Result<Translated, String> {
+    let extended = dialect == Dialect::Extended;
     let chars: Vec<char> = pattern.chars().collect();
     let mut out = String::with_capacity(pattern.len() + 8);
     let mut i = 0;
@@ -202,7 +229,7 @@ fn translate(
                         out.push_str(&interval);
                         i = next;
                     }
-                    '+' | '?' if !extended && !start => out.push(d),
+                    '+' | '?' if dialect == Dialect::Basic && !start => out.push(d),
                     '1'..='9' => {
                         let n = d as usize - '0' as usize;
                         if n > closed + open.len() {
@@ -288,7 +315,7 @@ fn translate(
                     warnings.push(format!("{c} at start of expression"));
                 }
             }
-            '+' | '?' if extended => {
+            '+' | '?' if extended || (dialect == Dialect::Emacs && !start) => {
                 out.push(c);
                 start = false;
             }
@@ -502,13 +529,13 @@ mod tests {
     use super::*;
 
     fn basic(p: &str) -> String {
-        translate(p, false, 0, &mut Vec::new())
+        translate(p, Dialect::Basic, 0, &mut Vec::new())
             .map(|t| t.source)
             .unwrap_or_else(|e| format!("error: {e}"))
     }
 
     fn extended(p: &str) -> String {
-        translate(p, true, 0, &mut Vec::new())
+        translate(p, Dialect::Extended, 0, &mut Vec::new())
             .map(|t| t.source)
             .unwrap_or_else(|e| format!("error: {e}"))
     }
@@ -550,9 +577,9 @@ mod tests {
         assert_eq!(extended("{1}a"), "a");
         assert_eq!(basic(r"\{a"), r"\{a");
         let mut warnings = Vec::new();
-        translate("*a|*b", true, 0, &mut warnings).unwrap();
-        translate("(+a)", true, 0, &mut warnings).unwrap();
-        translate(r"\(*a\)", false, 0, &mut warnings).unwrap();
+        translate("*a|*b", Dialect::Extended, 0, &mut warnings).unwrap();
+        translate("(+a)", Dialect::Extended, 0, &mut warnings).unwrap();
+        translate(r"\(*a\)", Dialect::Basic, 0, &mut warnings).unwrap();
         assert_eq!(
             warnings,
             ["* at start of expression", "+ at start of expression"]

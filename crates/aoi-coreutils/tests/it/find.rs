@@ -578,3 +578,92 @@ fn any_number_of_threads_walks_the_same_items_in_the_same_order_and_pages() {
         assert_eq!(paged, one, "paged {extra:?}");
     }
 }
+
+/// Machine mode takes GNU find's expression (`find . -name '*.rs' -type f --output jsonl`):
+/// for each, the paths of the `entry` events are the lines GNU find prints (in path order
+/// rather than the file system's), hidden entries, the start path and `-prune` included.
+#[test]
+fn machine_mode_takes_gnu_finds_expression() {
+    let s = Scratch::new("find-gnu-expr");
+    s.file("src/main.rs", b"fn main() {}\n");
+    s.file("src/lib.rs", b"");
+    s.file("src/.hidden.rs", b"x\n");
+    s.file("node_modules/pkg/index.js", b"x\n");
+    s.file("docs/README.md", &[b'x'; 3000]);
+    s.file("empty.txt", b"");
+    std::fs::create_dir_all(s.path("emptydir")).unwrap();
+    std::os::unix::fs::symlink("src/main.rs", s.path("link.rs")).unwrap();
+    for expr in [
+        &["-name", "*.rs"][..],
+        &["-name", "*.rs", "-type", "f"],
+        &["-type", "d"],
+        &["-type", "l"],
+        &["-type", "f,l", "-name", "*.rs"],
+        &["-iname", "readme*"],
+        &["-path", "./src/*"],
+        &["!", "-name", "*.rs", "-type", "f"],
+        &["-name", "*.js", "-o", "-name", "*.md"],
+        &[
+            "(", "-name", "*.js", "-o", "-name", "*.md", ")", "-type", "f",
+        ],
+        &[
+            "-name",
+            "node_modules",
+            "-prune",
+            "-o",
+            "-type",
+            "f",
+            "-print",
+        ],
+        &["-name", "node_modules", "-prune"],
+        &["-maxdepth", "1"],
+        &["-mindepth", "2", "-maxdepth", "2"],
+        &["-empty"],
+        &["-size", "+1k"],
+        &["-size", "-1"],
+        &["-regex", ".*\\.\\(rs\\|md\\)"],
+        &["-mtime", "-1", "-type", "f"],
+        &["-newer", "src/lib.rs"],
+    ] {
+        let gnu = std::process::Command::new("find")
+            .arg(".")
+            .args(expr)
+            .current_dir(&s.0)
+            .env("LC_ALL", "C")
+            .output()
+            .unwrap();
+        assert!(gnu.status.success(), "{expr:?}");
+        let mut expected: Vec<String> = String::from_utf8_lossy(&gnu.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        expected.sort();
+        let (code, events) = machine(
+            &s.0,
+            &[&["find", "."][..], expr, &["--limit", "1000"]].concat(),
+        );
+        assert_eq!(code, 0, "{expr:?}");
+        let mut paths: Vec<String> = of_type(&events, "entry")
+            .iter()
+            .map(|e| e["path"].as_str().unwrap().to_owned())
+            .collect();
+        paths.sort();
+        assert_eq!(paths, expected, "{expr:?}");
+    }
+    // What machine mode does not run is refused, with what to do instead.
+    for expr in [
+        &["-delete"][..],
+        &["-exec", "rm", "{}", ";"],
+        &["-printf", "%p\n"],
+    ] {
+        let (code, events) = machine(&s.0, &[&["find", "."][..], expr].concat());
+        assert_eq!(code, 64, "{expr:?}");
+        assert_eq!(
+            of_type(&events, "aoi:error")[0]["code"],
+            "EXPRESSION_INVALID"
+        );
+    }
+    // fd's spellings stay: `-H` is --hidden when no GNU word is given.
+    let (_, events) = machine(&s.0, &["find", "src", "-H", "--name", "*.rs"]);
+    assert_eq!(of_type(&events, "entry").len(), 3);
+}

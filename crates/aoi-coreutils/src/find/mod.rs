@@ -1,11 +1,11 @@
-//! `find`: walk directory trees, gitignore-aware like `fd`, bounded (§15), one `entry` event
-//! per entry found.
+//! `find` in machine mode: walk directory trees, bounded (§15), one `entry` event per entry
+//! found. Human mode is GNU find (uutils findutils, `src/gnu.rs`). GNU's expression
+//! (`find . -name '*.rs' -type f --output jsonl`) is [`expr`]'s; without one, fd's spellings
+//! and fd's walk (below).
 //!
-//! Why this file is whole (over 1,000 lines): it holds the argument parser, the walk, the
-//! order and the writers of one applet. Its human mode is now uutils findutils (src/gnu.rs), so
-//! its own human writer is no longer reached from the command line, and its parser is next to
-//! take GNU's syntax in machine mode. It is split by job into a module folder with that change,
-//! removing the human writer then, so that the split follows the new shape.
+//! Why this file is whole (over 1,000 lines): the arguments, the filters, the order and the
+//! parallel walk of one applet, which share the walk's types; the parallel walk goes into a
+//! module of its own next.
 //!
 //! What is walked: each operand (default `.`, shown without the `./` prefix, as `fd` does),
 //! skipping hidden names and what `.gitignore`, `.ignore` and git's excludes ignore (inside
@@ -37,15 +37,15 @@
 //! (`SYMLINK_LOOP`), a name that is not UTF-8 (`NAME_NOT_UTF8`). An operand that does not
 //! exist or cannot be read fails the run (`ok:false`).
 //!
-//! In human mode the entries are one path per line, as `fd` and `find` print them, coloured
-//! by kind on a terminal, controls escaped; only what a filter or the colour needs is
-//! `lstat`ed.
+//! Only what a filter needs is `lstat`ed while walking; the event's metadata after.
 
 use std::ffi::OsStr;
 use std::fs::{self, FileType, Metadata};
-use std::io::{self, IsTerminal, Write};
+use std::io;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+pub mod expr;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
@@ -53,10 +53,8 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use aoi::app::{App, Limits};
-use aoi::surface::color::Paint;
 use aoi::surface::cursor::CursorCodec;
 use aoi::surface::flags::GlobalArgs;
-use aoi::surface::term::printable_line;
 use aoi::{Category, Code, EmitError, ErrorEvent, Outcome};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
@@ -66,11 +64,11 @@ use ignore::WalkBuilder;
 use serde::Serialize;
 
 use crate::clock::epoch_ms;
-use crate::entry::{Entry, Kind};
+use crate::entry::Entry;
 use crate::owners::Names;
 use crate::page::Bounds;
-use crate::paths::{io_error, not_utf8, path_key};
-use crate::report::{human_exit, more_note, say_error};
+use crate::paths::{io_error, path_key};
+use expr::{Gnu, Subject};
 
 /// The command's name, in events and messages.
 /// The command's name, everywhere it is named.
@@ -133,6 +131,15 @@ pub struct FindArgs {
     /// the same with any N.
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
+    /// A word of GNU find's expression (`-name`, `*.rs`, `-type`, `f`, `!`, `(`...), in order:
+    /// the command line's GNU words, set apart before parsing (`app::gnu_find_words`).
+    #[arg(
+        long = "gnu-expr",
+        value_name = "WORD",
+        hide = true,
+        allow_hyphen_values = true
+    )]
+    pub gnu: Vec<String>,
     #[command(flatten)]
     pub bounds: Bounds,
 }
@@ -332,6 +339,7 @@ struct Shape<'a> {
     max_depth: Option<usize>,
     min_depth: Option<usize>,
     follow: bool,
+    gnu: &'a [String],
 }
 
 fn shape(args: &FindArgs) -> Shape<'_> {
@@ -350,6 +358,7 @@ fn shape(args: &FindArgs) -> Shape<'_> {
         max_depth: args.max_depth,
         min_depth: args.min_depth,
         follow: args.follow,
+        gnu: &args.gnu,
     }
 }
 
@@ -402,10 +411,12 @@ struct Filters {
     sizes: Vec<SizeFilter>,
     newer_ms: Option<i64>,
     older_ms: Option<i64>,
+    /// GNU's expression.
+    gnu: Option<Arc<Gnu>>,
 }
 
 impl Filters {
-    fn new(args: &FindArgs) -> Result<Filters, ErrorEvent> {
+    fn new(args: &FindArgs, gnu: Option<Arc<Gnu>>) -> Result<Filters, ErrorEvent> {
         let glob_set = |globs: &[&str], flag: &str| -> Result<Option<GlobSet>, ErrorEvent> {
             if globs.is_empty() {
                 return Ok(None);
@@ -459,12 +470,16 @@ impl Filters {
             sizes: args.sizes.clone(),
             newer_ms: args.newer_than.as_ref().map(|t| t.instant(now_ms)),
             older_ms: args.older_than.as_ref().map(|t| t.instant(now_ms)),
+            gnu,
         })
     }
 
     /// Whether the filters need the entry's metadata.
     fn need_metadata(&self) -> bool {
-        !self.sizes.is_empty() || self.newer_ms.is_some() || self.older_ms.is_some()
+        !self.sizes.is_empty()
+            || self.newer_ms.is_some()
+            || self.older_ms.is_some()
+            || self.gnu.as_ref().is_some_and(|g| g.needs_metadata)
     }
 
     /// Whether what is known without `lstat` lets the entry through.
@@ -582,7 +597,6 @@ struct Hit {
     /// Bytes of the walked path's `./` prefix not shown.
     strip: bool,
     depth: usize,
-    file_type: Option<FileType>,
     metadata: Option<Result<Metadata, io::Error>>,
 }
 
@@ -908,13 +922,26 @@ impl Tree<'_> {
             .sort_by_file_path(|a, b| a.as_os_str().as_bytes().cmp(b.as_os_str().as_bytes()));
         // Past the cursor, every later path is too: stop comparing.
         let past = Arc::new(AtomicBool::new(resume.is_none()));
-        if let Some(c) = resume {
-            let cursor = c.path.clone();
+        let gnu = self.look.filters.gnu.clone();
+        builder.same_file_system(gnu.as_ref().is_some_and(|g| g.same_file_system));
+        let prune = gnu.filter(|g| g.prunes);
+        if resume.is_some() || prune.is_some() {
+            let cursor = resume.map(|c| c.path.clone());
             let past = Arc::clone(&past);
+            let pruned = Pruned {
+                gnu: prune,
+                strip: self.look.strip,
+                follow: args.follow,
+                offset,
+                last: std::sync::Mutex::new(None),
+            };
             builder.filter_entry(move |e| {
-                past.load(AtomicOrdering::Relaxed)
-                    || e.path() > cursor.as_path()
-                    || cursor.starts_with(e.path())
+                let after_cursor = cursor.as_ref().is_none_or(|cursor| {
+                    past.load(AtomicOrdering::Relaxed)
+                        || e.path() > cursor.as_path()
+                        || cursor.starts_with(e.path())
+                });
+                after_cursor && !pruned.below_pruned(e)
             });
         }
         let mut last_dir: Option<PathBuf> = None;
@@ -989,6 +1016,55 @@ impl Tree<'_> {
     }
 }
 
+/// GNU's `-prune`: an entry is not walked when the expression, evaluated on its directory,
+/// reached `-prune` (whatever the cursor or the threads, so every page walks the same tree).
+struct Pruned {
+    gnu: Option<Arc<Gnu>>,
+    strip: bool,
+    follow: bool,
+    /// The depth of the walk's start below the operand.
+    offset: usize,
+    /// The last directory looked at, and whether it was pruned: a directory's entries come
+    /// together.
+    last: std::sync::Mutex<Option<(PathBuf, bool)>>,
+}
+
+impl Pruned {
+    fn below_pruned(&self, entry: &ignore::DirEntry) -> bool {
+        let Some(gnu) = &self.gnu else {
+            return false;
+        };
+        if entry.depth() == 0 {
+            return false;
+        }
+        let Some(parent) = entry.path().parent() else {
+            return false;
+        };
+        let mut last = self
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((dir, pruned)) = last.as_ref() {
+            if dir == parent {
+                return *pruned;
+            }
+        }
+        let depth = entry.depth() - 1 + self.offset;
+        let meta = metadata(parent, self.follow).ok();
+        let subject = Subject {
+            name: name(parent, depth),
+            shown: shown(parent, self.strip),
+            path: parent,
+            file_type: meta.as_ref().map(Metadata::file_type),
+            metadata: meta.as_ref(),
+        };
+        let mut effects = expr::Effects::default();
+        gnu.expr.eval(&subject, &mut effects);
+        *last = Some((parent.to_path_buf(), effects.pruned));
+        effects.pruned
+    }
+}
+
 /// How the walk of one operand turns a path into a [`Hit`].
 struct Look<'a> {
     filters: &'a Filters,
@@ -1025,6 +1101,18 @@ impl Look<'_> {
         } else {
             None
         };
+        if let Some(gnu) = &self.filters.gnu {
+            let subject = Subject {
+                name: candidate.name,
+                shown: candidate.shown,
+                path: &path,
+                file_type,
+                metadata: metadata.as_ref().and_then(|m| m.as_ref().ok()),
+            };
+            if !gnu.lists(&subject) {
+                return None;
+            }
+        }
         Some(Hit {
             position: Position {
                 operand: self.operand,
@@ -1033,7 +1121,6 @@ impl Look<'_> {
             },
             strip: self.strip,
             depth,
-            file_type,
             metadata,
         })
     }
@@ -1104,27 +1191,50 @@ fn walk_error(err: &ignore::Error, shown: &Path) -> ErrorEvent {
 fn prepare(
     args: &FindArgs,
     codec: &CursorCodec,
+    gnu: Option<Arc<Gnu>>,
 ) -> Result<(usize, Option<Position>, Filters), ErrorEvent> {
     let limit = args.bounds.checked_limit()?;
     let resume = match args.bounds.cursor.as_deref() {
         None => None,
         Some(c) => Some(Position::from_token(codec.decode(c)?)?),
     };
-    Ok((limit, resume, Filters::new(args)?))
+    Ok((limit, resume, Filters::new(args, gnu)?))
 }
 
-/// Runs `find`.
-pub fn run(app: &App, global: &GlobalArgs, args: FindArgs) -> ExitCode {
-    let codec = CursorCodec::new(NAME, &shape(&args));
-    if !global.machine() {
-        return human(&args, &codec, global.color_allowed());
+/// The arguments as GNU's expression has them: with one, the walk is GNU find's (hidden and
+/// ignored entries found, the start path listed and shown as given) and its options set the
+/// depths and links.
+fn with_gnu(mut args: FindArgs, gnu: Option<&Arc<Gnu>>) -> FindArgs {
+    let Some(gnu) = gnu else {
+        return args;
+    };
+    args.hidden = true;
+    args.no_ignore = true;
+    args.min_depth = Some(gnu.min_depth.unwrap_or(0));
+    args.max_depth = gnu.max_depth.or(args.max_depth);
+    args.follow |= gnu.follow;
+    if args.paths.is_empty() {
+        args.paths.push(PathBuf::from("."));
     }
+    args
+}
+
+/// Runs `find` (machine mode: human mode is GNU find's, `src/gnu.rs`).
+pub fn run(app: &App, global: &GlobalArgs, args: FindArgs) -> ExitCode {
+    // GNU's expression: parsed here, its error reported in the stream below.
+    let gnu = (!args.gnu.is_empty()).then(|| {
+        let now_s = epoch_ms(SystemTime::now()).div_euclid(1000);
+        expr::parse(&args.gnu, now_s).map(Arc::new)
+    });
+    let args = with_gnu(args, gnu.as_ref().and_then(|g| g.as_ref().ok()));
+    let codec = CursorCodec::new(NAME, &shape(&args));
     let limits = Limits {
         max_bytes: args.bounds.max_bytes,
         ..Limits::default()
     };
     app.run_with(global, limits, |out| {
-        let (limit, resume, filters) = prepare(&args, &codec)?;
+        let gnu = gnu.transpose()?;
+        let (limit, resume, filters) = prepare(&args, &codec, gnu)?;
         let mut names = Names::default();
         let mut count = 0usize;
         let mut last: Option<Position> = None;
@@ -1182,85 +1292,6 @@ pub fn run(app: &App, global: &GlobalArgs, args: FindArgs) -> ExitCode {
         }
         Ok(outcome)
     })
-}
-
-/// Human mode: one path per line, as `fd` prints them.
-fn human(args: &FindArgs, codec: &CursorCodec, color_allowed: bool) -> ExitCode {
-    let (limit, resume, filters) = match prepare(args, codec) {
-        Ok(p) => p,
-        Err(error) => {
-            say_error(NAME, &error);
-            return ExitCode::from(error.category.exit_code());
-        }
-    };
-    let color = color_allowed && io::stdout().is_terminal();
-    let mut out = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
-    let mut count = 0usize;
-    let mut errors = 0usize;
-    let mut more = false;
-    let mut last: Option<Position> = None;
-    let mut written: io::Result<()> = Ok(());
-    walk(
-        args,
-        &filters,
-        resume.as_ref(),
-        color,
-        limit.saturating_add(1),
-        &mut |found| {
-            if count >= limit {
-                more = true;
-                return false;
-            }
-            let position = match found {
-                Found::Entry(hit) => {
-                    match hit.shown().to_str() {
-                        Some(text) => {
-                            let line = write_line(&mut out, text, &hit, color);
-                            if let Err(e) = line {
-                                written = Err(e);
-                                return false;
-                            }
-                        }
-                        None => {
-                            errors += 1;
-                            say_error(NAME, &not_utf8(hit.shown()));
-                        }
-                    }
-                    hit.position
-                }
-                Found::Error(position, error) => {
-                    errors += 1;
-                    say_error(NAME, &error);
-                    position
-                }
-            };
-            count += 1;
-            last = Some(position);
-            true
-        },
-    );
-    let written = written.and_then(|()| out.flush());
-    drop(out);
-    if more {
-        let next = last.map(|p| codec.encode(&p.token()));
-        more_note(NAME, next.as_deref());
-    }
-    human_exit("aoi-coreutils find", written, errors)
-}
-
-fn write_line(out: &mut impl Write, text: &str, hit: &Hit, color: bool) -> io::Result<()> {
-    let text = printable_line(text);
-    // Painted only when colour is on; otherwise written as it is, with no copy.
-    match color.then(|| color_code(hit)).flatten() {
-        Some(code) => writeln!(out, "{}", Paint::new(true).sgr(code, &text)),
-        None => writeln!(out, "{text}"),
-    }
-}
-
-/// The `ls` colour of an entry's kind.
-fn color_code(hit: &Hit) -> Option<&'static str> {
-    let executable = matches!(&hit.metadata, Some(Ok(m)) if m.permissions().mode() & 0o111 != 0);
-    Kind::of_type(hit.file_type?).colour(executable)
 }
 
 #[cfg(test)]
