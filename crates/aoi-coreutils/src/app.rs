@@ -45,13 +45,13 @@ pub struct Cli {
 #[command(defer = true)]
 pub enum Command {
     /// List directory contents (bounded; sorted by name unless -t or -S).
-    #[command(name = ls::NAME)]
+    #[command(name = ls::NAME, disable_help_flag = true)]
     Ls(ls::LsArgs),
     /// Find entries in directory trees, gitignore-aware like fd (bounded; sorted by path).
     #[command(name = crate::find::NAME)]
     Find(crate::find::FindArgs),
     /// Search file contents for a pattern (bounded; gitignore-aware; sorted).
-    #[command(name = grep::NAME)]
+    #[command(name = grep::NAME, disable_help_flag = true)]
     Grep(crate::grep::GrepArgs),
     /// Print files (bounded: 64 KiB of content per run, resumable with --cursor).
     #[command(name = read::CAT)]
@@ -66,7 +66,7 @@ pub enum Command {
     #[command(name = write::mkdir::NAME)]
     Mkdir(crate::write::MkdirArgs),
     /// Set file times, creating missing files (-c, -d DATE, -r REF; --dry-run plans).
-    #[command(name = write::touch::NAME)]
+    #[command(name = write::touch::NAME, disable_help_flag = true)]
     Touch(crate::write::TouchArgs),
     /// Copy files and trees (-r); an existing destination is a conflict unless -f or -n.
     #[command(name = write::cp::NAME)]
@@ -81,7 +81,7 @@ pub enum Command {
     #[command(name = wc::NAME)]
     Wc(crate::wc::WcArgs),
     /// Disk usage of directory trees (bounded; largest first).
-    #[command(name = du::NAME)]
+    #[command(name = du::NAME, disable_help_flag = true)]
     Du(crate::du::DuArgs),
     /// Describe files in detail: size, blocks, inode, links, mode, owner, times.
     #[command(name = crate::stat::NAME)]

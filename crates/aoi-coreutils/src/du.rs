@@ -67,6 +67,10 @@ pub struct DuArgs {
     #[arg(short = 'b', long = "bytes")]
     pub bytes: bool,
     #[command(flatten)]
+    pub display: crate::display::DuDisplay,
+    #[command(flatten)]
+    pub help: crate::display::LongHelp,
+    #[command(flatten)]
     pub bounds: Bounds,
 }
 

@@ -16,6 +16,7 @@ pub const DEFAULT_MAX_BYTES: u64 = 64 * 1024;
 
 pub mod app;
 pub mod clock;
+pub mod display;
 pub mod du;
 pub mod entry;
 pub mod find;

@@ -68,6 +68,10 @@ pub struct LsArgs {
     #[arg(short = '1')]
     pub one_per_line: bool,
     #[command(flatten)]
+    pub display: crate::display::LsDisplay,
+    #[command(flatten)]
+    pub help: crate::display::LongHelp,
+    #[command(flatten)]
     pub bounds: Bounds,
 }
 

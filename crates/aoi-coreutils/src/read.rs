@@ -152,6 +152,9 @@ pub struct CatArgs {
     pub line_range: Option<LineRange>,
 
     #[command(flatten)]
+    pub display: crate::display::CatDisplay,
+
+    #[command(flatten)]
     pub bounds: ReadBounds,
 }
 

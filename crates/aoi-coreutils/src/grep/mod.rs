@@ -150,7 +150,9 @@ pub struct GrepArgs {
     /// Select only lines that the pattern matches whole.
     #[arg(short = 'x', long = "line-regexp")]
     pub line_regexp: bool,
-    /// Accepted for GNU habits (`grep -rn`): directories are always searched recursively.
+    /// Search directories as GNU grep -r does: hidden and ignored files too. Without it a
+    /// directory is still searched, as ripgrep searches one (.gitignore and hidden names
+    /// skipped).
     #[arg(short = 'r', long = "recursive")]
     pub recursive: bool,
     /// Match case-insensitively.
@@ -204,6 +206,20 @@ pub struct GrepArgs {
     /// the 64 KiB block of its first NUL rather than at its line.
     #[arg(long = "no-mmap")]
     pub no_mmap: bool,
+    /// Accepted for GNU habits: every event names its file.
+    #[arg(short = 'H', long = "with-filename", overrides_with = "no_filename")]
+    pub with_filename: bool,
+    /// Accepted for GNU habits (`grep -rh`): every event names its file all the same.
+    #[arg(short = 'h', long = "no-filename", overrides_with = "with_filename")]
+    pub no_filename: bool,
+    /// Accepted for GNU habits: events always carry `byte_offset`.
+    #[arg(short = 'b', long = "byte-offset")]
+    pub byte_offset: bool,
+    /// Colours (human mode): never, always or auto.
+    #[arg(long = "color", value_name = "WHEN", num_args = 0..=1, require_equals = true, default_missing_value = "auto")]
+    pub color: Option<String>,
+    #[command(flatten)]
+    pub help: crate::display::LongHelp,
     #[command(flatten)]
     pub bounds: Bounds,
 }
@@ -469,6 +485,11 @@ fn operands(args: &GrepArgs) -> Vec<PathBuf> {
 
 /// Runs `grep`.
 pub fn run(app: &App, global: &GlobalArgs, mut args: GrepArgs) -> ExitCode {
+    // `-r` is GNU's word, so GNU's walk: nothing skipped for being hidden or ignored.
+    if args.recursive {
+        args.hidden = true;
+        args.no_ignore = true;
+    }
     // From here on `regexp` holds every pattern: with -e the first word is a path.
     if let Some(first) = args.pattern.take() {
         if args.regexp.is_empty() {

@@ -45,6 +45,10 @@ pub struct TouchArgs {
     /// Use REF's times instead of now.
     #[arg(short = 'r', long = "reference", value_name = "REF")]
     pub reference: Option<PathBuf>,
+    /// `-h` is GNU's --no-dereference, not taken in machine mode yet: a usage error, never
+    /// `--help`.
+    #[command(flatten)]
+    pub help: crate::display::LongHelp,
     #[command(flatten)]
     pub dry_run: DryRunArgs,
 }

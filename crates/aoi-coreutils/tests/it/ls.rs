@@ -2,6 +2,8 @@
 
 use std::collections::BTreeSet;
 
+use serde_json::Value;
+
 use crate::support::{machine, of_type, parse, run, run_unprivileged, summary, Scratch};
 
 #[test]
@@ -164,4 +166,55 @@ fn assert_same_as_gnu_ls(s: &Scratch, args: &[&str]) {
         "ls {args:?}"
     );
     assert_eq!(ours.status.code(), Some(0), "ls {args:?}");
+}
+
+/// GNU's display flags in machine mode (`ls -lh`, `du -sh`, `cat -n`, `grep -h`): the same
+/// events as without them, never `-h` read as `--help`; a GNU flag machine mode does not
+/// take (`touch -h`) is a usage error, never help with exit 0.
+#[test]
+fn gnu_display_flags_change_nothing_in_machine_mode() {
+    let s = Scratch::new("display-flags");
+    s.file("d/a.txt", b"alpha\n");
+    s.file("d/.hidden", b"alpha\n");
+    s.file("d/sub/b.txt", &[b'x'; 5000]);
+    let strip = |events: Vec<Value>| -> Vec<Value> {
+        events
+            .into_iter()
+            .filter(|e| !e["type"].as_str().unwrap_or("").starts_with("aoi:"))
+            .map(|mut e| {
+                e.as_object_mut().unwrap().remove("aoi");
+                e
+            })
+            .collect()
+    };
+    for (with, without) in [
+        (&["ls", "-lhF", "d"][..], &["ls", "-l", "d"][..]),
+        (&["ls", "-lah", "d"], &["ls", "-la", "d"]),
+        (&["du", "-sh", "d"], &["du", "-s", "d"]),
+        (&["du", "-hc", "d"], &["du", "d"]),
+        (&["cat", "-nA", "d/a.txt"], &["cat", "d/a.txt"]),
+        (&["grep", "-h", "alpha", "d"], &["grep", "alpha", "d"]),
+    ] {
+        let (code, events) = machine(&s.0, with);
+        assert_eq!(code, 0, "{with:?}");
+        let (_, plain) = machine(&s.0, without);
+        let events = strip(events);
+        assert!(!events.is_empty(), "{with:?}");
+        assert_eq!(events, strip(plain), "{with:?}");
+    }
+    let (code, events) = machine(&s.0, &["touch", "-h", "d/a.txt"]);
+    assert_eq!(code, 64);
+    assert_eq!(of_type(&events, "aoi:error")[0]["category"], "usage");
+    // `--help` is still help.
+    let out = run(&s.0, &["ls", "--help", "--output", "jsonl"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Usage"));
+    // grep -r is GNU's walk in machine mode: the hidden file is searched, as GNU grep -r.
+    let (_, events) = machine(&s.0, &["grep", "-rl", "alpha", "d"]);
+    let mut files: Vec<&str> = of_type(&events, "file_match")
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    files.sort_unstable();
+    assert_eq!(files, ["d/.hidden", "d/a.txt"]);
 }
