@@ -324,6 +324,37 @@ pub fn gnu_find_words(args: Vec<OsString>) -> Vec<OsString> {
     out
 }
 
+/// `stat --format=FMT` (GNU's) as `stat -c FMT`: `--format` is otherwise the standard flags'
+/// spelling of `--output`, which `stat` then does not take (`--output jsonl` does it).
+pub fn stat_format_words(args: Vec<OsString>) -> Vec<OsString> {
+    let Some(at) = args
+        .iter()
+        .skip(1)
+        .position(|a| a == crate::stat::NAME)
+        .map(|i| i + 1)
+    else {
+        return args;
+    };
+    let mut out: Vec<OsString> = args[..=at].to_vec();
+    let mut rest = args[at + 1..].iter();
+    while let Some(word) = rest.next() {
+        if word == "--" {
+            out.push(word.clone());
+            out.extend(rest.by_ref().cloned());
+            break;
+        }
+        match word.to_str() {
+            Some("--format") => out.push(OsString::from("-c")),
+            Some(w) if w.starts_with("--format=") => {
+                out.push(OsString::from("-c"));
+                out.push(OsString::from(&w["--format=".len()..]));
+            }
+            _ => out.push(word.clone()),
+        }
+    }
+    out
+}
+
 /// `head -5` and `tail -20`, the counts GNU still takes in its obsolete form, as `-n 5` and
 /// `-n 20`: only for `head` and `tail`, only before `--`, and never the value of `-n`/`-c`
 /// (`head -n -5` is all but the last five lines).
@@ -372,7 +403,7 @@ pub fn main() -> ExitCode {
         return code;
     }
     let app = app();
-    let args = gnu_find_words(obsolete_counts(args));
+    let args = stat_format_words(gnu_find_words(obsolete_counts(args)));
     let cli: Cli = match app.parse_from(args) {
         Ok(cli) => cli,
         Err(code) => return code,

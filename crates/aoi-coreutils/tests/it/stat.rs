@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::{machine, of_type, run, summary, Scratch};
+use crate::support::{bin, machine, of_type, run, summary, Scratch};
 
 /// GNU `stat -c FORMAT` of `file` in `dir`.
 fn gnu(dir: &Path, flags: &[&str], format: &str, file: &str) -> String {
@@ -163,4 +163,45 @@ fn an_operand_that_cannot_be_described_fails_the_run_and_the_rest_are_described(
     );
     assert_eq!(of_type(&events, "entry").len(), 1);
     assert_eq!(summary(&events)["truncated"], false);
+}
+
+/// `stat -c`, `--format=`, `--printf` and `-t` print what GNU stat prints, byte for byte, every
+/// directive with printf's widths, and times in the zone TZ names.
+#[test]
+fn formats_and_zones_are_gnu_stats() {
+    let s = Scratch::new("stat-format");
+    s.file("a.txt", b"hello\n");
+    symlink("a.txt", s.path("link")).unwrap();
+    let every = "%a|%A|%b|%B|%d|%D|%f|%F|%g|%G|%h|%i|%n|%N|%o|%s|%t|%T|%u|%U|%w|%W|%x|%X|%y|%Y|%z|%Z|%%|%q|%10s|%-6s|%05a|%+d|%.3Y|%.12X";
+    let format_eq = format!("--format={every}");
+    for (args, tz) in [
+        (vec!["-c", every, "a.txt"], "UTC"),
+        // A link's access time moves when it is read (as both stats read it): not compared.
+        (vec!["-c", "%N|%F|%s|%a|%y|%h|%-8n|", "link"], "UTC"),
+        (vec![format_eq.as_str(), "a.txt"], "UTC"),
+        (vec!["--printf", "%n\\t%s\\n\\101\\x41\\q", "a.txt"], "UTC"),
+        (vec!["-t", "a.txt"], "UTC"),
+        (vec!["-L", "-c", "%F %s", "link"], "UTC"),
+        (vec!["a.txt"], "Asia/Tokyo"),
+        (vec!["-c", "%y", "a.txt"], "America/New_York"),
+    ] {
+        let run_with = |program: &Path, with: &[&str]| {
+            Command::new(program)
+                .args(with)
+                .args(&args)
+                .current_dir(&s.0)
+                .env("LC_ALL", "C")
+                .env("TZ", tz)
+                .output()
+                .unwrap()
+        };
+        let gnu = run_with(Path::new("stat"), &[]);
+        let ours = run_with(&bin(), &["stat"]);
+        assert!(gnu.status.success(), "{args:?}");
+        assert_eq!(
+            (ours.status.code(), String::from_utf8_lossy(&ours.stdout)),
+            (gnu.status.code(), String::from_utf8_lossy(&gnu.stdout)),
+            "{args:?} TZ={tz}"
+        );
+    }
 }

@@ -6,8 +6,12 @@
 //! An operand that cannot be described is an item error and the run fails (`ok:false`), as
 //! GNU `stat` exits 1; the other operands are still described.
 //!
-//! Human mode is GNU `stat`'s default format, field for field; times are shown in UTC
-//! (`+0000`), with nanoseconds.
+//! Human mode is GNU `stat`'s: its default format field for field, `-c`/`--format`,
+//! `--printf` and `-t`/`--terse` ([`format`]); times in the zone `TZ` names (the system's
+//! when it names none), with nanoseconds. In machine mode a format changes nothing: the
+//! `entry` event carries every field.
+
+mod format;
 
 use std::fs::{self, Metadata};
 use std::io::{self, Write};
@@ -46,6 +50,17 @@ pub struct StatArgs {
     /// Follow symbolic links: describe what a link points to.
     #[arg(short = 'L', long = "dereference")]
     pub dereference: bool,
+    /// Print FORMAT (GNU's directives: `%s` size, `%n` name, `%Y` modification time...)
+    /// and a newline, instead of the default (human mode). GNU's `--format=FORMAT` is this
+    /// flag too (`app::stat_format_words`).
+    #[arg(short = 'c', value_name = "FORMAT", conflicts_with = "printf")]
+    pub format: Option<String>,
+    /// Print FORMAT with backslash escapes (`\n`, `\t`) and no newline added (human mode).
+    #[arg(long = "printf", value_name = "FORMAT")]
+    pub printf: Option<String>,
+    /// Print the information in terse form (human mode).
+    #[arg(short = 't', long = "terse", conflicts_with_all = ["format", "printf"])]
+    pub terse: bool,
     #[command(flatten)]
     pub bounds: Bounds,
 }
@@ -156,7 +171,19 @@ fn human(args: &StatArgs, codec: &CursorCodec) -> ExitCode {
     for ((_, item), m) in page.items.into_iter().zip(metadata) {
         match (item, m) {
             (Item::Event(entry), Some(m)) => {
-                written = out.write_all(gnu_text(&entry, &m).as_bytes());
+                let text = match (&args.format, &args.printf, args.terse) {
+                    (Some(f), _, _) => {
+                        [format::render(f, &entry, &m, false), b"\n".to_vec()].concat()
+                    }
+                    (_, Some(f), _) => format::render(f, &entry, &m, true),
+                    (_, _, true) => [
+                        format::render(format::TERSE, &entry, &m, false),
+                        b"\n".to_vec(),
+                    ]
+                    .concat(),
+                    _ => gnu_text(&entry, &m).into_bytes(),
+                };
+                written = out.write_all(&text);
                 if written.is_err() {
                     break;
                 }
@@ -239,8 +266,19 @@ fn device_numbers(dev: u64) -> (u64, u64) {
     (major, minor)
 }
 
-/// `2026-12-02 01:52:19.016897636 +0000`: GNU `stat`'s times, in UTC.
+/// `2026-12-02 01:52:19.016897636 +0000`: GNU `stat`'s times, in the zone `TZ` names.
 fn time_text(secs: i64, nanos: i64) -> String {
+    time_text_in(secs, nanos, &jiff::tz::TimeZone::system())
+}
+
+/// [`time_text`] in `zone`.
+fn time_text_in(secs: i64, nanos: i64, zone: &jiff::tz::TimeZone) -> String {
+    if let Ok(at) = jiff::Timestamp::new(secs, i32::try_from(nanos).unwrap_or(0)) {
+        return at
+            .to_zoned(zone.clone())
+            .strftime("%Y-%m-%d %H:%M:%S.%N %z")
+            .to_string();
+    }
     let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
     let rem = secs.rem_euclid(86_400);
     format!(
@@ -267,11 +305,20 @@ mod tests {
     }
 
     #[test]
-    fn times_are_gnu_stat_times_in_utc() {
+    fn times_are_gnu_stat_times_in_the_zone() {
+        let utc = jiff::tz::TimeZone::UTC;
         assert_eq!(
-            time_text(1_796_176_339, 16_897_636),
+            time_text_in(1_796_176_339, 16_897_636, &utc),
             "2026-12-02 01:52:19.016897636 +0000"
         );
-        assert_eq!(time_text(0, 0), "1970-01-01 00:00:00.000000000 +0000");
+        assert_eq!(
+            time_text_in(0, 0, &utc),
+            "1970-01-01 00:00:00.000000000 +0000"
+        );
+        let east = jiff::tz::TimeZone::fixed(jiff::tz::offset(5));
+        assert_eq!(
+            time_text_in(0, 5, &east),
+            "1970-01-01 05:00:00.000000005 +0500"
+        );
     }
 }
