@@ -20,6 +20,7 @@ pub mod display;
 pub mod du;
 pub mod entry;
 pub mod find;
+pub mod follow;
 pub mod gnu;
 pub mod grep;
 pub mod ls;

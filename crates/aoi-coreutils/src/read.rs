@@ -202,8 +202,61 @@ pub struct TailArgs {
           value_parser = parse_count)]
     pub bytes: Option<Count>,
 
+    /// Keep reading as the files grow. Machine mode: an unbounded stream (§4.2) of
+    /// `content` events as data is appended, an `aoi:heartbeat` after 10 s of quiet, until
+    /// interrupted (or --pid ends); `--follow=name` follows the name (rotation).
+    #[arg(short = 'f', long = "follow", value_name = "HOW", num_args = 0..=1,
+          require_equals = true, default_missing_value = "descriptor",
+          value_parser = ["descriptor", "name"])]
+    pub follow: Option<String>,
+
+    /// `--follow=name --retry`: follow a name through rotation, waiting for it to appear.
+    #[arg(short = 'F')]
+    pub follow_name: bool,
+
+    /// Keep trying to open a file that is not there (with --follow=name).
+    #[arg(long = "retry")]
+    pub retry: bool,
+
+    /// Seconds between polls of a followed file (default 1).
+    #[arg(short = 's', long = "sleep-interval", value_name = "N")]
+    pub sleep_interval: Option<f64>,
+
+    /// With -f, stop once process PID is gone.
+    #[arg(long = "pid", value_name = "PID")]
+    pub pid: Option<i32>,
+
+    /// With -f in machine mode, seconds of quiet before an `aoi:heartbeat` (default 10).
+    #[arg(long = "heartbeat", value_name = "SECONDS")]
+    pub heartbeat: Option<f64>,
+
     #[command(flatten)]
     pub part: Part,
+}
+
+impl TailArgs {
+    /// How `-f`/`-F` follow, when they are given.
+    fn follow(&self) -> Option<crate::follow::Follow> {
+        if self.follow.is_none() && !self.follow_name {
+            return None;
+        }
+        let seconds = self
+            .sleep_interval
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .unwrap_or(1.0);
+        let heartbeat = self
+            .heartbeat
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map_or(crate::follow::HEARTBEAT, |s| {
+                std::time::Duration::from_secs_f64(s.min(86_400.0))
+            });
+        Some(crate::follow::Follow {
+            by_name: self.follow_name || self.follow.as_deref() == Some("name"),
+            sleep: std::time::Duration::from_secs_f64(seconds.min(3600.0)),
+            pid: self.pid,
+            heartbeat,
+        })
+    }
 }
 
 /// What `head` and `tail` share besides their counts: headers, a line range, the bounds.
@@ -677,6 +730,11 @@ fn is_high_surrogate(unit: u16) -> bool {
 }
 
 /// A chunk's bytes as an event payload: text and its encoding, or base64.
+/// A `content` event's payload for bytes of a UTF-8 (or unknown 8-bit) file.
+pub fn payload_utf8(bytes: &[u8]) -> (ContentEncoding, Option<String>, Option<String>) {
+    payload(Form::Utf8, bytes)
+}
+
 fn payload(form: Form, bytes: &[u8]) -> (ContentEncoding, Option<String>, Option<String>) {
     let text = match form {
         Form::Raw => None,
@@ -1234,6 +1292,9 @@ fn read_all<S: Sink>(
 struct Events<'a, W: Write> {
     out: &'a mut Emitter<W>,
     path: String,
+    /// Where each file's content ended when it reached the end of the file (`tail -f`
+    /// follows from there).
+    ends: std::collections::BTreeMap<String, u64>,
 }
 
 impl<W: Write> Sink for Events<'_, W> {
@@ -1257,6 +1318,10 @@ impl<W: Write> Sink for Events<'_, W> {
     }
 
     fn piece(&mut self, piece: &Piece<'_>) -> Result<(), EmitError> {
+        if piece.eof {
+            let end = piece.offset + piece.bytes.len() as u64;
+            self.ends.insert(self.path.clone(), end);
+        }
         let (encoding, text, bytes_base64) = payload(piece.form, piece.bytes);
         self.out.emit(&Content {
             path: self.path.clone(),
@@ -1401,7 +1466,39 @@ pub fn run_tail(app: &App, global: &GlobalArgs, args: TailArgs) -> ExitCode {
         bounds: &args.part.bounds,
     };
     let headers = args.part.headers(request.files.len());
-    run(app, global, TAIL, &request, headers)
+    match args.follow() {
+        Some(how) if global.machine() => follow(app, global, &request, &how),
+        _ => run(app, global, TAIL, &request, headers),
+    }
+}
+
+/// `tail -f` in machine mode: the last lines, then what is appended (`crate::follow`).
+fn follow(
+    app: &App,
+    global: &GlobalArgs,
+    request: &Request<'_>,
+    how: &crate::follow::Follow,
+) -> ExitCode {
+    app.run_with(global, Limits::default(), |out| {
+        let mut sink = Events {
+            out,
+            path: String::new(),
+            ends: std::collections::BTreeMap::new(),
+        };
+        let report = match read_all(request, None, &mut sink) {
+            Ok(report) => report,
+            Err(Stop::Sink(e)) => return Err(e.into()),
+            Err(Stop::Run(e)) => return Err((*e).into()),
+        };
+        sink.out.flush()?;
+        let files = crate::follow::operands(&request.files);
+        crate::follow::follow(sink.out, &files, &sink.ends, how)?;
+        Ok(if report.failed {
+            Outcome::failed()
+        } else {
+            Outcome::success()
+        })
+    })
 }
 
 fn run(
@@ -1426,6 +1523,7 @@ fn run(
         let mut sink = Events {
             out,
             path: String::new(),
+            ends: std::collections::BTreeMap::new(),
         };
         let report = match read_all(request, resume, &mut sink) {
             Ok(report) => report,

@@ -499,3 +499,129 @@ fn a_cursor_for_other_arguments_is_refused() {
     assert_ne!(code, 0);
     assert_eq!(of_type(&events, "aoi:error")[0]["code"], "CURSOR_MISMATCH");
 }
+
+/// Reads stdout lines of a running process as they come, until one satisfies `done` or
+/// `within` passes; the lines parsed as JSON.
+fn read_until(
+    lines: &std::sync::mpsc::Receiver<String>,
+    within: std::time::Duration,
+    mut done: impl FnMut(&Value) -> bool,
+) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + within;
+    let mut seen = Vec::new();
+    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        let Ok(line) = lines.recv_timeout(left) else {
+            break;
+        };
+        let event: Value = serde_json::from_str(&line).expect("each line is JSON");
+        let stop = done(&event);
+        seen.push(event);
+        if stop {
+            break;
+        }
+    }
+    seen
+}
+
+/// `tail -f` in machine mode is an unbounded stream (§4.2): the last lines, then what is
+/// appended, each event as it comes (never a character split), a warning when the file is
+/// truncated or (with -F) replaced, heartbeats in the quiet, and on SIGINT a `cancelled`
+/// summary with exit 130; with `--pid` it ends with `ok: true` once that process is gone.
+#[test]
+fn tail_follow_is_an_unbounded_stream_that_ends_on_a_signal() {
+    use std::io::{BufRead, Write};
+    let s = Scratch::new("tail-follow");
+    let log = s.file("app.log", b"one\ntwo\n");
+    let append = |bytes: &[u8]| {
+        let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        f.write_all(bytes).unwrap();
+    };
+    let mut child = Command::new(bin())
+        .args(["tail", "-n", "1", "-F", "-s", "0.05", "--heartbeat", "0.4"])
+        .arg("app.log")
+        .args(["--output", "jsonl"])
+        .current_dir(&s.0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, lines) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let wait = std::time::Duration::from_secs(10);
+    let text = |e: &Value| e["text"].as_str().unwrap_or("").to_owned();
+    let first = read_until(&lines, wait, |e| e["type"] == "content");
+    assert_eq!(first[0]["type"], "aoi:meta");
+    assert_eq!(text(first.last().unwrap()), "two\n");
+    // Appended bytes come as they are written; a character cut in two waits for its end.
+    append(b"three\ncaf\xc3");
+    let got = read_until(&lines, wait, |e| text(e).ends_with("caf"));
+    assert_eq!(text(got.last().unwrap()), "three\ncaf");
+    append(b"\xa9\n");
+    let got = read_until(&lines, wait, |e| e["type"] == "content");
+    assert_eq!(text(got.last().unwrap()), "é\n");
+    // Quiet: a heartbeat.
+    let got = read_until(&lines, wait, |e| e["type"] == "aoi:heartbeat");
+    assert_eq!(got.last().unwrap()["interval_ms"], 400);
+    // Truncated: a warning, then the file from its start.
+    std::fs::write(&log, b"").unwrap();
+    let got = read_until(&lines, wait, |e| e["type"] == "aoi:warning");
+    assert_eq!(got.last().unwrap()["code"], "FILE_TRUNCATED");
+    append(b"four\n");
+    let got = read_until(&lines, wait, |e| e["type"] == "content");
+    assert_eq!(got.last().unwrap()["offset"], 0);
+    assert_eq!(text(got.last().unwrap()), "four\n");
+    // Rotated (-F follows the name): a warning, then the new file.
+    std::fs::rename(&log, s.path("app.log.1")).unwrap();
+    std::fs::write(&log, b"five\n").unwrap();
+    let got = read_until(&lines, wait, |e| text(e) == "five\n");
+    assert!(
+        got.iter()
+            .any(|e| e["code"] == "FILE_REPLACED" || e["code"] == "FILE_GONE"),
+        "{got:?}"
+    );
+    // SIGINT: the summary says cancelled, exit 130.
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let got = read_until(&lines, wait, |e| e["type"] == "aoi:summary");
+    let end = got.last().unwrap();
+    assert_eq!(end["type"], "aoi:summary");
+    assert_eq!(
+        (end["ok"].as_bool(), end["reason"].as_str()),
+        (Some(false), Some("cancelled"))
+    );
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    reader.join().unwrap();
+
+    // --pid: once that process is gone, the files are read a last time and the run succeeds.
+    let mut sleeper = Command::new("sleep").arg("0.5").spawn().unwrap();
+    let out = Command::new(bin())
+        .args([
+            "tail",
+            "-f",
+            "-s",
+            "0.05",
+            "--pid",
+            &sleeper.id().to_string(),
+        ])
+        .arg("app.log")
+        .args(["--output", "jsonl"])
+        .current_dir(&s.0)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    sleeper.wait().unwrap();
+    let (code, events) = parse(&out);
+    assert_eq!(code, 0);
+    assert_eq!(summary(&events)["ok"], true);
+    assert_eq!(text(&of_type(&events, "content")[0]), "five\n");
+}
