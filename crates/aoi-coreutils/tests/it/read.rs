@@ -623,5 +623,5 @@ fn tail_follow_is_an_unbounded_stream_that_ends_on_a_signal() {
     let (code, events) = parse(&out);
     assert_eq!(code, 0);
     assert_eq!(summary(&events)["ok"], true);
-    assert_eq!(text(&of_type(&events, "content")[0]), "five\n");
+    assert_eq!(text(of_type(&events, "content")[0]), "five\n");
 }
