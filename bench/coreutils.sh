@@ -19,7 +19,9 @@
 # and fd from PATH instead of installing them into bench/.tools.
 # grep runs in machine mode with its bounds lifted (--limit, --max-bytes), since rg has none;
 # find, ls, wc and cat in human mode, which is GNU's and unbounded: the same work, all of it
-# written to /dev/null. CU (default target/release/aoi-coreutils) is the binary measured.
+# written to /dev/null. CU (default target/release/aoi-coreutils) is the binary measured;
+# CU_BEFORE, another build of it (e.g. the commit before a change), is then run beside it in
+# the same rounds, and the report adds its figures and the ratio after/before.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -129,12 +131,17 @@ mkdir -p "$JSON"
 rm -f "$JSON"/*.json
 bench() { # name, peer command, our command: ROUNDS rounds, the order swapped every other one
     local name=$1 peer=$2 ours=$3 round
+    local commands=("$peer" "$ours")
+    # The build before, when given: our command with its binary swapped.
+    [[ -z ${CU_BEFORE:-} ]] || commands+=("${ours/#"$CU"/$CU_BEFORE}")
     for ((round = 1; round <= ROUNDS; round++)); do
         say "== $name (round $round of $ROUNDS)"
         if ((round % 2)); then
-            hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --export-json "$JSON/$name.$round.json" "$peer" "$ours" >&2
+            hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --export-json "$JSON/$name.$round.json" "${commands[@]}" >&2
         else
-            hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --export-json "$JSON/$name.$round.json" "$ours" "$peer" >&2
+            local reversed=()
+            for ((i = ${#commands[@]} - 1; i >= 0; i--)); do reversed+=("${commands[i]}"); done
+            hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --export-json "$JSON/$name.$round.json" "${reversed[@]}" >&2
         fi
     done
 }
@@ -145,7 +152,7 @@ RUNS=$QUICK_RUNS bench grep-literal \
     "$CU grep --output jsonl -F needle_in_haystack corpus ${LIFT[*]}"
 RUNS=$QUICK_RUNS bench grep-regex \
     "$RG --json 'error[0-9]+: code 5[0-9]{2}' corpus" \
-    "$CU grep --output jsonl 'error[0-9]+: code 5[0-9]{2}' corpus ${LIFT[*]}"
+    "$CU grep --output jsonl -E 'error[0-9]+: code 5[0-9]{2}' corpus ${LIFT[*]}"
 # find and ls in human mode are GNU's syntax and output (uutils, src/gnu.rs), unbounded.
 RUNS=$QUICK_RUNS bench find \
     "$FD --no-ignore --hidden . tree" \
@@ -162,16 +169,23 @@ RUNS=500 WARMUP=50 bench cat-startup \
     "$CU cat small.txt"
 cd "$ROOT"
 
-python3 - "$JSON" "$CU" <<'PY'
+python3 - "$JSON" "$CU" "${CU_BEFORE:-}" <<'PY'
 import glob, json, os, statistics, sys
-d, cu = sys.argv[1], sys.argv[2]
-def rounds(name):
-    """(peer, ours) medians of each round, by command rather than by position."""
+d, cu, before = sys.argv[1], sys.argv[2], sys.argv[3]
+def who(command):
+    if command.startswith(cu):
+        return "ours"
+    if before and command.startswith(before):
+        return "before"
+    return "peer"
+def rounds(name, with_before=False):
+    """(peer, ours) medians of each round, by command rather than by position; with
+    `with_before`, (before, ours)."""
     out = []
     for path in sorted(glob.glob(os.path.join(d, name + ".*.json"))):
         rs = json.load(open(path))["results"]
-        m = {r["command"].startswith(cu): statistics.median(r["times"]) for r in rs}
-        out.append((m[False], m[True]))
+        m = {who(r["command"]): statistics.median(r["times"]) for r in rs}
+        out.append((m["before" if with_before else "peer"], m["ours"]))
     return out
 rows = []
 for name, target, kind in [("grep-literal", 1.0, "speed"), ("grep-regex", 1.0, "speed"),
@@ -193,6 +207,10 @@ for name, target, kind in [("grep-literal", 1.0, "speed"), ("grep-regex", 1.0, "
         diff = statistics.median(o - p for p, o in rs) * 1000
         ok = diff <= target
         rows.append(f"{name:14} hello {peer*1000:8.2f} ms  aoi-coreutils {ours*1000:8.2f} ms  +{diff:5.2f} ms (target <= {target} ms) {'met' if ok else 'NOT met'}  rounds: {each}")
+    if before:
+        bs = rounds(name, with_before=True)
+        change = statistics.median(o / b for b, o in bs)
+        rows.append(f"{'':14} the build before {statistics.median(b for b, _ in bs)*1000:9.1f} ms: after/before time {change:5.2f}x")
 print("\n".join(rows))
 PY
 

@@ -14,13 +14,11 @@
 //! cursor names the last item of a page; the next page starts after it in that order. An
 //! operand that does not exist fails the run (`ok:false`).
 //!
-//! Human mode is GNU's format: `<KiB, rounded up>\t<path>` (`<bytes>\t<path>` with `-b`),
-//! in the order above; `-s` prints one line per operand.
+//! This is machine mode; human mode is GNU du (uutils, `src/gnu.rs`).
 
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::fs::{self, Metadata};
-use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -29,7 +27,6 @@ use std::process::ExitCode;
 use aoi::app::{App, Limits};
 use aoi::surface::cursor::CursorCodec;
 use aoi::surface::flags::GlobalArgs;
-use aoi::surface::term::printable_line;
 use aoi::{DomainEvent, ErrorEvent};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
@@ -39,7 +36,6 @@ use serde::Serialize;
 
 use crate::page::{Bounds, Item, Page};
 use crate::paths::{io_error, path_key, path_text};
-use crate::report::{human_exit, more_note, say_error};
 
 /// The command's name, in events and messages.
 /// The command's name, everywhere it is named.
@@ -368,9 +364,6 @@ fn bad_cursor() -> ErrorEvent {
 /// Runs `du`.
 pub fn run(app: &App, global: &GlobalArgs, args: DuArgs) -> ExitCode {
     let codec = CursorCodec::new(NAME, &shape(&args));
-    if !global.machine() {
-        return human(&args, &codec);
-    }
     let limits = Limits {
         max_bytes: args.bounds.max_bytes,
         ..Limits::default()
@@ -392,48 +385,6 @@ fn shape(args: &DuArgs) -> Shape {
         max_depth: args.max_depth,
         bytes: args.bytes,
     }
-}
-
-/// Human mode: GNU's `<size>\t<path>` lines, largest first.
-fn human(args: &DuArgs, codec: &CursorCodec) -> ExitCode {
-    let page = match page(args, codec) {
-        Ok(page) => page,
-        Err(error) => {
-            say_error(NAME, &error);
-            return ExitCode::from(error.category.exit_code());
-        }
-    };
-    let errors = page.error_count();
-    let next = page
-        .items
-        .last()
-        .filter(|_| page.more)
-        .map(|(p, _)| codec.encode(p));
-    let more = page.more;
-    let mut out = io::BufWriter::new(io::stdout().lock());
-    let mut written = Ok(());
-    for (_, item) in page.items {
-        match item {
-            Item::Error(error) => say_error(NAME, &error),
-            Item::Event(usage) => {
-                let size = if args.bytes {
-                    usage.apparent_bytes
-                } else {
-                    usage.disk_bytes.div_ceil(1024)
-                };
-                written = writeln!(out, "{size}\t{}", printable_line(&usage.path));
-                if written.is_err() {
-                    break;
-                }
-            }
-        }
-    }
-    let written = written.and_then(|()| out.flush());
-    drop(out);
-    if more {
-        more_note(NAME, next.as_deref());
-    }
-    human_exit("aoi-coreutils du", written, errors)
 }
 
 #[cfg(test)]

@@ -23,13 +23,27 @@ use std::time::{Duration, Instant};
 
 use aoi::{Code, EmitError, Emitter, Heartbeat, Warning};
 
-use crate::read::{payload_utf8, Content};
-
 /// A heartbeat after this long without an event, unless `--heartbeat` says otherwise.
 pub const HEARTBEAT: Duration = Duration::from_secs(10);
 
 /// The most one event holds: a burst is written in several.
 const MAX_EVENT_BYTES: u64 = 64 * 1024;
+
+/// Bytes a followed file gained, for the caller to write as its `content` event.
+#[derive(Debug)]
+pub struct Gained<'a> {
+    /// The file as given.
+    pub path: &'a str,
+    /// Where the bytes start in the file.
+    pub offset: u64,
+    /// The bytes (never ending inside a UTF-8 character).
+    pub bytes: &'a [u8],
+    /// They reach what the file held when it was polled.
+    pub eof: bool,
+}
+
+/// What writes a [`Gained`] as an event.
+pub type WriteGained<'f, W> = dyn FnMut(&mut Emitter<W>, Gained<'_>) -> Result<(), EmitError> + 'f;
 
 /// How to follow.
 #[derive(Debug, Clone)]
@@ -58,12 +72,13 @@ struct Followed {
 
 /// Follows `files` (standard input, `-`, is not followed, as GNU warns) from where the first
 /// part read each to its end (`ends`, by path as shown; a file it did not reach, from its
-/// current end), until cancelled or `how.pid` is gone.
+/// current end), until cancelled or `how.pid` is gone; `content` writes what a file gained.
 pub fn follow<W: Write>(
     out: &mut Emitter<W>,
     files: &[PathBuf],
     ends: &BTreeMap<String, u64>,
     how: &Follow,
+    content: &mut WriteGained<'_, W>,
 ) -> Result<(), EmitError> {
     let mut followed = Vec::new();
     for path in files {
@@ -102,7 +117,7 @@ pub fn follow<W: Write>(
         let last_round = how.pid.is_some_and(|pid| !alive(pid));
         let mut wrote = false;
         for f in &mut followed {
-            wrote |= poll(out, f, how.by_name)?;
+            wrote |= poll(out, f, how.by_name, content)?;
         }
         if last_round {
             return Ok(());
@@ -161,6 +176,7 @@ fn poll<W: Write>(
     out: &mut Emitter<W>,
     f: &mut Followed,
     by_name: bool,
+    content: &mut WriteGained<'_, W>,
 ) -> Result<bool, EmitError> {
     let mut wrote = false;
     if by_name {
@@ -228,18 +244,15 @@ fn poll<W: Write>(
             break;
         }
         buf.truncate(keep);
-        let (encoding, text, bytes_base64) = payload_utf8(&buf);
-        out.emit(&Content {
-            path: f.shown.clone(),
-            offset: f.offset,
-            length: buf.len() as u64,
-            text,
-            bytes_base64,
-            encoding,
-            first_line: None,
-            last_line: None,
-            eof: f.offset + buf.len() as u64 == size,
-        })?;
+        content(
+            out,
+            Gained {
+                path: &f.shown,
+                offset: f.offset,
+                bytes: &buf,
+                eof: f.offset + buf.len() as u64 == size,
+            },
+        )?;
         wrote = true;
         f.offset += buf.len() as u64;
         if keep < got {

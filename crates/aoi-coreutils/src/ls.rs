@@ -4,30 +4,28 @@
 //! directory's entries; within a directory by name (bytes, as `LC_ALL=C ls`), or newest first
 //! with `-t`, largest first with `-S`, reversed with `-r`. `-R` lists a directory's entries
 //! and then descends into its subdirectories in that order. A cursor resumes after the last
-//! item of a page, so paging visits every entry exactly once.
+//! item of a page, so paging visits every entry exactly once. This is machine mode; human mode
+//! is GNU ls (uutils, `src/gnu.rs`).
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, Metadata};
-use std::io::{self, IsTerminal, Write};
+use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use aoi::app::{App, Limits};
-use aoi::surface::color::Paint;
 use aoi::surface::cursor::CursorCodec;
 use aoi::surface::flags::GlobalArgs;
-use aoi::surface::term::printable_line;
 use aoi::ErrorEvent;
 use clap::Args;
 use serde::Serialize;
 
 use crate::entry::Entry;
 use crate::owners::Names;
-use crate::page::{Bounds, Item, Page};
+use crate::page::{Bounds, Page};
 use crate::paths::{io_error, path_key};
-use crate::report::{human_exit, more_note, say_error};
 
 /// The command's name, everywhere it is named.
 pub const NAME: &str = "ls";
@@ -40,7 +38,7 @@ pub struct LsArgs {
     /// Files or directories to list (default: the current directory).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Long listing: permissions, links, owner, group, size, time (human mode).
+    /// Long listing (the events carry every field either way).
     #[arg(short = 'l')]
     pub long: bool,
     /// Include entries whose names start with `.`, and `.` and `..`.
@@ -64,7 +62,7 @@ pub struct LsArgs {
     /// Reverse the order.
     #[arg(short = 'r', long = "reverse")]
     pub reverse: bool,
-    /// One entry per line (human mode; the default when stdout is not a terminal).
+    /// One entry per line (the events are one per entry either way).
     #[arg(short = '1')]
     pub one_per_line: bool,
     #[command(flatten)]
@@ -100,9 +98,6 @@ struct Found {
 /// Runs `ls`.
 pub fn run(app: &App, global: &GlobalArgs, args: LsArgs) -> ExitCode {
     let codec = CursorCodec::new(NAME, &shape(&args));
-    if !global.machine() {
-        return human(&args, &codec);
-    }
     let limits = Limits {
         max_bytes: args.bounds.max_bytes,
         ..Limits::default()
@@ -410,223 +405,4 @@ fn sort(items: &mut [Found], args: &LsArgs) {
             at = from;
         }
     }
-}
-
-/// Human mode: the GNU look. Names one per line when piped, in columns on a terminal; `-l`
-/// the long format with `total`; a directory's header when more than one is listed.
-fn human(args: &LsArgs, codec: &CursorCodec) -> ExitCode {
-    let (page, groups) = match list(args, codec) {
-        Ok(listing) => listing,
-        Err(error) => {
-            say_error(NAME, &error);
-            return ExitCode::from(error.category.exit_code());
-        }
-    };
-    let errors = page.error_count();
-    let more = page.more;
-    let next = page
-        .items
-        .last()
-        .filter(|_| more)
-        .map(|(p, _)| codec.encode(p));
-    let terminal = io::stdout().is_terminal();
-    let color = terminal && aoi::surface::color::env_allows();
-    let mut out = io::BufWriter::new(io::stdout().lock());
-    let written = write_human(&mut out, args, &page, &groups, terminal, color);
-    let written = written.and_then(|()| out.flush());
-    drop(out);
-    // The process ends here: freeing every entry of a large listing one by one would only
-    // delay the exit (as GNU ls, which frees none).
-    std::mem::forget(page);
-    if more {
-        more_note(NAME, next.as_deref());
-    }
-    human_exit("aoi-coreutils ls", written, errors)
-}
-
-fn write_human(
-    out: &mut impl Write,
-    args: &LsArgs,
-    page: &Page<Entry>,
-    groups: &[Group],
-    terminal: bool,
-    color: bool,
-) -> io::Result<()> {
-    // The entries of each directory, in order, with its header; files given as operands
-    // form a group of their own with no header. Errors go to stderr as they come.
-    let operand_dirs = operands(args).len() > 1 || args.recursive;
-    let now_ms = crate::clock::epoch_ms(std::time::SystemTime::now());
-    let mut items = page.items.iter();
-    let mut entries: Vec<&Entry> = Vec::new();
-    let mut first = true;
-    for group in groups {
-        entries.clear();
-        for (_, item) in items.by_ref().take(group.items) {
-            match item {
-                Item::Error(e) => say_error(NAME, e),
-                Item::Event(entry) => entries.push(entry),
-            }
-        }
-        if entries.is_empty() {
-            continue;
-        }
-        if !first {
-            writeln!(out)?;
-        }
-        first = false;
-        if let Some(dir) = &group.dir {
-            if operand_dirs {
-                writeln!(out, "{}:", printable_line(&header(dir, args)))?;
-            }
-        }
-        if args.long {
-            if group.dir.is_some() {
-                let blocks: u64 = entries.iter().map(|e| e.disk_bytes / 1024).sum();
-                writeln!(out, "total {blocks}")?;
-            }
-            long_lines(out, &entries, now_ms, color)?;
-        } else if terminal && !args.one_per_line {
-            columns(out, &entries, color)?;
-        } else {
-            for e in &entries {
-                write_name(out, e, color)?;
-                out.write_all(b"\n")?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// A directory's header: as given, with `./` before a subdirectory of the implicit `.`.
-fn header(dir: &Path, args: &LsArgs) -> String {
-    let text = dir.to_string_lossy();
-    if args.paths.is_empty() && dir != Path::new(".") {
-        format!("./{text}")
-    } else {
-        text.into_owned()
-    }
-}
-
-/// Writes an entry's name, escaped, in its colour when `color`.
-fn write_name(out: &mut impl Write, entry: &Entry, color: bool) -> io::Result<()> {
-    let name = printable_line(&entry.name);
-    let executable = entry.permissions.contains('x');
-    // Painted only when colour is on; otherwise written as it is, with no copy.
-    match entry.kind.colour(executable).filter(|_| color) {
-        Some(code) => write!(out, "{}", Paint::new(true).sgr(code, &name)),
-        None => out.write_all(name.as_bytes()),
-    }
-}
-
-fn long_lines(
-    out: &mut impl Write,
-    entries: &[&Entry],
-    now_ms: i64,
-    color: bool,
-) -> io::Result<()> {
-    let widest = |f: &dyn Fn(&Entry) -> usize| entries.iter().map(|e| f(e)).max().unwrap_or(0);
-    let links = widest(&|e| digits(e.nlink));
-    let owner = widest(&|e| e.owner.len());
-    let group = widest(&|e| e.group.len());
-    let size = widest(&|e| digits(e.size));
-    for e in entries {
-        write!(
-            out,
-            "{} {:>links$} {:<owner$} {:<group$} {:>size$} {} ",
-            e.permissions,
-            e.nlink,
-            e.owner,
-            e.group,
-            e.size,
-            LsTime {
-                ms: e.modified_ms,
-                now_ms
-            },
-        )?;
-        write_name(out, e, color)?;
-        if let Some(target) = &e.target {
-            out.write_all(b" -> ")?;
-            out.write_all(printable_line(target).as_bytes())?;
-        }
-        out.write_all(b"\n")?;
-    }
-    Ok(())
-}
-
-/// How many decimal digits `n` takes.
-fn digits(n: u64) -> usize {
-    n.checked_ilog10().map_or(1, |d| d as usize + 1)
-}
-
-/// A modification time `ms` as `ls -l` shows it at `now_ms`: `Dec  2 01:23` within six
-/// months, `Dec  2  2025` otherwise (UTC).
-struct LsTime {
-    ms: i64,
-    now_ms: i64,
-}
-
-impl std::fmt::Display for LsTime {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        const MONTHS: [&str; 12] = [
-            "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-        ];
-        let (ms, now_ms) = (self.ms, self.now_ms);
-        let secs = ms.div_euclid(1000);
-        let (y, m, d) = crate::clock::civil_from_days(secs.div_euclid(86_400));
-        let month = MONTHS[(m - 1) as usize];
-        let six_months_ms = 31_556_952_000 / 2;
-        if now_ms - ms > six_months_ms || ms - now_ms > 60_000 * 60 {
-            write!(f, "{month} {d:>2}  {y}")
-        } else {
-            let rem = secs.rem_euclid(86_400);
-            write!(f, "{month} {d:>2} {:02}:{:02}", rem / 3600, rem % 3600 / 60)
-        }
-    }
-}
-
-/// Names in columns, top to bottom then left to right, as `ls` on a terminal.
-fn columns(out: &mut impl Write, entries: &[&Entry], color: bool) -> io::Result<()> {
-    use unicode_width::UnicodeWidthStr;
-    let width = terminal_size::terminal_size()
-        .map(|(w, _)| usize::from(w.0))
-        .unwrap_or(80);
-    let names: Vec<_> = entries.iter().map(|e| printable_line(&e.name)).collect();
-    let widths: Vec<usize> = names.iter().map(|n| n.width()).collect();
-    let n = names.len();
-    let mut rows = 1;
-    let mut col_widths = Vec::new();
-    while rows <= n {
-        let cols = n.div_ceil(rows);
-        col_widths = (0..cols)
-            .map(|c| {
-                (0..rows)
-                    .filter_map(|r| widths.get(c * rows + r))
-                    .max()
-                    .copied()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let total: usize = col_widths.iter().sum::<usize>() + 2 * cols.saturating_sub(1);
-        if total <= width {
-            break;
-        }
-        rows += 1;
-    }
-    let mut line = Vec::new();
-    for r in 0..rows {
-        line.clear();
-        for (c, w) in col_widths.iter().enumerate() {
-            let Some(i) = Some(c * rows + r).filter(|i| *i < n) else {
-                continue;
-            };
-            let last = c + 1 == col_widths.len() || (c + 1) * rows + r >= n;
-            write_name(&mut line, entries[i], color)?;
-            if !last {
-                line.resize(line.len() + w - widths[i] + 2, b' ');
-            }
-        }
-        line.push(b'\n');
-        out.write_all(&line)?;
-    }
-    Ok(())
 }

@@ -1,10 +1,11 @@
 //! `cat`, `head` and `tail`: bounded reads of file content (§15), as typed `content` and
 //! `binary` events in machine mode and as the file's bytes for a person.
 //!
+//! Human mode is GNU's (uutils, `src/gnu.rs`); this is machine mode.
+//!
 //! Why this file is whole (over 1,000 lines): `cat`, `head` and `tail` share the budget and
-//! cursor logic below. Their human mode is now uutils' (src/gnu.rs), so the human writers here
-//! are no longer reached from the command line; they go, and the machine-mode parsers take GNU's
-//! syntax, in one change that also splits this file by job into a module folder.
+//! cursor logic below, and the sample that decides a file's encoding; `tail -f` is
+//! `src/follow.rs`.
 //!
 //! # Bounds and cursors
 //!
@@ -61,14 +62,6 @@
 //! {"type":"aoi:summary",...,"ok":true,"count":1,"truncated":true,"next_cursor":"AQ...","properties":{"content_bytes":6}}
 //! ```
 //!
-//! # Human mode
-//!
-//! The bytes as GNU writes them (`head`/`tail` with `==> name <==` headers for several files),
-//! with the budget applied: when it cuts, one line on stderr says how to continue. A binary
-//! file is one line on stderr instead of its bytes (unless `--binary`). On a terminal, control
-//! characters other than newline and tab, and bidi controls, are shown escaped
-//! (`aoi::surface::term`, the one escaper).
-//!
 //! # Errors
 //!
 //! Every operand that cannot be read is an item-scope `aoi:error` (§9.1) and makes the run
@@ -76,9 +69,8 @@
 //! permission refused `authz`; the other operands are still read.
 
 use std::fs::File;
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -86,7 +78,6 @@ use std::process::ExitCode;
 use aoi::app::{App, Limits};
 use aoi::surface::cursor::CursorCodec;
 use aoi::surface::flags::GlobalArgs;
-use aoi::surface::term::{printable_line, printable_text};
 use aoi::{DomainEvent, EmitError, Emitter, ErrorEvent, Outcome};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
@@ -94,8 +85,7 @@ use clap::Args;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::paths::{display, io_error, path_key, path_text};
-use crate::report::{human_exit, say_error};
+use crate::paths::{io_error, path_key, path_text};
 use crate::DEFAULT_MAX_BYTES;
 
 /// The most file bytes one `content` event carries.
@@ -262,11 +252,11 @@ impl TailArgs {
 /// What `head` and `tail` share besides their counts: headers, a line range, the bounds.
 #[derive(Debug, Clone, Args)]
 pub struct Part {
-    /// Never print `==> name <==` headers.
+    /// Never print `==> name <==` headers (human mode; each event names its file).
     #[arg(short = 'q', long = "quiet", visible_alias = "silent")]
     pub quiet: bool,
 
-    /// Always print `==> name <==` headers.
+    /// Always print `==> name <==` headers (human mode; each event names its file).
     #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
 
@@ -277,13 +267,6 @@ pub struct Part {
 
     #[command(flatten)]
     pub bounds: ReadBounds,
-}
-
-impl Part {
-    /// Whether each file gets a `==> name <==` header: `-v`, or more than one file and no `-q`.
-    fn headers(&self, files: usize) -> bool {
-        !self.quiet && (self.verbose || files > 1)
-    }
 }
 
 /// Lines `first` to `last`, 1-based and inclusive (`last: None`: to the end).
@@ -730,11 +713,6 @@ fn is_high_surrogate(unit: u16) -> bool {
 }
 
 /// A chunk's bytes as an event payload: text and its encoding, or base64.
-/// A `content` event's payload for bytes of a UTF-8 (or unknown 8-bit) file.
-pub fn payload_utf8(bytes: &[u8]) -> (ContentEncoding, Option<String>, Option<String>) {
-    payload(Form::Utf8, bytes)
-}
-
 fn payload(form: Form, bytes: &[u8]) -> (ContentEncoding, Option<String>, Option<String>) {
     let text = match form {
         Form::Raw => None,
@@ -1346,96 +1324,6 @@ impl<W: Write> Sink for Events<'_, W> {
     }
 }
 
-/// The human-mode sink: the bytes, `==> name <==` headers, problems on stderr.
-struct Text<'a, W: Write> {
-    out: W,
-    command: &'a str,
-    headers: bool,
-    first: bool,
-    terminal: bool,
-    name: String,
-}
-
-impl<W: Write> Text<'_, W> {
-    fn note(&mut self, text: &str) -> io::Result<()> {
-        // Keep stdout and stderr in order for a reader of both.
-        self.out.flush()?;
-        let _ = writeln!(
-            io::stderr(),
-            "aoi-coreutils {}: {}",
-            self.command,
-            printable_line(text)
-        );
-        Ok(())
-    }
-}
-
-impl<W: Write> Sink for Text<'_, W> {
-    type Error = io::Error;
-
-    fn begin(&mut self, path: &Path) -> io::Result<bool> {
-        self.name = display(path);
-        Ok(true)
-    }
-
-    /// GNU's header, once the file is open: none for a file that cannot be opened.
-    fn opened(&mut self, path: &Path) -> io::Result<()> {
-        if !self.headers {
-            return Ok(());
-        }
-        if !self.first {
-            self.out.write_all(b"\n")?;
-        }
-        self.first = false;
-        let raw: &[u8] = if path.as_os_str() == "-" {
-            b"standard input"
-        } else {
-            path.as_os_str().as_bytes()
-        };
-        self.out.write_all(b"==> ")?;
-        if self.terminal {
-            let lossy = String::from_utf8_lossy(raw);
-            let shown = printable_line(&lossy);
-            self.out.write_all(shown.as_bytes())?;
-        } else {
-            self.out.write_all(raw)?;
-        }
-        self.out.write_all(b" <==\n")?;
-        Ok(())
-    }
-
-    fn piece(&mut self, piece: &Piece<'_>) -> io::Result<()> {
-        if !self.terminal {
-            return self.out.write_all(piece.bytes);
-        }
-        let text = match piece.form {
-            Form::Utf16 { big_endian } => decode_utf16(piece.bytes, big_endian)
-                .unwrap_or_else(|| String::from_utf8_lossy(piece.bytes).into_owned()),
-            _ => String::from_utf8_lossy(piece.bytes).into_owned(),
-        };
-        self.out.write_all(printable_text(&text).as_bytes())
-    }
-
-    fn binary(&mut self, event: Binary) -> io::Result<()> {
-        let why = match (event.reason, event.nul_offset) {
-            (BinaryReason::NulByte, Some(at)) => format!("a NUL byte at offset {at}"),
-            (BinaryReason::NulByte, None) => "a NUL byte".to_owned(),
-            (BinaryReason::InvalidUtf8, _) => "mostly invalid UTF-8".to_owned(),
-            (BinaryReason::ControlBytes, _) => "mostly control bytes".to_owned(),
-        };
-        let name = self.name.clone();
-        self.note(&format!(
-            "{name}: binary file ({why}), not shown; --binary writes its bytes"
-        ))
-    }
-
-    fn error(&mut self, error: ErrorEvent) -> io::Result<()> {
-        self.out.flush()?;
-        say_error(self.command, &error);
-        Ok(())
-    }
-}
-
 /// Runs `cat`.
 pub fn run_cat(app: &App, global: &GlobalArgs, args: CatArgs) -> ExitCode {
     let select = args.line_range.map_or(Select::All, Select::range);
@@ -1444,7 +1332,7 @@ pub fn run_cat(app: &App, global: &GlobalArgs, args: CatArgs) -> ExitCode {
         select,
         bounds: &args.bounds,
     };
-    run(app, global, CAT, &request, false)
+    run(app, global, CAT, &request)
 }
 
 /// Runs `head`.
@@ -1454,8 +1342,7 @@ pub fn run_head(app: &App, global: &GlobalArgs, args: HeadArgs) -> ExitCode {
         select: Select::head(&args),
         bounds: &args.part.bounds,
     };
-    let headers = args.part.headers(request.files.len());
-    run(app, global, HEAD, &request, headers)
+    run(app, global, HEAD, &request)
 }
 
 /// Runs `tail`.
@@ -1465,10 +1352,9 @@ pub fn run_tail(app: &App, global: &GlobalArgs, args: TailArgs) -> ExitCode {
         select: Select::tail(&args),
         bounds: &args.part.bounds,
     };
-    let headers = args.part.headers(request.files.len());
     match args.follow() {
         Some(how) if global.machine() => follow(app, global, &request, &how),
-        _ => run(app, global, TAIL, &request, headers),
+        _ => run(app, global, TAIL, &request),
     }
 }
 
@@ -1492,7 +1378,21 @@ fn follow(
         };
         sink.out.flush()?;
         let files = crate::follow::operands(&request.files);
-        crate::follow::follow(sink.out, &files, &sink.ends, how)?;
+        let mut content = |out: &mut Emitter<_>, gained: crate::follow::Gained<'_>| {
+            let (encoding, text, bytes_base64) = payload(Form::Utf8, gained.bytes);
+            out.emit(&Content {
+                path: gained.path.to_owned(),
+                offset: gained.offset,
+                length: gained.bytes.len() as u64,
+                text,
+                bytes_base64,
+                encoding,
+                first_line: None,
+                last_line: None,
+                eof: gained.eof,
+            })
+        };
+        crate::follow::follow(sink.out, &files, &sink.ends, how, &mut content)?;
         Ok(if report.failed {
             Outcome::failed()
         } else {
@@ -1501,17 +1401,8 @@ fn follow(
     })
 }
 
-fn run(
-    app: &App,
-    global: &GlobalArgs,
-    command: &str,
-    request: &Request<'_>,
-    headers: bool,
-) -> ExitCode {
+fn run(app: &App, global: &GlobalArgs, command: &str, request: &Request<'_>) -> ExitCode {
     let codec = request.codec(command);
-    if !global.machine() {
-        return human(command, request, &codec, headers);
-    }
     // The budget counts content, not stream bytes: the emitter is not bounded here.
     app.run_with(global, Limits::default(), |out| {
         let resume = request
@@ -1541,58 +1432,6 @@ fn run(
         }
         Ok(outcome)
     })
-}
-
-fn human(command: &str, request: &Request<'_>, codec: &CursorCodec, headers: bool) -> ExitCode {
-    // GNU tail reads nothing, not even to report a missing file, when it will print nothing.
-    if matches!(request.select, Select::LastLines(0) | Select::LastBytes(0)) {
-        return ExitCode::SUCCESS;
-    }
-    let resume = match request.bounds.cursor.as_deref().map(|c| codec.decode(c)) {
-        None => None,
-        Some(Ok(p)) => Some(p),
-        Some(Err(error)) => {
-            say_error(command, &error);
-            return ExitCode::from(error.category.exit_code());
-        }
-    };
-    let terminal = io::stdout().is_terminal();
-    let mut sink = Text {
-        out: io::BufWriter::with_capacity(64 * 1024, io::stdout().lock()),
-        command,
-        headers,
-        first: true,
-        terminal,
-        name: String::new(),
-    };
-    let (written, report) = match read_all(request, resume, &mut sink) {
-        Ok(report) => (sink.out.flush(), report),
-        Err(Stop::Sink(e)) => (Err(e), Report::default()),
-        Err(Stop::Run(error)) => {
-            let _ = sink.out.flush();
-            say_error(command, &error);
-            return ExitCode::from(error.category.exit_code());
-        }
-    };
-    drop(sink);
-    if written.is_ok() {
-        if let Some(next) = &report.cut {
-            let more = match next {
-                Some(p) => format!(
-                    "continue with: aoi-coreutils {command} ... --cursor {}",
-                    codec.encode(p)
-                ),
-                None => "raise --max-bytes to read more of standard input".to_owned(),
-            };
-            // One write, not one per piece: stderr is unbuffered.
-            let line = format!(
-                "aoi-coreutils {command}: stopped after {} bytes (--max-bytes); {more}\n",
-                report.bytes
-            );
-            let _ = io::stderr().write_all(line.as_bytes());
-        }
-    }
-    human_exit(&format!("aoi-coreutils {command}"), written, report.errors)
 }
 
 #[cfg(test)]
