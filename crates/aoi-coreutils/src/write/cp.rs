@@ -24,7 +24,7 @@ use serde_json::json;
 use super::journal::{run as run_journal, Applied, Journal, Spec, Step};
 use super::{
     clobber, destinations, fs_error, inside, operand_keys, path_error, quote, same_file,
-    sorted_names, working_dir, Clobber, Copied,
+    sorted_names, working_dir, Clobber, Copied, Target,
 };
 use crate::entry::Kind;
 use crate::paths::path_text;
@@ -37,12 +37,45 @@ pub const NAME: &str = "cp";
 // show: a deferred subcommand takes it from here (see `app::Command`).
 #[derive(Debug, Clone, Args)]
 pub struct CpArgs {
-    /// Sources, then the destination (a directory to copy into, or the copy's path).
-    #[arg(value_name = "PATH", required = true, num_args = 2..)]
+    /// Sources, then the destination (a directory to copy into, or the copy's path); with
+    /// -t, sources only.
+    #[arg(value_name = "PATH", required = true, num_args = 1..)]
     pub paths: Vec<PathBuf>,
     /// Copy directories and everything under them (links as links).
     #[arg(short = 'r', short_alias = 'R', long = "recursive")]
     pub recursive: bool,
+    /// `-dR --preserve=all`: a tree copied as it is, links as links, modes, times and (as
+    /// root) owners kept.
+    #[arg(short = 'a', long = "archive")]
+    pub archive: bool,
+    /// `--preserve=mode,ownership,timestamps`.
+    #[arg(short = 'p')]
+    pub preserve_default: bool,
+    /// Keep these of each source: mode, ownership, timestamps (`all`; `links`, `xattr`,
+    /// `context` are accepted and not kept).
+    #[arg(long = "preserve", value_name = "ATTRS", num_args = 0..=1, require_equals = true,
+          default_missing_value = "mode,ownership,timestamps")]
+    pub preserve: Option<String>,
+    /// Keep none of these (after --preserve or -a).
+    #[arg(long = "no-preserve", value_name = "ATTRS")]
+    pub no_preserve: Option<String>,
+    /// `--no-dereference --preserve=links`: copy symbolic links as links.
+    #[arg(short = 'd')]
+    pub links: bool,
+    /// Copy symbolic links as links, operands too.
+    #[arg(short = 'P', long = "no-dereference", overrides_with_all = ["dereference", "command_line"])]
+    pub no_dereference: bool,
+    /// Follow symbolic links, below the operands too.
+    #[arg(short = 'L', long = "dereference", overrides_with_all = ["no_dereference", "command_line"])]
+    pub dereference: bool,
+    /// Follow symbolic links named as operands.
+    #[arg(short = 'H', overrides_with_all = ["no_dereference", "dereference"])]
+    pub command_line: bool,
+    /// Copy a file only when the destination is missing or older.
+    #[arg(short = 'u', long = "update")]
+    pub update: bool,
+    #[command(flatten)]
+    pub target: Target,
     /// Leave an existing destination alone and go on (counted in `properties.skipped`).
     #[arg(short = 'n', long = "no-clobber", conflicts_with = "force")]
     pub no_clobber: bool,
@@ -56,12 +89,85 @@ pub struct CpArgs {
     pub mutation: MutationArgs,
 }
 
-/// How existing destinations are met.
+/// How existing destinations are met, and what is kept.
 #[derive(Debug, Clone, Copy)]
 struct Options {
     recursive: bool,
     force: bool,
     no_clobber: bool,
+    /// Follow a link named as an operand.
+    follow_operands: bool,
+    /// Follow links below the operands.
+    follow_below: bool,
+    keep: Keep,
+    update: bool,
+}
+
+/// What of a source a copy keeps (`-p`, `--preserve`, `-a`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Keep {
+    mode: bool,
+    ownership: bool,
+    timestamps: bool,
+}
+
+impl Keep {
+    fn any(self) -> bool {
+        self.mode || self.ownership || self.timestamps
+    }
+
+    /// GNU's attribute lists: `mode,ownership,timestamps`, `all`, and those it has that are
+    /// not kept here.
+    fn parse(list: &str, on: bool, into: &mut Keep) -> Result<(), ErrorEvent> {
+        for attr in list.split(',').filter(|a| !a.is_empty()) {
+            match attr {
+                "mode" => into.mode = on,
+                "ownership" => into.ownership = on,
+                "timestamps" => into.timestamps = on,
+                "all" => {
+                    *into = if on {
+                        Keep {
+                            mode: true,
+                            ownership: true,
+                            timestamps: true,
+                        }
+                    } else {
+                        Keep::default()
+                    }
+                }
+                "links" | "context" | "xattr" => {}
+                other => {
+                    return Err(ErrorEvent::new(
+                        Category::Usage,
+                        aoi::Code::from_static("ATTRIBUTE_INVALID"),
+                        format!(
+                            "invalid argument {} for '--preserve'",
+                            quote(Path::new(other))
+                        ),
+                    )
+                    .field("preserve"))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn of(args: &CpArgs) -> Result<Keep, ErrorEvent> {
+        let mut keep = Keep::default();
+        if args.archive {
+            Keep::parse("all", true, &mut keep)?;
+        }
+        if args.preserve_default {
+            Keep::parse("mode,ownership,timestamps", true, &mut keep)?;
+        }
+        if let Some(list) = &args.preserve {
+            Keep::parse(list, true, &mut keep)?;
+        }
+        if let Some(list) = &args.no_preserve {
+            Keep::parse(list, false, &mut keep)?;
+        }
+        Ok(keep)
+    }
 }
 
 /// Runs `cp`.
@@ -74,18 +180,33 @@ pub fn run(app: &App, global: &GlobalArgs, args: CpArgs) -> ExitCode {
         request: json!({
             "cwd": working_dir(),
             "paths": operand_keys(&args.paths),
-            "recursive": args.recursive,
+            "recursive": args.recursive || args.archive,
             "force": args.force,
             "no_clobber": args.no_clobber,
+            "archive": args.archive,
+            "preserve": [args.preserve_default, args.preserve.is_some(), args.no_preserve.is_some()],
+            "dereference": [args.links, args.no_dereference, args.dereference, args.command_line],
+            "update": args.update,
+            "target": args.target.directory.as_ref().map(|d| operand_keys(std::slice::from_ref(d))),
+            "no_target_directory": args.target.no_directory,
         }),
     };
-    let options = Options {
-        recursive: args.recursive,
+    let recursive = args.recursive || args.archive;
+    // GNU's rule: with -R (and without -L or -H) links are copied as links; without it
+    // operands are followed; -P, -d and -a never follow.
+    let never = args.no_dereference || args.links || args.archive;
+    let options = |keep| Options {
+        recursive,
         force: args.force,
         no_clobber: args.no_clobber,
+        follow_operands: args.dereference || args.command_line || (!recursive && !never),
+        follow_below: args.dereference,
+        keep,
+        update: args.update,
     };
     run_journal(app, global, spec, |journal| {
-        for (src, to) in destinations(&args.paths)? {
+        let options = options(Keep::of(&args)?);
+        for (src, to) in destinations(&args.paths, &args.target)? {
             copy_operand(journal, options, &src, &to)?;
         }
         Ok(())
@@ -98,10 +219,10 @@ fn copy_operand(
     src: &Path,
     to: &Path,
 ) -> Result<(), Failure> {
-    let meta = if options.recursive {
-        fs::symlink_metadata(src)
-    } else {
+    let meta = if options.follow_operands {
         fs::metadata(src)
+    } else {
+        fs::symlink_metadata(src)
     };
     let meta = match meta {
         Ok(meta) => meta,
@@ -166,6 +287,11 @@ fn copy_entry(
         ));
     }
     if let Some(there) = &existing {
+        // -u: a destination as new as the source stays.
+        if options.update && there.modified().ok() >= meta.modified().ok() {
+            journal.skip();
+            return Ok(());
+        }
         let followed = fs::metadata(to).ok();
         let same = same_file(meta, there) || followed.is_some_and(|f| same_file(meta, &f));
         match clobber(src, to, same, options.no_clobber, options.force) {
@@ -212,11 +338,14 @@ fn copy_entry(
     .property("from", from_text.clone())
     .property("replaces", replaced);
     let done = journal.apply(step, || {
-        if kind == Kind::File {
-            copy_file(src, to, meta.mode() & 0o777, existing.as_ref())
+        let bytes = if kind == Kind::File {
+            copy_file(src, to, meta.mode() & 0o777, existing.as_ref())?
         } else {
-            copy_link(src, to, replaced).map(|()| 0)
-        }
+            copy_link(src, to, replaced)?;
+            0
+        };
+        keep(to, meta, options.keep)?;
+        Ok(bytes)
     })?;
     if let Applied::Done(bytes) = done {
         let event = Copied {
@@ -242,6 +371,7 @@ fn copy_dir(
 ) -> Result<(), Failure> {
     let mode = meta.mode() & 0o7777;
     let mut created = false;
+    let existing_dir = existing.is_some();
     match existing {
         // A directory (or a link to one) in the way is merged into, as GNU does.
         Some(_) if fs::metadata(to).is_ok_and(|m| m.is_dir()) => {}
@@ -294,7 +424,12 @@ fn copy_dir(
         Ok(names) => {
             for name in names {
                 let child = src.join(&name);
-                match fs::symlink_metadata(&child) {
+                let found = if options.follow_below {
+                    fs::metadata(&child)
+                } else {
+                    fs::symlink_metadata(&child)
+                };
+                match found {
                     Ok(m) => copy_entry(journal, options, &child, &to.join(&name), &m)?,
                     // Gone since it was listed: there is nothing to copy.
                     Err(e) if e.kind() == io::ErrorKind::NotFound => {}
@@ -304,10 +439,63 @@ fn copy_dir(
         }
         Err(e) => journal.item_error(fs_error("cannot access", src, &e))?,
     }
-    if created {
+    if created && !options.keep.mode {
         if let Err(e) = finish_dir_mode(to, mode) {
             journal.item_error(fs_error("cannot set permissions of", to, &e))?;
         }
+    }
+    // A directory's times and mode last: copying into it changed them.
+    if (created || existing_dir) && options.keep.any() && !journal.dry_run() {
+        if let Err(error) = keep(to, meta, options.keep) {
+            journal.item_error(error)?;
+        }
+    }
+    Ok(())
+}
+
+/// Gives `to` what `keep` asks of `meta` (its source): mode, owner (as root; as GNU, a
+/// failure to keep the owner is not an error for another user), times (a link's own, not
+/// its target's). A link has no mode of its own.
+fn keep(to: &Path, meta: &Metadata, keep: Keep) -> Result<(), ErrorEvent> {
+    if keep.ownership {
+        let owned = std::os::unix::fs::lchown(to, Some(meta.uid()), Some(meta.gid()));
+        if let Err(e) = owned {
+            if e.kind() != io::ErrorKind::PermissionDenied {
+                return Err(fs_error("cannot preserve ownership of", to, &e));
+            }
+        }
+    }
+    if meta.file_type().is_symlink() {
+        if keep.timestamps {
+            let at = |secs: i64, nanos: i64| rustix::fs::Timespec {
+                tv_sec: secs,
+                tv_nsec: nanos,
+            };
+            let times = rustix::fs::Timestamps {
+                last_access: at(meta.atime(), meta.atime_nsec()),
+                last_modification: at(meta.mtime(), meta.mtime_nsec()),
+            };
+            rustix::fs::utimensat(
+                rustix::fs::CWD,
+                to,
+                &times,
+                rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+            )
+            .map_err(|e| fs_error("cannot preserve times of", to, &e.into()))?;
+        }
+        return Ok(());
+    }
+    if keep.mode {
+        fs::set_permissions(to, fs::Permissions::from_mode(meta.mode() & 0o7777))
+            .map_err(|e| fs_error("cannot preserve permissions of", to, &e))?;
+    }
+    if keep.timestamps {
+        let times = FileTimes::new()
+            .set_accessed(meta.accessed().unwrap_or(std::time::UNIX_EPOCH))
+            .set_modified(meta.modified().unwrap_or(std::time::UNIX_EPOCH));
+        File::open(to)
+            .and_then(|f| f.set_times(times))
+            .map_err(|e| fs_error("cannot preserve times of", to, &e))?;
     }
     Ok(())
 }

@@ -50,6 +50,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use aoi::{Category, Code, ErrorEvent};
+use clap::Args;
 use serde_json::Value;
 
 pub use cp::CpArgs;
@@ -217,10 +218,58 @@ pub fn is_dot(path: &Path) -> bool {
 /// Where each source of `cp`/`mv` goes: into `dest` when it is a directory (`dest/name`), else
 /// to `dest` itself. More than one source needs a directory: else a process-scope error,
 /// before anything is done.
-pub fn destinations(paths: &[PathBuf]) -> Result<Vec<(PathBuf, PathBuf)>, ErrorEvent> {
-    let Some((dest, sources)) = paths.split_last() else {
-        return Ok(Vec::new());
+pub fn destinations(
+    paths: &[PathBuf],
+    target: &Target,
+) -> Result<Vec<(PathBuf, PathBuf)>, ErrorEvent> {
+    let usage = |message: String| {
+        ErrorEvent::new(
+            Category::Usage,
+            Code::from_static("OPERAND_MISSING"),
+            message,
+        )
     };
+    let (dest, sources) = match &target.directory {
+        // -t DIR: every operand is a source, DIR the directory they go into.
+        Some(dir) => {
+            if paths.is_empty() {
+                return Err(usage("missing file operand".into()));
+            }
+            match fs::metadata(dir) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => {
+                    return Err(ErrorEvent::new(
+                        Category::Validation,
+                        Code::from_static("NOT_A_DIRECTORY"),
+                        format!("target directory {} is not a directory", quote(dir)),
+                    ))
+                }
+                Err(e) => {
+                    let mut error = fs_error("target directory", dir, &e);
+                    error.scope = aoi::Scope::Process;
+                    return Err(error);
+                }
+            }
+            (dir, paths)
+        }
+        None => match paths.split_last() {
+            Some((dest, sources)) if !sources.is_empty() => (dest, sources),
+            Some((only, _)) => {
+                return Err(usage(format!(
+                    "missing destination file operand after {}",
+                    quote(only)
+                )))
+            }
+            None => return Err(usage("missing file operand".into())),
+        },
+    };
+    // -T: DEST is the new path itself, even when it is a directory.
+    if target.no_directory {
+        if sources.len() > 1 {
+            return Err(usage(format!("extra operand {}", quote(&paths[2]))));
+        }
+        return Ok(vec![(sources[0].clone(), dest.clone())]);
+    }
     let into = fs::metadata(dest).map(|m| m.is_dir());
     if sources.len() > 1 {
         match &into {
@@ -240,7 +289,7 @@ pub fn destinations(paths: &[PathBuf]) -> Result<Vec<(PathBuf, PathBuf)>, ErrorE
             }
         }
     }
-    let into = matches!(into, Ok(true));
+    let into = target.directory.is_some() || matches!(into, Ok(true));
     Ok(sources
         .iter()
         .map(|src| {
@@ -251,6 +300,22 @@ pub fn destinations(paths: &[PathBuf]) -> Result<Vec<(PathBuf, PathBuf)>, ErrorE
             (src.clone(), to)
         })
         .collect())
+}
+
+/// GNU's `-t DIR` and `-T` of `cp` and `mv`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct Target {
+    /// Copy or move every operand into DIR.
+    #[arg(
+        short = 't',
+        long = "target-directory",
+        value_name = "DIR",
+        conflicts_with = "no_directory"
+    )]
+    pub directory: Option<PathBuf>,
+    /// Take the last operand as the new path itself, even when it is a directory.
+    #[arg(short = 'T', long = "no-target-directory")]
+    pub no_directory: bool,
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use super::cp::copy_preserving;
 use super::journal::{run as run_journal, Applied, Journal, Spec, Step};
 use super::{
     clobber, destinations, fs_error, inside, is_dot, operand_keys, path_error, quote, same_file,
-    working_dir, Clobber, Moved,
+    working_dir, Clobber, Moved, Target,
 };
 use crate::entry::Kind;
 use crate::paths::path_text;
@@ -37,9 +37,12 @@ const EXDEV: i32 = 18;
 // show: a deferred subcommand takes it from here (see `app::Command`).
 #[derive(Debug, Clone, Args)]
 pub struct MvArgs {
-    /// Sources, then the destination (a directory to move into, or the new path).
-    #[arg(value_name = "PATH", required = true, num_args = 2..)]
+    /// Sources, then the destination (a directory to move into, or the new path); with -t,
+    /// sources only.
+    #[arg(value_name = "PATH", required = true, num_args = 1..)]
     pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub target: Target,
     /// Leave an existing destination alone and go on (counted in `properties.skipped`).
     #[arg(short = 'n', long = "no-clobber", conflicts_with = "force")]
     pub no_clobber: bool,
@@ -65,10 +68,12 @@ pub fn run(app: &App, global: &GlobalArgs, args: MvArgs) -> ExitCode {
             "paths": operand_keys(&args.paths),
             "force": args.force,
             "no_clobber": args.no_clobber,
+            "target": args.target.directory.as_ref().map(|d| operand_keys(std::slice::from_ref(d))),
+            "no_target_directory": args.target.no_directory,
         }),
     };
     run_journal(app, global, spec, |journal| {
-        for (src, to) in destinations(&args.paths)? {
+        for (src, to) in destinations(&args.paths, &args.target)? {
             move_operand(journal, &args, &src, &to)?;
         }
         Ok(())

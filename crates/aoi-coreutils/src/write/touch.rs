@@ -2,9 +2,10 @@
 //! files that do not exist (`created`), or changing those that do (`changed`, `what: times`).
 //!
 //! DATE is `now`, `@SECONDS`, or ISO 8601: `2024-05-01`, `2024-05-01 12:30`,
-//! `2024-05-01T12:30:45.250Z`, `2024-05-01T12:30:45+02:00`. A date without a zone is UTC
-//! (GNU reads it in the local zone; the two agree when `TZ` is UTC). `touch` takes
-//! `--dry-run` but no idempotency key: repeating it doubles nothing (see [`super`]).
+//! `2024-05-01T12:30:45.250Z`, `2024-05-01T12:30:45+02:00`. A date without a zone is in the
+//! zone `TZ` names, as GNU reads it; so is `-t [[CC]YY]MMDDhhmm[.ss]`. `-a` and `-m` change
+//! only the access or only the modification time. `touch` takes `--dry-run` but no
+//! idempotency key: repeating it doubles nothing (see [`super`]).
 
 use std::fs::{self, File, FileTimes, OpenOptions};
 use std::io;
@@ -43,8 +44,22 @@ pub struct TouchArgs {
     #[arg(short = 'd', long = "date", value_name = "DATE", value_parser = parse_date, conflicts_with = "reference")]
     pub date: Option<SystemTime>,
     /// Use REF's times instead of now.
-    #[arg(short = 'r', long = "reference", value_name = "REF")]
+    #[arg(
+        short = 'r',
+        long = "reference",
+        value_name = "REF",
+        conflicts_with = "stamp"
+    )]
     pub reference: Option<PathBuf>,
+    /// Use `[[CC]YY]MMDDhhmm[.ss]` (local time) instead of now.
+    #[arg(short = 't', value_name = "STAMP", value_parser = parse_stamp, conflicts_with = "date")]
+    pub stamp: Option<SystemTime>,
+    /// Change only the access time.
+    #[arg(short = 'a')]
+    pub access_only: bool,
+    /// Change only the modification time.
+    #[arg(short = 'm')]
+    pub modification_only: bool,
     /// `-h` is GNU's --no-dereference, not taken in machine mode yet: a usage error, never
     /// `--help`.
     #[command(flatten)]
@@ -76,9 +91,22 @@ struct Times {
     accessed: SystemTime,
     modified: SystemTime,
     now: bool,
+    /// Which of the two are set (`-a`, `-m`; both without either).
+    set_accessed: bool,
+    set_modified: bool,
 }
 
 fn times(args: &TouchArgs) -> Result<Times, ErrorEvent> {
+    let both = args.access_only == args.modification_only;
+    let times = chosen_times(args)?;
+    Ok(Times {
+        set_accessed: both || args.access_only,
+        set_modified: both || args.modification_only,
+        ..times
+    })
+}
+
+fn chosen_times(args: &TouchArgs) -> Result<Times, ErrorEvent> {
     if let Some(reference) = &args.reference {
         let meta = fs::metadata(reference).map_err(|e| {
             let mut error = fs_error("failed to get attributes of", reference, &e);
@@ -92,13 +120,17 @@ fn times(args: &TouchArgs) -> Result<Times, ErrorEvent> {
             accessed,
             modified,
             now: false,
+            set_accessed: true,
+            set_modified: true,
         });
     }
-    match args.date {
+    match args.date.or(args.stamp) {
         Some(at) => Ok(Times {
             accessed: at,
             modified: at,
             now: false,
+            set_accessed: true,
+            set_modified: true,
         }),
         None => {
             let now = SystemTime::now();
@@ -106,6 +138,8 @@ fn times(args: &TouchArgs) -> Result<Times, ErrorEvent> {
                 accessed: now,
                 modified: now,
                 now: true,
+                set_accessed: true,
+                set_modified: true,
             })
         }
     }
@@ -187,12 +221,15 @@ fn set_times(path: &Path, times: &Times) -> Result<(), ErrorEvent> {
     let file = File::open(path)
         .or_else(|_| OpenOptions::new().write(true).open(path))
         .map_err(|e| cannot(&e))?;
-    file.set_times(
-        FileTimes::new()
-            .set_accessed(times.accessed)
-            .set_modified(times.modified),
-    )
-    .map_err(|e| cannot(&e))
+    // The time not asked for (`-a`, `-m`) is left as it is.
+    let mut set = FileTimes::new();
+    if times.set_accessed {
+        set = set.set_accessed(times.accessed);
+    }
+    if times.set_modified {
+        set = set.set_modified(times.modified);
+    }
+    file.set_times(set).map_err(|e| cannot(&e))
 }
 
 /// Parses a `-d` DATE (see the [module docs](self)).
@@ -257,8 +294,71 @@ pub fn parse_date(text: &str) -> Result<SystemTime, String> {
         seconds += i64::from(h * 3600 + min * 60 + s);
         rest = zone;
     }
+    if rest.trim().is_empty() {
+        // No zone: the local one, as GNU's.
+        return local(seconds, nanos).ok_or_else(bad);
+    }
     seconds -= zone_offset(rest.trim_start()).ok_or_else(bad)?;
     at_seconds(seconds, nanos).ok_or_else(bad)
+}
+
+/// The instant of a wall-clock time (`seconds` counted as if the zone were UTC) in the zone
+/// `TZ` names (the system's when none).
+fn local(seconds: i64, nanos: u32) -> Option<SystemTime> {
+    let wall = jiff::Timestamp::new(seconds, i32::try_from(nanos).ok()?)
+        .ok()?
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .datetime();
+    let at = wall
+        .to_zoned(jiff::tz::TimeZone::system())
+        .ok()?
+        .timestamp();
+    at_seconds(at.as_second(), u32::try_from(at.subsec_nanosecond()).ok()?)
+}
+
+/// Parses `-t [[CC]YY]MMDDhhmm[.ss]` in the local zone, as GNU does (a two-digit year is
+/// 1969-2068).
+pub fn parse_stamp(text: &str) -> Result<SystemTime, String> {
+    let bad = || format!("invalid date format {text:?}: give [[CC]YY]MMDDhhmm[.ss]");
+    let (main, secs) = match text.split_once('.') {
+        Some((main, secs)) if secs.len() == 2 => (main, Some(secs)),
+        Some(_) => return Err(bad()),
+        None => (text, None),
+    };
+    if !main.bytes().all(|b| b.is_ascii_digit()) || ![8, 10, 12].contains(&main.len()) {
+        return Err(bad());
+    }
+    let number = |s: &str| s.parse::<u32>().map_err(|_| bad());
+    let (year, rest) = match main.len() {
+        12 => (number(&main[..4])?, &main[4..]),
+        10 => {
+            let yy = number(&main[..2])?;
+            (if yy < 69 { 2000 + yy } else { 1900 + yy }, &main[2..])
+        }
+        _ => {
+            let now = jiff::Zoned::now().year();
+            (u32::try_from(now).map_err(|_| bad())?, main)
+        }
+    };
+    let (month, day, hour, minute) = (
+        number(&rest[..2])?,
+        number(&rest[2..4])?,
+        number(&rest[4..6])?,
+        number(&rest[6..8])?,
+    );
+    let second = secs.map(number).transpose()?.unwrap_or(0);
+    if !(1..=12).contains(&month)
+        || day < 1
+        || day > days_in_month(year, month)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return Err(bad());
+    }
+    let seconds = days_from_civil(i64::from(year), month, day) * 86_400
+        + i64::from(hour * 3600 + minute * 60 + second.min(59));
+    local(seconds, 0).ok_or_else(bad)
 }
 
 /// The offset east of UTC in seconds of a zone suffix: empty (UTC), `Z`, `UTC`, `+HH`,

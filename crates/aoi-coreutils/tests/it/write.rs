@@ -757,3 +757,135 @@ fn human_mode_is_silent_on_success_and_verbose_lines_are_gnus() {
         "rm: cannot remove 'nope': No such file or directory\n"
     );
 }
+
+/// GNU's `cp` and `mv` flags in machine mode (`cp -a`, `-p`, `-t DIR`, `-T`, `-u`, `-L`;
+/// `mv -t`, `-T`) and `touch -a`, `-m`, `-t` leave the trees GNU's tools leave, times and
+/// modes included (the snapshots compare kinds, sizes, modes, modification times to the
+/// nanosecond, bytes and link targets).
+#[test]
+fn gnu_cp_mv_and_touch_flags_in_machine_mode_leave_what_gnu_leaves() {
+    let s = Scratch::new("gnu-write-flags");
+    let make = |root: &str| {
+        s.file(&format!("{root}/src/a.txt"), b"alpha\n");
+        s.file(&format!("{root}/src/sub/b.txt"), b"beta\n");
+        s.file(&format!("{root}/one.txt"), b"one\n");
+        s.file(&format!("{root}/two.txt"), b"two\n");
+        fs::set_permissions(
+            s.path(&format!("{root}/src/a.txt")),
+            fs::Permissions::from_mode(0o640),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("a.txt", s.path(&format!("{root}/src/link"))).unwrap();
+        fs::create_dir_all(s.path(&format!("{root}/into"))).unwrap();
+        let touched = Command::new("touch")
+            .args(["-d", "2021-02-03 04:05:06.123456789", "-h"])
+            .args([
+                "src/a.txt",
+                "src/sub/b.txt",
+                "src/link",
+                "src/sub",
+                "src",
+                "one.txt",
+                "two.txt",
+            ])
+            .current_dir(s.path(root))
+            .status()
+            .unwrap();
+        assert!(touched.success());
+    };
+    for (ours, theirs) in [
+        (
+            &["cp", "-a", "src", "copy"][..],
+            &["cp", "-a", "src", "copy"][..],
+        ),
+        (&["cp", "-rp", "src", "copy"], &["cp", "-rp", "src", "copy"]),
+        (
+            &["cp", "-R", "--preserve=mode,timestamps", "src", "copy"],
+            &["cp", "-R", "--preserve=mode,timestamps", "src", "copy"],
+        ),
+        (&["cp", "-rL", "src", "copy"], &["cp", "-rL", "src", "copy"]),
+        (
+            &["cp", "-t", "into", "one.txt", "two.txt"],
+            &["cp", "-t", "into", "one.txt", "two.txt"],
+        ),
+        (&["cp", "-rT", "src", "into"], &["cp", "-rT", "src", "into"]),
+        (
+            &["cp", "-u", "one.txt", "src/a.txt"],
+            &["cp", "-u", "one.txt", "src/a.txt"],
+        ),
+        (
+            &["mv", "-t", "into", "one.txt", "two.txt"],
+            &["mv", "-t", "into", "one.txt", "two.txt"],
+        ),
+        (&["mv", "-T", "src", "into2"], &["mv", "-T", "src", "into2"]),
+        (
+            &["touch", "-a", "-d", "2020-01-01 00:00", "one.txt"],
+            &["touch", "-a", "-d", "2020-01-01 00:00", "one.txt"],
+        ),
+        (
+            &["touch", "-m", "-t", "202001020304.05", "one.txt"],
+            &["touch", "-m", "-t", "202001020304.05", "one.txt"],
+        ),
+        (
+            &["touch", "-t", "2001020304", "new.txt"],
+            &["touch", "-t", "2001020304", "new.txt"],
+        ),
+    ] {
+        let _ = fs::remove_dir_all(s.path("ours"));
+        let _ = fs::remove_dir_all(s.path("gnu"));
+        make("ours");
+        make("gnu");
+        let mut args: Vec<&str> = ours.to_vec();
+        if ours[0] == "cp" || ours[0] == "mv" {
+            args.push("-f");
+        }
+        let out = Command::new(bin())
+            .args(&args)
+            .args(["--output", "jsonl"])
+            .current_dir(s.path("ours"))
+            .env("TZ", "Asia/Tokyo")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let (code, _) = parse(&out);
+        assert_eq!(
+            code,
+            0,
+            "{ours:?}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let gnu = Command::new(theirs[0])
+            .args(&theirs[1..])
+            .current_dir(s.path("gnu"))
+            .env("TZ", "Asia/Tokyo")
+            .status()
+            .unwrap();
+        assert!(gnu.success(), "{theirs:?}");
+        let (a, b) = (snapshot(&s.path("ours")), snapshot(&s.path("gnu")));
+        // The roots' own times moved with what was written into them; entries are compared.
+        let entries = |snap: Snapshot| -> Snapshot {
+            snap.into_iter()
+                .filter(|(k, _)| !k.is_empty())
+                .map(|(k, (kind, size, mode, mtime, body))| {
+                    // What was written now has now's time on both sides (the fixture's is 2021).
+                    let mtime = if mtime > 1_700_000_000_000_000_000 {
+                        0
+                    } else {
+                        mtime
+                    };
+                    (k, (kind, size, mode, mtime, body))
+                })
+                .collect()
+        };
+        assert_eq!(entries(a), entries(b), "{ours:?}");
+        // -a of `touch` keeps the modification time; the access times are GNU's too.
+        if ours[0] == "touch" {
+            let atime = |root: &str| {
+                fs::metadata(s.path(&format!("{root}/{}", ours.last().unwrap())))
+                    .unwrap()
+                    .atime()
+            };
+            assert_eq!(atime("ours"), atime("gnu"), "{ours:?}");
+        }
+    }
+}
