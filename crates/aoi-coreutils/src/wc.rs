@@ -533,7 +533,9 @@ fn human(args: &WcArgs, want: Want) -> ExitCode {
     let files = operands(args);
     let width = column_width(&files, want);
     let terminal = io::stdout().is_terminal();
-    let mut out = io::BufWriter::new(io::stdout().lock());
+    // A line per write, as GNU's: two wc writing into one pipe (`xargs -P2 wc`) never tear
+    // each other's lines.
+    let mut out = io::LineWriter::new(io::stdout().lock());
     let mut total = Counts::default();
     let mut errors = 0;
     let mut written = Ok(());
