@@ -1,5 +1,5 @@
 //! `grep` in human mode: GNU grep 3's syntax, output and exit statuses, on `grep-searcher` and
-//! the patterns of [`pattern`](super::pattern).
+//! the patterns of [`pattern`].
 //!
 //! What GNU does, this does: patterns basic by default (`-E`, `-F`, `-P`), a list of them one
 //! per line (`-e`, `-f FILE`, `-f -`), standard input when no file is named (`-` names it too)
@@ -26,217 +26,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use aoi::surface::term::{printable_line, printable_text};
-use clap::{ArgAction, Parser, ValueEnum};
+use clap::Parser;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use grep_matcher::Matcher;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 
+use super::cli::{BinaryFiles, Devices, Directories, GnuGrep, When};
 use super::pattern::{self, Compiled, Syntax};
-
-/// GNU grep's command line. Its `-h` is `--no-filename`; help is `--help` alone.
-#[derive(Debug, Parser)]
-#[command(
-    name = "grep",
-    disable_help_flag = true,
-    disable_version_flag = true,
-    override_usage = "grep [OPTION]... PATTERNS [FILE]...",
-    about = "Search for PATTERNS in each FILE (standard input when none is named, or with -).",
-    after_help = "PATTERNS can hold several patterns separated by newlines.\nExit status: 0 if a line is selected, 1 if none is, 2 if an error occurred (unless -q selected a line).\nMachine mode: add --output jsonl for typed events, bounded, with cursors."
-)]
-struct GnuGrep {
-    /// PATTERNS are extended regular expressions.
-    #[arg(short = 'E', long = "extended-regexp", action = ArgAction::SetTrue)]
-    extended: bool,
-    /// PATTERNS are strings.
-    #[arg(short = 'F', long = "fixed-strings", action = ArgAction::SetTrue)]
-    fixed: bool,
-    /// PATTERNS are basic regular expressions (the default).
-    #[arg(short = 'G', long = "basic-regexp", action = ArgAction::SetTrue)]
-    basic: bool,
-    /// PATTERNS are Perl regular expressions.
-    #[arg(short = 'P', long = "perl-regexp", action = ArgAction::SetTrue)]
-    perl: bool,
-    /// Use PATTERNS for matching.
-    #[arg(
-        short = 'e',
-        long = "regexp",
-        value_name = "PATTERNS",
-        allow_hyphen_values = true
-    )]
-    regexp: Vec<OsString>,
-    /// Take PATTERNS from FILE (one per line; - is standard input).
-    #[arg(short = 'f', long = "file", value_name = "FILE")]
-    file: Vec<PathBuf>,
-    /// Ignore case distinctions in patterns and data.
-    #[arg(short = 'i', long = "ignore-case", overrides_with = "no_ignore_case")]
-    ignore_case: bool,
-    /// The same as -i (obsolete).
-    #[arg(short = 'y', hide = true)]
-    ignore_case_y: bool,
-    /// Do not ignore case distinctions (the default).
-    #[arg(long = "no-ignore-case", overrides_with = "ignore_case")]
-    no_ignore_case: bool,
-    /// Match only whole words.
-    #[arg(short = 'w', long = "word-regexp")]
-    word: bool,
-    /// Match only whole lines.
-    #[arg(short = 'x', long = "line-regexp")]
-    line: bool,
-    /// A data line ends in a NUL byte, not a newline.
-    #[arg(short = 'z', long = "null-data")]
-    null_data: bool,
-    /// Suppress error messages about files that do not exist or cannot be read.
-    #[arg(short = 's', long = "no-messages")]
-    no_messages: bool,
-    /// Select the lines that do not match.
-    #[arg(short = 'v', long = "invert-match")]
-    invert: bool,
-    /// Print version information and exit.
-    #[arg(short = 'V', long = "version")]
-    version: bool,
-    /// Print this help and exit.
-    #[arg(long = "help", action = ArgAction::Help)]
-    help: Option<bool>,
-    /// Stop after NUM selected lines (per file).
-    #[arg(short = 'm', long = "max-count", value_name = "NUM")]
-    max_count: Option<i64>,
-    /// Print the byte offset with output lines.
-    #[arg(short = 'b', long = "byte-offset")]
-    byte_offset: bool,
-    /// Print the line number with output lines.
-    #[arg(short = 'n', long = "line-number")]
-    line_number: bool,
-    /// Flush output on every line.
-    #[arg(long = "line-buffered")]
-    line_buffered: bool,
-    /// Print the file name for each match (the default when there is more than one file).
-    #[arg(short = 'H', long = "with-filename", overrides_with = "no_filename")]
-    with_filename: bool,
-    /// Suppress the file name prefix on output.
-    #[arg(short = 'h', long = "no-filename", overrides_with = "with_filename")]
-    no_filename: bool,
-    /// Use LABEL as the name of standard input.
-    #[arg(long = "label", value_name = "LABEL")]
-    label: Option<OsString>,
-    /// Show only the nonempty parts of lines that match.
-    #[arg(short = 'o', long = "only-matching")]
-    only_matching: bool,
-    /// Suppress all normal output; exit 0 at the first selected line.
-    #[arg(short = 'q', long = "quiet", visible_alias = "silent")]
-    quiet: bool,
-    /// Assume that binary files are TYPE: binary, text or without-match.
-    #[arg(long = "binary-files", value_name = "TYPE", value_enum)]
-    binary_files: Option<BinaryFiles>,
-    /// Equivalent to --binary-files=text.
-    #[arg(short = 'a', long = "text")]
-    text: bool,
-    /// Equivalent to --binary-files=without-match.
-    #[arg(short = 'I')]
-    without_match: bool,
-    /// How to handle directories: read, recurse or skip.
-    #[arg(short = 'd', long = "directories", value_name = "ACTION", value_enum)]
-    directories: Option<Directories>,
-    /// How to handle devices, FIFOs and sockets: read or skip.
-    #[arg(short = 'D', long = "devices", value_name = "ACTION", value_enum)]
-    devices: Option<Devices>,
-    /// Search directories recursively (symbolic links followed on the command line only).
-    #[arg(short = 'r', long = "recursive")]
-    recursive: bool,
-    /// Search directories recursively, following every symbolic link.
-    #[arg(short = 'R', long = "dereference-recursive")]
-    dereference_recursive: bool,
-    /// Search only files whose base name matches GLOB.
-    #[arg(long = "include", value_name = "GLOB")]
-    include: Vec<String>,
-    /// Skip files whose base name matches GLOB.
-    #[arg(long = "exclude", value_name = "GLOB")]
-    exclude: Vec<String>,
-    /// Skip files whose base name matches a glob of FILE.
-    #[arg(long = "exclude-from", value_name = "FILE")]
-    exclude_from: Vec<PathBuf>,
-    /// Skip directories whose name matches GLOB.
-    #[arg(long = "exclude-dir", value_name = "GLOB")]
-    exclude_dir: Vec<String>,
-    /// Print only the names of files with no selected line.
-    #[arg(short = 'L', long = "files-without-match")]
-    files_without_match: bool,
-    /// Print only the names of files with a selected line.
-    #[arg(short = 'l', long = "files-with-matches")]
-    files_with_matches: bool,
-    /// Print only a count of selected lines per file.
-    #[arg(short = 'c', long = "count")]
-    count: bool,
-    /// Make tabs line up (if needed).
-    #[arg(short = 'T', long = "initial-tab")]
-    initial_tab: bool,
-    /// Print a NUL byte after each file name.
-    #[arg(short = 'Z', long = "null")]
-    null: bool,
-    /// Print NUM lines of leading context.
-    #[arg(short = 'B', long = "before-context", value_name = "NUM")]
-    before: Option<usize>,
-    /// Print NUM lines of trailing context.
-    #[arg(short = 'A', long = "after-context", value_name = "NUM")]
-    after: Option<usize>,
-    /// Print NUM lines of output context (-NUM is the same).
-    #[arg(short = 'C', long = "context", value_name = "NUM")]
-    context: Option<usize>,
-    /// Use markers to highlight the matching strings: never, always or auto.
-    #[arg(
-        long = "color",
-        visible_alias = "colour",
-        value_name = "WHEN",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "auto",
-        value_enum
-    )]
-    color: Option<When>,
-    /// Do not strip CR characters at end of line (accepted; nothing is stripped here).
-    #[arg(short = 'U', long = "binary")]
-    binary: bool,
-    /// Print SEP between groups of context lines.
-    #[arg(
-        long = "group-separator",
-        value_name = "SEP",
-        allow_hyphen_values = true
-    )]
-    group_separator: Option<OsString>,
-    /// Print no separator between groups of context lines.
-    #[arg(long = "no-group-separator")]
-    no_group_separator: bool,
-    /// PATTERNS (unless -e or -f gives them), then the files.
-    #[arg(value_name = "PATTERNS | FILE", allow_hyphen_values = false)]
-    operands: Vec<OsString>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum BinaryFiles {
-    Binary,
-    Text,
-    #[value(name = "without-match")]
-    WithoutMatch,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Directories {
-    Read,
-    Recurse,
-    Skip,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Devices {
-    Read,
-    Skip,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum When {
-    Never,
-    Always,
-    Auto,
-}
 
 /// What each file's search prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -375,25 +171,27 @@ fn context_numbers(args: Vec<OsString>) -> Vec<OsString> {
 fn run(mut cli: GnuGrep) -> Result<u8, String> {
     let syntax = syntax(&cli)?;
     let stdin_for_patterns = cli.file.iter().any(|f| f.as_os_str() == "-");
+    let unicode = utf8_locale();
     let mut patterns = Vec::new();
     for p in &cli.regexp {
-        patterns.extend(split_patterns(&p.to_string_lossy()));
+        patterns.extend(split_patterns(&pattern_text(p.as_bytes(), unicode)));
     }
     for file in &cli.file {
-        patterns.extend(pattern_file(file)?);
+        patterns.extend(pattern_file(file, unicode)?);
     }
     if cli.regexp.is_empty() && cli.file.is_empty() {
         if cli.operands.is_empty() {
             return Err(USAGE.into());
         }
         let first = cli.operands.remove(0);
-        patterns.extend(split_patterns(&first.to_string_lossy()));
+        patterns.extend(split_patterns(&pattern_text(first.as_bytes(), unicode)));
     }
     let options = pattern::Options {
         ignore_case: (cli.ignore_case || cli.ignore_case_y) && !cli.no_ignore_case,
         word: cli.word,
         line: cli.line,
         terminator: if cli.null_data { 0 } else { b'\n' },
+        unicode,
     };
     let mut warnings = Vec::new();
     let compiled = pattern::compile_warning(&patterns, syntax, options, &mut warnings);
@@ -457,6 +255,29 @@ fn syntax(cli: &GnuGrep) -> Result<Syntax, String> {
     }
 }
 
+/// Whether the locale's text is UTF-8 (`LC_ALL`, else `LC_CTYPE`, else `LANG`, as setlocale
+/// reads them; none set is the C locale, which is not).
+fn utf8_locale() -> bool {
+    for var in ["LC_ALL", "LC_CTYPE", "LANG"] {
+        if let Some(value) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            let value = value.to_string_lossy().to_ascii_lowercase();
+            return value.contains("utf-8") || value.contains("utf8");
+        }
+    }
+    false
+}
+
+/// A pattern's bytes as text: UTF-8 in a UTF-8 locale (an invalid byte as U+FFFD); in the C
+/// locale each byte as the character of its value (Latin-1), which [`pattern`] turns back
+/// into that byte.
+fn pattern_text(bytes: &[u8], unicode: bool) -> String {
+    if unicode {
+        String::from_utf8_lossy(bytes).into_owned()
+    } else {
+        bytes.iter().map(|&b| char::from(b)).collect()
+    }
+}
+
 /// A pattern argument's patterns: one per line (a trailing newline adds an empty pattern,
 /// which matches every line, as GNU's does).
 fn split_patterns(text: &str) -> Vec<String> {
@@ -465,7 +286,7 @@ fn split_patterns(text: &str) -> Vec<String> {
 
 /// The patterns of `-f FILE`: one per line, the last line's newline ending it (an empty file
 /// holds none, so nothing matches).
-fn pattern_file(file: &Path) -> Result<Vec<String>, String> {
+fn pattern_file(file: &Path, unicode: bool) -> Result<Vec<String>, String> {
     let mut bytes = Vec::new();
     let read = if file.as_os_str() == "-" {
         io::stdin().lock().read_to_end(&mut bytes)
@@ -473,7 +294,7 @@ fn pattern_file(file: &Path) -> Result<Vec<String>, String> {
         File::open(file).and_then(|mut f| f.read_to_end(&mut bytes))
     };
     read.map_err(|e| format!("{}: {}", file.display(), io_message(&e)))?;
-    let text = String::from_utf8_lossy(&bytes);
+    let text = pattern_text(&bytes, unicode);
     let text = text.strip_suffix('\n').unwrap_or(&text);
     if bytes.is_empty() {
         return Ok(Vec::new());

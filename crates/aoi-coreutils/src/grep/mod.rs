@@ -57,6 +57,7 @@
 //! {"type":"aoi:summary","aoi":{"seq":3,"run":"01K..."},"ok":true,"event_count":4,"count":2,...,"truncated":false}
 //! ```
 
+mod cli;
 pub mod gnu;
 pub mod pattern;
 
@@ -553,6 +554,8 @@ fn prepare(args: &GrepArgs, codec: &CursorCodec) -> Result<(Plan, Compiled, Over
         word: args.word,
         line: args.line_regexp,
         terminator: b'\n',
+        // Machine mode reads text as UTF-8 whatever the locale: its events are UTF-8.
+        unicode: true,
     };
     let matcher = pattern::compile(&patterns, syntax(args), options).map_err(|e| {
         ErrorEvent::new(

@@ -45,6 +45,10 @@ pub struct Options {
     pub line: bool,
     /// The line terminator: `\n`, or NUL with `-z`.
     pub terminator: u8,
+    /// Text is UTF-8 (a UTF-8 locale; machine mode always): `.` is a character and the
+    /// POSIX classes are Unicode's. Otherwise (the C locale) `.` is any byte, the classes are
+    /// ASCII's and a pattern's bytes are matched as bytes, as GNU grep does there.
+    pub unicode: bool,
 }
 
 /// What a search needs of a matcher: each worker holds a copy.
@@ -86,7 +90,13 @@ pub fn compile_warning(
     for pattern in patterns {
         let translated = match syntax {
             Syntax::Fixed => Translated {
-                source: regex::escape(pattern),
+                source: {
+                    let mut source = String::with_capacity(pattern.len());
+                    for c in pattern.chars() {
+                        push_literal(&mut source, c, options.unicode);
+                    }
+                    source
+                },
                 groups: 0,
                 backrefs: false,
             },
@@ -101,7 +111,7 @@ pub fn compile_warning(
                 } else {
                     Dialect::Basic
                 };
-                translate(pattern, dialect, groups, warnings)?
+                translate(pattern, dialect, groups, warnings, options.unicode)?
             }
         };
         groups += translated.groups;
@@ -110,6 +120,7 @@ pub fn compile_warning(
     }
     if !fancy {
         let built = RegexMatcherBuilder::new()
+            .unicode(options.unicode)
             .case_insensitive(options.ignore_case)
             .word(options.word)
             .whole_line(options.line)
@@ -144,7 +155,7 @@ pub fn compile_warning(
 /// GNU find's `-regex` pattern (its default `emacs` syntax: a basic pattern whose bare `+`
 /// and `?` are operators) in the `regex` crate's syntax.
 pub fn emacs_to_regex(pattern: &str, warnings: &mut Vec<String>) -> Result<String, String> {
-    let translated = translate(pattern, Dialect::Emacs, 0, warnings)?;
+    let translated = translate(pattern, Dialect::Emacs, 0, warnings, true)?;
     if translated.backrefs {
         return Err("back-references are not supported in -regex".into());
     }
@@ -178,6 +189,7 @@ fn translate(
     dialect: Dialect,
     before: usize,
     warnings: &mut Vec<String>,
+    unicode: bool,
 ) -> Result<Translated, String> {
     let extended = dialect == Dialect::Extended;
     let chars: Vec<char> = pattern.chars().collect();
@@ -246,12 +258,12 @@ fn translate(
                     }
                     '`' => out.push_str(r"\A"),
                     '\'' => out.push_str(r"\z"),
-                    other => push_literal(&mut out, other),
+                    other => push_literal(&mut out, other, unicode),
                 }
                 start = false;
             }
             '[' => {
-                i = bracket(&chars, i, &mut out)?;
+                i = bracket(&chars, i, &mut out, unicode)?;
                 start = false;
             }
             '*' if start => {
@@ -324,7 +336,7 @@ fn translate(
                 start = false;
             }
             other => {
-                push_literal(&mut out, other);
+                push_literal(&mut out, other, unicode);
                 start = false;
             }
         }
@@ -339,7 +351,13 @@ fn translate(
     })
 }
 
-fn push_literal(out: &mut String, c: char) {
+/// `c` as a literal; without `unicode`, a character of U+0080 to U+00FF stands for the byte of
+/// that value (the pattern was read as Latin-1: its bytes).
+fn push_literal(out: &mut String, c: char, unicode: bool) {
+    if !unicode && ('\u{80}'..='\u{ff}').contains(&c) {
+        out.push_str(&format!("\\x{:02X}", c as u32));
+        return;
+    }
     let mut buf = [0u8; 4];
     out.push_str(&regex::escape(c.encode_utf8(&mut buf)));
 }
@@ -388,7 +406,7 @@ fn interval(chars: &[char], mut i: usize, basic: bool) -> Option<(String, usize)
 
 /// Translates the bracket expression whose `[` was just read (`i` is after it) into `out`; the
 /// index after its `]`.
-fn bracket(chars: &[char], mut i: usize, out: &mut String) -> Result<usize, String> {
+fn bracket(chars: &[char], mut i: usize, out: &mut String, unicode: bool) -> Result<usize, String> {
     const UNMATCHED: &str = "Unmatched [, [^, [:, [., or [=";
     out.push('[');
     if chars.get(i) == Some(&'^') {
@@ -419,10 +437,10 @@ fn bracket(chars: &[char], mut i: usize, out: &mut String) -> Result<usize, Stri
                 if !CLASSES.contains(&name.as_str()) {
                     return Err("Invalid character class name".into());
                 }
-                out.push_str(&format!("[:{name}:]"));
+                out.push_str(&class(&name, unicode));
             } else {
                 for n in name.chars() {
-                    push_class_char(out, n);
+                    push_class_char(out, n, unicode);
                 }
             }
             i = end + 2;
@@ -432,15 +450,43 @@ fn bracket(chars: &[char], mut i: usize, out: &mut String) -> Result<usize, Stri
         if range {
             out.push('-');
         } else {
-            push_class_char(out, c);
+            push_class_char(out, c, unicode);
         }
         i += 1;
     }
 }
 
+/// A POSIX class inside a bracket: ASCII's in the C locale, and in a UTF-8 one what glibc's
+/// UTF-8 locales put in it (`[[:lower:]]` matches `é`).
+fn class(name: &str, unicode: bool) -> String {
+    if !unicode {
+        return format!("[:{name}:]");
+    }
+    match name {
+        "alpha" => r"\p{Alphabetic}",
+        "lower" => r"\p{Lowercase}",
+        "upper" => r"\p{Uppercase}",
+        "digit" => "0-9",
+        "alnum" => r"\p{Alphabetic}\p{Nd}",
+        "space" => r"\s",
+        "blank" => r"\t\p{Zs}",
+        "punct" => r"\p{P}\p{S}",
+        "cntrl" => r"\p{Cc}",
+        "xdigit" => "0-9A-Fa-f",
+        "graph" => r"[^\p{C}\p{Z}]",
+        "print" => r"[^\p{C}\p{Zl}\p{Zp}]",
+        _ => return format!("[:{name}:]"),
+    }
+    .to_owned()
+}
+
 /// `c` as a literal inside a `regex` class, where `\`, `[`, `]`, `&`, `~`, `-` and `^` may
-/// mean something.
-fn push_class_char(out: &mut String, c: char) {
+/// mean something; without `unicode`, U+0080 to U+00FF is the byte of that value.
+fn push_class_char(out: &mut String, c: char, unicode: bool) {
+    if !unicode && ('\u{80}'..='\u{ff}').contains(&c) {
+        out.push_str(&format!("\\x{:02X}", c as u32));
+        return;
+    }
     if matches!(c, '\\' | '[' | ']' | '&' | '~' | '-' | '^') {
         out.push('\\');
     }
@@ -529,13 +575,13 @@ mod tests {
     use super::*;
 
     fn basic(p: &str) -> String {
-        translate(p, Dialect::Basic, 0, &mut Vec::new())
+        translate(p, Dialect::Basic, 0, &mut Vec::new(), false)
             .map(|t| t.source)
             .unwrap_or_else(|e| format!("error: {e}"))
     }
 
     fn extended(p: &str) -> String {
-        translate(p, Dialect::Extended, 0, &mut Vec::new())
+        translate(p, Dialect::Extended, 0, &mut Vec::new(), false)
             .map(|t| t.source)
             .unwrap_or_else(|e| format!("error: {e}"))
     }
@@ -577,9 +623,9 @@ mod tests {
         assert_eq!(extended("{1}a"), "a");
         assert_eq!(basic(r"\{a"), r"\{a");
         let mut warnings = Vec::new();
-        translate("*a|*b", Dialect::Extended, 0, &mut warnings).unwrap();
-        translate("(+a)", Dialect::Extended, 0, &mut warnings).unwrap();
-        translate(r"\(*a\)", Dialect::Basic, 0, &mut warnings).unwrap();
+        translate("*a|*b", Dialect::Extended, 0, &mut warnings, true).unwrap();
+        translate("(+a)", Dialect::Extended, 0, &mut warnings, true).unwrap();
+        translate(r"\(*a\)", Dialect::Basic, 0, &mut warnings, true).unwrap();
         assert_eq!(
             warnings,
             ["* at start of expression", "+ at start of expression"]
@@ -632,6 +678,33 @@ mod tests {
         assert!(selects(&[r"\d+"], Syntax::Perl, "a1"));
         assert!(!selects(&[], b, "anything"));
         assert!(selects(&[""], b, "anything"));
+    }
+
+    #[test]
+    fn classes_and_bytes_follow_the_locale() {
+        let matches = |pattern: &str, unicode: bool, line: &[u8]| {
+            let options = Options {
+                terminator: b'\n',
+                unicode,
+                ..Options::default()
+            };
+            match compile(&[pattern.to_owned()], Syntax::Basic, options).unwrap() {
+                Compiled::Regex(m) => m.is_match(line).unwrap(),
+                other => panic!("{other:?}"),
+            }
+        };
+        // A UTF-8 locale: `é` is a lowercase letter, one character.
+        assert!(matches("[[:lower:]]", true, "é".as_bytes()));
+        assert!(matches("^.$", true, "é".as_bytes()));
+        assert!(matches("[[:alpha:]]", true, "ж".as_bytes()));
+        assert!(!matches("[[:digit:]]", true, "٣".as_bytes()));
+        // The C locale: bytes; `é` is two of them, neither a letter; `.` is any byte.
+        assert!(!matches("[[:lower:]]", false, "é".as_bytes()));
+        assert!(matches("^..$", false, "é".as_bytes()));
+        assert!(matches("^.$", false, b"\xff"));
+        // A pattern's bytes (read as Latin-1) match those bytes.
+        assert!(matches("caf\u{e9}", false, b"caf\xe9"));
+        assert!(matches("[\u{e0}-\u{ff}]", false, b"\xe9"));
     }
 
     #[test]

@@ -838,12 +838,14 @@ fn human_mode_is_gnu_grep_byte_for_byte() {
     }
     let system_path = std::env::var("PATH").unwrap_or_default();
     let ours_path = format!("{}:{system_path}", links.0.display());
+    s.file("utf.txt", "été\nÉTÉ\nnaïve\nabc\n\u{436}\n".as_bytes());
+    let locale = std::cell::Cell::new("C");
     let sh = |path: &str, line: &str| {
         let out = std::process::Command::new("sh")
             .args(["-c", line])
             .current_dir(&s.0)
             .env("PATH", path)
-            .env("LC_ALL", "C")
+            .env("LC_ALL", locale.get())
             .env_remove("GREP_COLORS")
             .stdin(std::process::Stdio::null())
             .output()
@@ -984,6 +986,24 @@ fn human_mode_is_gnu_grep_byte_for_byte() {
         compared += 1;
     }
     assert_eq!(compared, 92);
+    // A UTF-8 locale: characters, and the POSIX classes of glibc's UTF-8 locales; the C
+    // locale: bytes.
+    for (loc, line) in [
+        ("C.UTF-8", "grep '[[:lower:]]' utf.txt"),
+        ("C.UTF-8", "grep -c '[[:alpha:]]' utf.txt"),
+        ("C.UTF-8", "grep -o '^.' utf.txt"),
+        ("C.UTF-8", "grep -x '...' utf.txt"),
+        ("C.UTF-8", "grep '[[:upper:]]' utf.txt"),
+        ("C", "grep -c '^.....$' utf.txt"),
+        ("C", "grep '[[:lower:]]' utf.txt"),
+        ("C", "grep -o '^.' utf.txt latin1.txt"),
+        ("C", "grep 'caf.' latin1.txt"),
+    ] {
+        locale.set(loc);
+        let gnu = sh(&system_path, line);
+        let ours = sh(&ours_path, line);
+        assert_eq!(ours, gnu, "LC_ALL={loc} {line}");
+    }
 }
 
 /// Machine mode takes the patterns as GNU grep does (one compiler for both modes): basic by
