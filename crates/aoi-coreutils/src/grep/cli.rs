@@ -11,6 +11,10 @@ use clap::{ArgAction, Parser, ValueEnum};
 #[derive(Debug, Parser)]
 #[command(
     name = "grep",
+    // GNU's getopt_long: a long option may be shortened to any unambiguous prefix
+    // (`--no-gr`), and an option given twice takes its last value (`-C1 -C2`).
+    infer_long_args = true,
+    args_override_self = true,
     disable_help_flag = true,
     disable_version_flag = true,
     override_usage = "grep [OPTION]... PATTERNS [FILE]...",

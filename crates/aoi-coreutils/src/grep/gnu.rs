@@ -72,6 +72,10 @@ struct Config {
     exclude: Option<GlobSet>,
     exclude_dir: Option<GlobSet>,
     label: Vec<u8>,
+    /// Standard output's file, when it is a regular one.
+    output_file: Option<(u64, u64)>,
+    /// What is printed can grow the output (not -q, -l, -L, -c, -m 1).
+    output_can_grow: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +105,8 @@ struct Run<'c> {
     stdin_read: bool,
     /// Walking a directory: its files' names are shown with -r.
     walking: bool,
+    /// The name of the input being opened, for the refusal of an input that is the output.
+    reading: Option<Vec<u8>>,
 }
 
 /// Runs GNU grep on `args` (`grep` first); the exit status.
@@ -108,9 +114,19 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     let args = context_numbers(args);
     let cli = match GnuGrep::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(e) => {
+        Err(e) if !e.use_stderr() => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            let message = usage_error(&e, &args);
+            // GNU names a bad --binary-files type alone, without the usage lines.
+            if message == BINARY_FILES_TYPE {
+                let _ = writeln!(io::stderr(), "grep: {message}");
+            } else {
+                let _ = writeln!(io::stderr(), "grep: {message}\n{USAGE}");
+            }
+            return ExitCode::from(2);
         }
     };
     if cli.version {
@@ -138,6 +154,76 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
 /// What GNU says when no pattern is given.
 const USAGE: &str =
     "Usage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.";
+
+/// GNU's message for `--binary-files=WHAT` of no known type.
+const BINARY_FILES_TYPE: &str = "unknown binary-files type";
+
+/// A command-line error in getopt's words (`unrecognized option '--x'`, `invalid option --
+/// 'Q'`, `option requires an argument -- 'e'`), as GNU grep says it.
+fn usage_error(e: &clap::Error, args: &[OsString]) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let value = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => s.clone(),
+        Some(ContextValue::Strings(s)) => s.join(" "),
+        _ => String::new(),
+    };
+    let arg = value(ContextKind::InvalidArg);
+    match e.kind() {
+        ErrorKind::UnknownArgument if arg.starts_with("--") => {
+            format!(
+                "unrecognized option '{}'",
+                arg.split('=').next().unwrap_or(&arg)
+            )
+        }
+        ErrorKind::UnknownArgument => {
+            let letter = arg.trim_start_matches('-').chars().next().unwrap_or('-');
+            format!("invalid option -- '{letter}'")
+        }
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation
+            if value(ContextKind::InvalidValue).is_empty() =>
+        {
+            let option = arg.split([' ', '=']).next().unwrap_or(&arg).to_owned();
+            // clap names the option by its long name; getopt by what was typed.
+            let long = option.trim_start_matches('-');
+            let typed_long = args.iter().any(|a| {
+                a.to_str()
+                    .and_then(|a| a.strip_prefix("--"))
+                    .is_some_and(|a| !a.is_empty() && long.starts_with(a))
+            });
+            let short = <GnuGrep as clap::CommandFactory>::command()
+                .get_arguments()
+                .find(|a| a.get_long() == Some(long))
+                .and_then(clap::Arg::get_short);
+            match short {
+                Some(letter) if !typed_long => {
+                    format!("option requires an argument -- '{letter}'")
+                }
+                _ => format!("option '--{long}' requires an argument"),
+            }
+        }
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation
+            if arg.starts_with("--binary-files") =>
+        {
+            BINARY_FILES_TYPE.to_owned()
+        }
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
+            let option = arg.split([' ', '=']).next().unwrap_or(&arg).to_owned();
+            format!(
+                "invalid argument '{}' for '{option}'",
+                value(ContextKind::InvalidValue)
+            )
+        }
+        _ => {
+            let text = e.to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ");
+            first.to_owned()
+        }
+    }
+}
 
 /// `-5` as `-C 5` (GNU's `-NUM`), before `--` only.
 fn context_numbers(args: Vec<OsString>) -> Vec<OsString> {
@@ -217,6 +303,7 @@ fn run(mut cli: GnuGrep) -> Result<u8, String> {
         printed: false,
         stdin_read: stdin_for_patterns,
         walking: false,
+        reading: None,
     };
     let ended = files
         .iter()
@@ -403,6 +490,8 @@ fn config(cli: &GnuGrep) -> Result<Config, String> {
         include: globs(&cli.include)?,
         exclude: globs(&exclude)?,
         exclude_dir: globs(&cli.exclude_dir)?,
+        output_file: stdout_identity(),
+        output_can_grow: report == Report::Lines && cli.max_count.is_none_or(|m| m > 1),
         label: cli
             .label
             .as_ref()
@@ -454,11 +543,19 @@ fn searcher(
 }
 
 /// Standard input's size when it is a regular file.
-fn stdin_size() -> Option<u64> {
+fn stdin_metadata() -> Option<std::fs::Metadata> {
     use std::os::fd::AsFd;
     let fd = io::stdin().as_fd().try_clone_to_owned().ok()?;
+    File::from(fd).metadata().ok()
+}
+
+/// Standard output's device and inode when it is a regular file (`grep x f >> f`).
+fn stdout_identity() -> Option<(u64, u64)> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let fd = io::stdout().as_fd().try_clone_to_owned().ok()?;
     let meta = File::from(fd).metadata().ok()?;
-    meta.is_file().then_some(meta.len())
+    meta.is_file().then(|| (meta.dev(), meta.ino()))
 }
 
 fn io_message(e: &io::Error) -> String {
@@ -480,7 +577,13 @@ impl Run<'_> {
                 return self.search(matcher, &mut searcher, &name, io::empty(), None);
             }
             self.stdin_read = true;
-            let size = stdin_size();
+            self.reading = Some(name.clone());
+            let meta = stdin_metadata();
+            if self.is_the_output(meta.as_ref()) {
+                self.reading = None;
+                return Ok(());
+            }
+            let size = meta.filter(|m| m.is_file()).map(|m| m.len());
             return self.search(matcher, &mut searcher, &name, io::stdin().lock(), size);
         }
         let path = Path::new(operand);
@@ -600,11 +703,12 @@ impl Run<'_> {
     ) -> Result<(), Stop> {
         match File::open(path) {
             Ok(file) => {
-                let size = file
-                    .metadata()
-                    .ok()
-                    .filter(|m| m.is_file())
-                    .map(|m| m.len());
+                let meta = file.metadata().ok();
+                self.reading = Some(shown.to_vec());
+                if self.is_the_output(meta.as_ref()) {
+                    return Ok(());
+                }
+                let size = meta.filter(|m| m.is_file()).map(|m| m.len());
                 self.search(matcher, searcher, shown, file, size)
             }
             Err(e) => {
@@ -612,6 +716,30 @@ impl Run<'_> {
                 Ok(())
             }
         }
+    }
+
+    /// Whether the input described by `meta` is the file stdout writes to, which GNU refuses
+    /// (`input file is also the output`: the search would read what it writes, without end)
+    /// unless what is printed cannot grow it (`-q`, `-l`, `-L`, `-c`, `-m 1`).
+    fn is_the_output(&mut self, meta: Option<&std::fs::Metadata>) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let (Some(out), Some(meta)) = (self.config.output_file, meta) else {
+            return false;
+        };
+        if !self.config.output_can_grow || (meta.dev(), meta.ino()) != out {
+            return false;
+        }
+        self.errors = true;
+        if !self.config.no_messages {
+            let name = self.reading.take().unwrap_or_default();
+            let _ = self.out.flush();
+            let _ = writeln!(
+                io::stderr(),
+                "grep: {}: input file is also the output",
+                printable_line(&String::from_utf8_lossy(&name))
+            );
+        }
+        true
     }
 
     /// `grep: NAME: reason` unless -s; the run's status becomes 2.
@@ -901,6 +1029,10 @@ impl<M: Matcher> FileSink<'_, '_, '_, M> {
         let text = bytes.strip_suffix(&[terminator]).unwrap_or(bytes);
         let mut line = Vec::with_capacity(text.len() + 32);
         self.head(&mut line, number, offset, sep);
+        // GNU's -T puts its tab only before something.
+        if text.is_empty() && line.last() == Some(&b'\t') && self.run.config.initial_tab {
+            line.pop();
+        }
         self.body(&mut line, text, sep == b':' && !self.run.config.invert)?;
         line.push(terminator);
         self.write(&line)

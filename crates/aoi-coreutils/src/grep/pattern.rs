@@ -121,6 +121,9 @@ pub fn compile_warning(
     if !fancy {
         let built = RegexMatcherBuilder::new()
             .unicode(options.unicode)
+            // -z: lines end at NUL, and `.` matches a newline inside one (not in a Perl
+            // pattern, where `.` is PCRE's, newline excluded).
+            .dot_matches_new_line(options.terminator == 0 && syntax != Syntax::Perl)
             .case_insensitive(options.ignore_case)
             .word(options.word)
             .whole_line(options.line)
@@ -136,6 +139,9 @@ pub fn compile_warning(
     let mut source = String::new();
     if options.ignore_case {
         source.push_str("(?i)");
+    }
+    if options.terminator == 0 && syntax != Syntax::Perl {
+        source.push_str("(?s)");
     }
     let alternation = sources
         .iter()
@@ -238,7 +244,7 @@ fn translate(
                     '{' if !extended && !start => {
                         let (interval, next) = interval(&chars, i, true)
                             .ok_or_else(|| String::from(r"Unmatched \{"))?;
-                        out.push_str(&interval);
+                        out.push_str(&interval?);
                         i = next;
                     }
                     '+' | '?' if dialect == Dialect::Basic && !start => out.push(d),
@@ -305,6 +311,10 @@ fn translate(
                 out.push('|');
                 start = true;
             }
+            // `a{}`: GNU's "Invalid content of \{\}".
+            '{' if extended && chars.get(i) == Some(&'}') => {
+                return Err(r"Invalid content of \{\}".into());
+            }
             '{' if extended => match interval(&chars, i, false) {
                 Some((_, next)) if start => {
                     if warn {
@@ -313,7 +323,7 @@ fn translate(
                     i = next;
                 }
                 Some((interval, next)) => {
-                    out.push_str(&interval);
+                    out.push_str(&interval?);
                     i = next;
                 }
                 None => {
@@ -370,9 +380,9 @@ fn at_end_of_expression(chars: &[char], next: usize) -> bool {
 }
 
 /// The interval whose `{` was just read (`i` is after it): `{n}`, `{n,}`, `{,m}`, `{n,m}`,
-/// closed by `\}` in a basic pattern and `}` in an extended one; in `regex` syntax, with the
-/// index after it. `None` when it is not one.
-fn interval(chars: &[char], mut i: usize, basic: bool) -> Option<(String, usize)> {
+/// closed by `\}` in a basic pattern and `}` in an extended one; in `regex` syntax (or GNU's
+/// error for a count over 32,767), with the index after it. `None` when it is not one.
+fn interval(chars: &[char], mut i: usize, basic: bool) -> Option<(Result<String, String>, usize)> {
     let digits = |i: &mut usize| {
         let from = *i;
         while chars.get(*i).is_some_and(char::is_ascii_digit) {
@@ -392,22 +402,45 @@ fn interval(chars: &[char], mut i: usize, basic: bool) -> Option<(String, usize)
         }
         i += 1;
     }
-    if chars.get(i) != Some(&'}') || (low.is_empty() && (!comma || high.is_empty())) {
+    if chars.get(i) != Some(&'}') || (low.is_empty() && !comma) {
         return None;
     }
     let low = if low.is_empty() { "0".to_owned() } else { low };
+    // GNU's RE_DUP_MAX: a larger count is "Regular expression too big" (an error, below).
+    let too_big = |n: &str| n.len() > 5 || n.parse::<u32>().is_ok_and(|n| n > 32_767);
+    if too_big(&low) || too_big(&high) {
+        return Some((Err("Regular expression too big".into()), i + 1));
+    }
     let text = match (comma, high.is_empty()) {
         (false, _) => format!("{{{low}}}"),
         (true, true) => format!("{{{low},}}"),
         (true, false) => format!("{{{low},{high}}}"),
     };
-    Some((text, i + 1))
+    Some((Ok(text), i + 1))
 }
 
 /// Translates the bracket expression whose `[` was just read (`i` is after it) into `out`; the
 /// index after its `]`.
 fn bracket(chars: &[char], mut i: usize, out: &mut String, unicode: bool) -> Result<usize, String> {
     const UNMATCHED: &str = "Unmatched [, [^, [:, [., or [=";
+    // `[:space:]` meant `[[:space:]]`: GNU refuses it rather than match `:`, `s`, `p`...
+    if chars.get(i) == Some(&':') {
+        let close = (i + 1..chars.len()).find(|&j| chars[j] == ']');
+        if let Some(end) = close {
+            let inner: String = chars[i..end].iter().collect();
+            if end > i + 2
+                && inner.ends_with(':')
+                && inner[1..inner.len() - 1]
+                    .chars()
+                    .all(|c| c.is_ascii_alphabetic())
+            {
+                let name = &inner[1..inner.len() - 1];
+                return Err(format!(
+                    "character class syntax is [[:{name}:]], not [:{name}:]"
+                ));
+            }
+        }
+    }
     out.push('[');
     if chars.get(i) == Some(&'^') {
         out.push('^');

@@ -831,6 +831,7 @@ fn human_mode_is_gnu_grep_byte_for_byte() {
     s.file("d/h.txt", b"beta\n");
     s.file("pats", b"gam\nbet\n");
     s.file("empty", b"");
+    s.file("o.txt", b"alpha\n");
     std::os::unix::fs::symlink("../a.txt", s.path("d/link")).unwrap();
     let links = Scratch::new("grep-gnu-links");
     for name in ["grep", "egrep", "fgrep"] {
@@ -949,6 +950,20 @@ fn human_mode_is_gnu_grep_byte_for_byte() {
         "grep 'a\\{1' a.txt",
         "grep -E -F x a.txt",
         "grep",
+        "grep --no-such-option x a.txt",
+        "grep -Q x a.txt",
+        "grep a.txt -e",
+        "grep -C",
+        "grep --binary-files=foo x a.txt",
+        "grep '[:space:]' a.txt",
+        "grep 'a\\{,\\}' a.txt",
+        "grep 'a\\{32768\\}' a.txt",
+        "grep -E 'a{}' a.txt",
+        "grep --no-gr -A1 alpha b.txt",
+        "grep -C1 -C0 six b.txt",
+        "printf 'x\\n\\n' | grep -T '^' - /dev/null",
+        "grep alpha o.txt >> o.txt",
+        "cp o.txt c.txt; grep -c alpha c.txt >> c.txt; cat c.txt; rm c.txt",
         // Recursion.
         "grep -r alpha d",
         "grep -rh alpha d",
@@ -985,7 +1000,7 @@ fn human_mode_is_gnu_grep_byte_for_byte() {
         }
         compared += 1;
     }
-    assert_eq!(compared, 92);
+    assert_eq!(compared, 106);
     // A UTF-8 locale: characters, and the POSIX classes of glibc's UTF-8 locales; the C
     // locale: bytes.
     for (loc, line) in [
