@@ -40,23 +40,13 @@ applets=(${BUSYBOX_APPLETS:-cat cp du find grep head ls mkdir mv rm tail touch w
 src=$cache/busybox-$version
 if [[ ! -f $src/.fetched ]]; then
   mkdir -p "$cache"
-  apt=$(mktemp -d)
-  mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/dl"
-  cat >"$apt/src.sources" <<'EOF'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
-  aptopts=(-o "Dir::Etc::SourceList=$apt/src.sources" -o Dir::Etc::SourceParts=/dev/null
-           -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o APT::Sandbox::User=root)
-  apt-get -q "${aptopts[@]}" update >/dev/null
-  (cd "$apt/dl" && apt-get -q "${aptopts[@]}" source --download-only "busybox=$epoch$debian_version" >/dev/null)
+  source "$root/.ci/debian-source.sh"
+  dl=$(mktemp -d)
+  debian_sources "$dl" "busybox=$epoch$debian_version"
   rm -rf "$src" && mkdir -p "$src"
-  tar xjf "$apt/dl/busybox_$version.orig.tar.bz2" -C "$src" --strip-components=1
-  tar xJf "$apt/dl/busybox_$debian_version.debian.tar.xz" -C "$src"
-  rm -rf "$apt"
+  tar xjf "$dl/busybox_$version.orig.tar.bz2" -C "$src" --strip-components=1
+  tar xJf "$dl/busybox_$debian_version.debian.tar.xz" -C "$src"
+  rm -rf "$dl"
   touch "$src/.fetched"
 fi
 

@@ -98,24 +98,14 @@ wanted=()
 [[ -f $grep_src/.fetched ]] || wanted+=(grep=3.8-5)
 if [[ ${#wanted[@]} -gt 0 ]]; then
   mkdir -p "$cache"
-  apt=$(mktemp -d)
-  mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/dl"
-  cat >"$apt/src.sources" <<'EOF'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
-  aptopts=(-o "Dir::Etc::SourceList=$apt/src.sources" -o Dir::Etc::SourceParts=/dev/null
-           -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o APT::Sandbox::User=root)
-  apt-get -q "${aptopts[@]}" update >/dev/null
-  (cd "$apt/dl" && apt-get -q "${aptopts[@]}" source --download-only "${wanted[@]}" >/dev/null)
+  source "$root/.ci/debian-source.sh"
+  dl=$(mktemp -d)
+  debian_sources "$dl" "${wanted[@]}"
   unpack() { # package upstream-version debian-version dir
     [[ ! -f $4/.fetched ]] || return 0
     rm -rf "$4" && mkdir -p "$4"
-    tar xJf "$apt/dl/$1_$2.orig.tar.xz" -C "$4" --strip-components=1
-    tar xJf "$apt/dl/$1_$3.debian.tar.xz" -C "$4"
+    tar xJf "$dl/$1_$2.orig.tar.xz" -C "$4" --strip-components=1
+    tar xJf "$dl/$1_$3.debian.tar.xz" -C "$4"
     # Debian's patches, as its build applies them: the system's tools are built with them
     # (grep's 1029235 fixes a bug and changes tests/backref with it).
     local patch
@@ -126,7 +116,7 @@ EOF
   }
   unpack coreutils 9.1 9.1-1 "$cu_src"
   unpack grep 3.8 3.8-5 "$grep_src"
-  rm -rf "$apt"
+  rm -rf "$dl"
 fi
 
 # -- the locales the tests ask for, once -------------------------------------------------------

@@ -1358,6 +1358,25 @@ pub fn run_tail(app: &App, global: &GlobalArgs, args: TailArgs) -> ExitCode {
     }
 }
 
+/// Reads `request` (after `resume`) as `content` and `binary` events into `out`: the report,
+/// and where each file's content ended when it reached the end of the file.
+fn read_events<W: Write>(
+    out: &mut Emitter<W>,
+    request: &Request<'_>,
+    resume: Option<Position>,
+) -> Result<(Report, std::collections::BTreeMap<String, u64>), aoi::Failure> {
+    let mut sink = Events {
+        out,
+        path: String::new(),
+        ends: std::collections::BTreeMap::new(),
+    };
+    match read_all(request, resume, &mut sink) {
+        Ok(report) => Ok((report, sink.ends)),
+        Err(Stop::Sink(e)) => Err(e.into()),
+        Err(Stop::Run(e)) => Err((*e).into()),
+    }
+}
+
 /// `tail -f` in machine mode: the last lines, then what is appended (`crate::follow`).
 fn follow(
     app: &App,
@@ -1366,17 +1385,8 @@ fn follow(
     how: &crate::follow::Follow,
 ) -> ExitCode {
     app.run_with(global, Limits::default(), |out| {
-        let mut sink = Events {
-            out,
-            path: String::new(),
-            ends: std::collections::BTreeMap::new(),
-        };
-        let report = match read_all(request, None, &mut sink) {
-            Ok(report) => report,
-            Err(Stop::Sink(e)) => return Err(e.into()),
-            Err(Stop::Run(e)) => return Err((*e).into()),
-        };
-        sink.out.flush()?;
+        let (report, ends) = read_events(out, request, None)?;
+        out.flush()?;
         let files = crate::follow::operands(&request.files);
         let mut content = |out: &mut Emitter<_>, gained: crate::follow::Gained<'_>| {
             let (encoding, text, bytes_base64) = payload(Form::Utf8, gained.bytes);
@@ -1392,7 +1402,7 @@ fn follow(
                 eof: gained.eof,
             })
         };
-        crate::follow::follow(sink.out, &files, &sink.ends, how, &mut content)?;
+        crate::follow::follow(out, &files, &ends, how, &mut content)?;
         Ok(if report.failed {
             Outcome::failed()
         } else {
@@ -1411,16 +1421,7 @@ fn run(app: &App, global: &GlobalArgs, command: &str, request: &Request<'_>) -> 
             .as_deref()
             .map(|c| codec.decode::<Position>(c))
             .transpose()?;
-        let mut sink = Events {
-            out,
-            path: String::new(),
-            ends: std::collections::BTreeMap::new(),
-        };
-        let report = match read_all(request, resume, &mut sink) {
-            Ok(report) => report,
-            Err(Stop::Sink(e)) => return Err(e.into()),
-            Err(Stop::Run(e)) => return Err((*e).into()),
-        };
+        let (report, _) = read_events(out, request, resume)?;
         let mut outcome = if report.failed {
             Outcome::failed()
         } else {
