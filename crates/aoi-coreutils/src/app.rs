@@ -270,12 +270,7 @@ pub fn dispatch_args(args: Vec<OsString>) -> Vec<OsString> {
 /// otherwise. Nothing after `--` is touched.
 pub fn gnu_find_words(args: Vec<OsString>) -> Vec<OsString> {
     use crate::find::expr::arity;
-    let Some(at) = args
-        .iter()
-        .skip(1)
-        .position(|a| a == crate::find::NAME)
-        .map(|i| i + 1)
-    else {
+    let Some(at) = applet_at(&args, &[crate::find::NAME]) else {
         return args;
     };
     let words = &args[at + 1..];
@@ -327,12 +322,7 @@ pub fn gnu_find_words(args: Vec<OsString>) -> Vec<OsString> {
 /// `stat --format=FMT` (GNU's) as `stat -c FMT`: `--format` is otherwise the standard flags'
 /// spelling of `--output`, which `stat` then does not take (`--output jsonl` does it).
 pub fn stat_format_words(args: Vec<OsString>) -> Vec<OsString> {
-    let Some(at) = args
-        .iter()
-        .skip(1)
-        .position(|a| a == crate::stat::NAME)
-        .map(|i| i + 1)
-    else {
+    let Some(at) = applet_at(&args, &[crate::stat::NAME]) else {
         return args;
     };
     let mut out: Vec<OsString> = args[..=at].to_vec();
@@ -355,21 +345,26 @@ pub fn stat_format_words(args: Vec<OsString>) -> Vec<OsString> {
     out
 }
 
+/// Where the command line names its applet (the first word that is a command; global flags
+/// may come before it), when that applet is one of `wanted`. Every rewriting of an applet's
+/// words starts here, so a later word that happens to be a command's name (`grep find src`)
+/// is never taken for the applet.
+fn applet_at(args: &[OsString], wanted: &[&str]) -> Option<usize> {
+    let at = args
+        .iter()
+        .skip(1)
+        .position(|a| COMMANDS.iter().any(|c| a == c))?
+        + 1;
+    wanted.iter().any(|w| args[at] == *w).then_some(at)
+}
+
 /// `head -5` and `tail -20`, the counts GNU still takes in its obsolete form, as `-n 5` and
 /// `-n 20`: only for `head` and `tail`, only before `--`, and never the value of `-n`/`-c`
 /// (`head -n -5` is all but the last five lines).
 pub fn obsolete_counts(args: Vec<OsString>) -> Vec<OsString> {
-    let Some(at) = args
-        .iter()
-        .skip(1)
-        .position(|a| COMMANDS.iter().any(|c| a == c))
-        .map(|i| i + 1)
-    else {
+    let Some(at) = applet_at(&args, &[read::HEAD, read::TAIL]) else {
         return args;
     };
-    if args[at] != read::HEAD && args[at] != read::TAIL {
-        return args;
-    }
     let mut out = Vec::with_capacity(args.len() + 1);
     let mut words = args.into_iter();
     out.extend(words.by_ref().take(at + 1));
@@ -431,6 +426,53 @@ pub fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_applet_named_first_has_its_words_rewritten() {
+        let args = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        // `find` and `stat` as grep's pattern and path are not applets.
+        let grep = args(&[
+            "aoi-coreutils",
+            "grep",
+            "find",
+            "-name",
+            "x",
+            "--output",
+            "jsonl",
+        ]);
+        assert_eq!(gnu_find_words(grep.clone()), grep);
+        let grep = args(&["aoi-coreutils", "grep", "stat", "--format=json", "f"]);
+        assert_eq!(stat_format_words(grep.clone()), grep);
+        let tail = args(&["aoi-coreutils", "grep", "head", "-5"]);
+        assert_eq!(obsolete_counts(tail.clone()), tail);
+        // After global flags, the applet is still found.
+        assert_eq!(
+            gnu_find_words(args(&[
+                "aoi-coreutils",
+                "--output",
+                "jsonl",
+                "find",
+                "-type",
+                "f"
+            ])),
+            args(&[
+                "aoi-coreutils",
+                "--output",
+                "jsonl",
+                "find",
+                "--gnu-expr=-type",
+                "--gnu-expr=f"
+            ])
+        );
+        assert_eq!(
+            stat_format_words(args(&["aoi-coreutils", "stat", "--format=%s", "f"])),
+            args(&["aoi-coreutils", "stat", "-c", "%s", "f"])
+        );
+        assert_eq!(
+            obsolete_counts(args(&["aoi-coreutils", "head", "-5", "f"])),
+            args(&["aoi-coreutils", "head", "-n", "5", "f"])
+        );
+    }
 
     #[test]
     fn a_link_named_after_a_command_runs_it() {
